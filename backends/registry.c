@@ -1,0 +1,24 @@
+/* The list of built backends.  Adding a backend: its folder, a meson option
+ * value, and one line here. */
+#include <string.h>
+
+#include "../lib/compiler/backend.h"
+
+#ifdef TINYML_BACKEND_X86
+extern const tinyml_backend_t tinyml__backend_x86;
+#endif
+
+static const tinyml_backend_t *const backends[] = {
+#ifdef TINYML_BACKEND_X86
+    &tinyml__backend_x86,
+#endif
+    NULL,
+};
+
+const tinyml_backend_t *tinyml__backend_find(const char *name) {
+  for (size_t i = 0; name && backends[i]; ++i)
+    if (strcmp(backends[i]->name, name) == 0) return backends[i];
+  return NULL;
+}
+
+const char *tinyml__backend_names(void) { return TINYML_BACKEND_NAMES; }

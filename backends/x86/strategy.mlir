@@ -1,0 +1,118 @@
+// x86-64 (AVX2/FMA) code-generation strategy: see README.md beside this file.
+// Tiles+vectorizes batch_matmul (6x16 register tile, peeled + masked remainders)
+// and conv_2d_nhwc_fhwc (HWCF, 6x16 tile, decomposed to 1-D conv); bufferizes all.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @vec_suppress(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      transform.structured.vectorize %j : !transform.any_op
+    }
+    transform.yield
+  }
+  transform.named_sequence @decompose_vec_suppress(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      %d = transform.structured.decompose %j : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %d : !transform.any_op
+    }
+    transform.yield
+  }
+  transform.named_sequence @mvec_mm_suppress(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      transform.structured.vectorize %j vector_sizes [1, 6, 16, 1] {create_named_contraction} : !transform.any_op
+    }
+    transform.yield
+  }
+  transform.named_sequence @peel_suppress(%l: !transform.any_op {transform.readonly}) {
+    transform.sequence %l : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      %c = transform.cast %j : !transform.any_op to !transform.op<"scf.for">
+      %a, %b = transform.loop.peel %c : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.yield
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+    %mm = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mm : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %t1, %lb, %ln = transform.structured.tile_using_for %m tile_sizes [1, 0, 256, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t3, %lm = transform.structured.tile_using_for %t2 tile_sizes [0, 48, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t4, %ljr = transform.structured.tile_using_for %t3 tile_sizes [0, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t5, %lir = transform.structured.tile_using_for %t4 tile_sizes [0, 6, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
+      transform.include @peel_suppress failures(propagate) (%ljr) : (!transform.any_op) -> ()
+      transform.apply_patterns to %lb {
+        transform.apply_patterns.linalg.tiling_canonicalization
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %inner = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+      transform.foreach %inner : !transform.any_op {
+      ^bb2(%i: !transform.any_op):
+        transform.include @vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+      }
+      %rem = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+      transform.foreach %rem : !transform.any_op {
+      ^bb2(%i: !transform.any_op):
+        transform.include @mvec_mm_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+      }
+    }
+    %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_fhwc"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs : !transform.any_op {
+    ^bb0(%c0: !transform.any_op):
+      %c = transform.structured.transpose_conv2d %c0 : (!transform.any_op) -> !transform.any_op
+      %ct1, %cl0, %cl1, %cl2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 6, 0, 0, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %ct2, %cl3 = transform.structured.tile_using_for %ct1 tile_sizes [0, 0, 0, 16, 0, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %ct3, %cl4, %cl5, %cl6 = transform.structured.tile_using_for %ct2 tile_sizes [0, 0, 0, 0, 1, 1, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @peel_suppress failures(propagate) (%cl3) : (!transform.any_op) -> ()
+      transform.include @peel_suppress failures(propagate) (%cl2) : (!transform.any_op) -> ()
+      transform.apply_patterns to %cl0 {
+        transform.apply_patterns.linalg.tiling_canonicalization
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %cinner = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %cl0 : (!transform.any_op) -> !transform.any_op
+      transform.foreach %cinner : !transform.any_op {
+      ^bb2(%i: !transform.any_op):
+        transform.include @decompose_vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+      }
+    }
+    %f1 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f1 {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %contracts = transform.structured.match ops{["vector.contract"]} in %root : (!transform.any_op) -> !transform.any_op
+    %kloops = transform.get_parent_op %contracts {op_name = "scf.for", deduplicate, allow_empty_results} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %kloops : !transform.any_op
+    %contracts2 = transform.structured.match ops{["vector.contract"]} in %root : (!transform.any_op) -> !transform.any_op
+    %kloops2 = transform.get_parent_op %contracts2 {op_name = "scf.for", deduplicate, allow_empty_results, nth_parent = 2} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %kloops2 : !transform.any_op
+    %contracts3 = transform.structured.match ops{["vector.contract"]} in %root : (!transform.any_op) -> !transform.any_op
+    %kloops3 = transform.get_parent_op %contracts3 {op_name = "scf.for", deduplicate, allow_empty_results, nth_parent = 3} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %kloops3 : !transform.any_op
+    %f1b = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f1b {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %f1b : !transform.any_op
+    %b = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
+    %f2 = transform.structured.match ops{["func.func"]} in %b : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %f2 : !transform.any_op
+    transform.apply_patterns to %f2 {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %f3 = transform.structured.hoist_redundant_vector_transfers %f2 : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f3 {
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}

@@ -1,0 +1,260 @@
+/* Public API: version, blobs, modules, contexts.  Validates every argument,
+ * then maps onto lib/runtime. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/common/alloc.h"
+#include "../lib/common/status.h"
+#include "../lib/runtime/runtime.h"
+#include "api_internal.h"
+
+uint32_t tinyml_version_number(void) { return TINYML_VERSION_NUMBER; }
+const char *tinyml_version_string(void) { return TINYML_VERSION_STRING; }
+
+#define BAD_ARG(a, ...) tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* ---- blobs ------------------------------------------------------------ */
+
+const void *tinyml_blob_data(const tinyml_blob_t *b) { return b ? b->data : NULL; }
+size_t tinyml_blob_size(const tinyml_blob_t *b) { return b ? b->size : 0; }
+
+void tinyml_blob_release(tinyml_blob_t *b) {
+  if (!b) return;
+  tinyml_allocator_t a = b->allocator;
+  tinyml__free(&a, b->data);
+  tinyml__free(&a, b);
+}
+
+tinyml_status_t tinyml_blob_write_file(const tinyml_blob_t *b, const char *path) {
+  if (!b || !path) return BAD_ARG(NULL, "tinyml_blob_write_file: blob and path must not be NULL");
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return tinyml__status_make(&b->allocator, TINYML_STATUS_IO_ERROR,
+                               "cannot open '%s' for writing", path);
+  size_t n = fwrite(b->data, 1, b->size, f);
+  int rc = fclose(f);
+  if (n != b->size || rc != 0)
+    return tinyml__status_make(&b->allocator, TINYML_STATUS_IO_ERROR,
+                               "cannot write '%s'", path);
+  return TINYML_OK;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+void tinyml_tensor_info_init(tinyml_tensor_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof(*info));
+  info->struct_size = sizeof(*info);
+}
+
+void tinyml_module_options_init(tinyml_module_options_t *o) {
+  if (!o) return;
+  memset(o, 0, sizeof(*o));
+  o->struct_size = sizeof(*o);
+}
+
+void tinyml_context_options_init(tinyml_context_options_t *o) {
+  if (!o) return;
+  memset(o, 0, sizeof(*o));
+  o->struct_size = sizeof(*o);
+}
+
+/* Reads the allocator from an options struct that may be older (smaller)
+ * than ours: fields past its struct_size take their defaults. */
+#define HAS_FIELD(opts, field) \
+  ((opts) && (opts)->struct_size >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
+
+static tinyml_allocator_t module_allocator(const tinyml_module_options_t *o) {
+  return tinyml__allocator_or_default(HAS_FIELD(o, allocator) ? &o->allocator : NULL);
+}
+
+static tinyml_status_t check_struct_size(size_t got, size_t min, const char *what) {
+  if (got < min)
+    return BAD_ARG(NULL, "%s: struct_size %zu is too small; call the _init() function",
+                   what, got);
+  return TINYML_OK;
+}
+
+/* ---- modules ---------------------------------------------------------- */
+
+tinyml_status_t tinyml_module_load(const void *data, size_t size,
+                                   const tinyml_module_options_t *options,
+                                   tinyml_module_t **out_module) {
+  if (options)
+    TINYML_RETURN_IF_ERROR(check_struct_size(options->struct_size, sizeof(size_t),
+                                             "tinyml_module_load"));
+  tinyml_allocator_t a = module_allocator(options);
+  if (!data || !out_module) return BAD_ARG(&a, "tinyml_module_load: data and out_module must not be NULL");
+  if ((uintptr_t)data % 16 != 0)
+    return BAD_ARG(&a, "tinyml_module_load: module bytes must be 16-byte aligned");
+  return tinyml__module_create(data, size, NULL, &a, out_module);
+}
+
+static tinyml_status_t read_file(const char *path, const tinyml_allocator_t *a,
+                                 uint8_t **out, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot open '%s'", path);
+  long n = -1;
+  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+  if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot size '%s'", path);
+  }
+  uint8_t *buf = tinyml__alloc(a, (size_t)n, 64);
+  if (!buf) {
+    fclose(f);
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
+                               "out of memory reading '%s' (%ld bytes)", path, n);
+  }
+  size_t got = fread(buf, 1, (size_t)n, f);
+  fclose(f);
+  if (got != (size_t)n) {
+    tinyml__free(a, buf);
+    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot read '%s'", path);
+  }
+  *out = buf;
+  *out_size = (size_t)n;
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_module_load_file(const char *path,
+                                        const tinyml_module_options_t *options,
+                                        tinyml_module_t **out_module) {
+  if (options)
+    TINYML_RETURN_IF_ERROR(check_struct_size(options->struct_size, sizeof(size_t),
+                                             "tinyml_module_load_file"));
+  tinyml_allocator_t a = module_allocator(options);
+  if (!path || !out_module)
+    return BAD_ARG(&a, "tinyml_module_load_file: path and out_module must not be NULL");
+  uint8_t *bytes = NULL;
+  size_t size = 0;
+  TINYML_RETURN_IF_ERROR(read_file(path, &a, &bytes, &size));
+  tinyml_status_t st = tinyml__module_create(bytes, size, bytes, &a, out_module);
+  return st ? tinyml__status_annotate(st, "%s", path) : TINYML_OK;
+}
+
+void tinyml_module_release(tinyml_module_t *m) { tinyml__module_destroy(m); }
+
+size_t tinyml_module_input_count(const tinyml_module_t *m) { return m ? m->desc.input_count : 0; }
+size_t tinyml_module_output_count(const tinyml_module_t *m) { return m ? m->desc.output_count : 0; }
+const char *tinyml_module_target(const tinyml_module_t *m) { return m ? m->desc.target : ""; }
+size_t tinyml_module_arena_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.arena_size : 0; }
+size_t tinyml_module_arena_alignment(const tinyml_module_t *m) { return m ? m->desc.arena_alignment : 0; }
+size_t tinyml_module_constant_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.constants_size : 0; }
+size_t tinyml_module_dispatch_count(const tinyml_module_t *m) { return m ? m->desc.step_count : 0; }
+
+static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *ts,
+                                 size_t count, size_t index, tinyml_tensor_info_t *info,
+                                 const char *what) {
+  if (!m || !info) return BAD_ARG(NULL, "%s: module and out_info must not be NULL", what);
+  if (info->struct_size < offsetof(tinyml_tensor_info_t, zero_points) + sizeof(void *))
+    return BAD_ARG(&m->allocator, "%s: out_info.struct_size is %zu; call "
+                   "tinyml_tensor_info_init() first", what, info->struct_size);
+  if (index >= count)
+    return BAD_ARG(&m->allocator, "%s: index %zu out of range (module has %zu)", what,
+                   index, count);
+  const tmod_tensor_t *t = &ts[index];
+  size_t keep = info->struct_size;
+  memset(info, 0, sizeof(*info));
+  info->struct_size = keep;
+  info->name = t->name;
+  info->dtype = (tinyml_dtype_t)t->dtype;
+  info->rank = t->rank;
+  memcpy(info->dims, t->dims, sizeof(int64_t) * t->rank);
+  info->byte_size = (size_t)t->byte_size;
+  info->quant_count = t->quant_count;
+  info->quant_axis = t->quant_axis;
+  info->scales = t->quant_count ? t->scales : NULL;
+  info->zero_points = t->quant_count ? t->zero_points : NULL;
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_module_input_info(const tinyml_module_t *m, size_t index,
+                                         tinyml_tensor_info_t *out_info) {
+  return fill_info(m, m ? m->desc.inputs : NULL, tinyml_module_input_count(m), index,
+                   out_info, "tinyml_module_input_info");
+}
+
+tinyml_status_t tinyml_module_output_info(const tinyml_module_t *m, size_t index,
+                                          tinyml_tensor_info_t *out_info) {
+  return fill_info(m, m ? m->desc.outputs : NULL, tinyml_module_output_count(m), index,
+                   out_info, "tinyml_module_output_info");
+}
+
+/* ---- contexts --------------------------------------------------------- */
+
+tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
+                                      const tinyml_context_options_t *o,
+                                      tinyml_context_t **out_context) {
+  if (o)
+    TINYML_RETURN_IF_ERROR(check_struct_size(o->struct_size, sizeof(size_t),
+                                             "tinyml_context_create"));
+  tinyml_allocator_t a =
+      tinyml__allocator_or_default(HAS_FIELD(o, allocator) ? &o->allocator : NULL);
+  if (!module || !out_context)
+    return BAD_ARG(&a, "tinyml_context_create: module and out_context must not be NULL");
+  void *arena = HAS_FIELD(o, arena_size) ? o->arena : NULL;
+  size_t arena_size = arena ? o->arena_size : 0;
+  if (arena && arena_size < module->desc.arena_size)
+    return BAD_ARG(&a, "tinyml_context_create: arena is %zu bytes, the module needs %llu",
+                   arena_size, (unsigned long long)module->desc.arena_size);
+  if (arena && (uintptr_t)arena % module->desc.arena_alignment)
+    return BAD_ARG(&a, "tinyml_context_create: arena must be aligned to %u bytes",
+                   module->desc.arena_alignment);
+  return tinyml__context_create(module, &a, arena, arena_size, out_context);
+}
+
+void tinyml_context_release(tinyml_context_t *c) { tinyml__context_destroy(c); }
+
+static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *data,
+                                size_t size, int is_input) {
+  const char *what = is_input ? "tinyml_context_set_input" : "tinyml_context_set_output";
+  if (!c || !data) return BAD_ARG(NULL, "%s: context and data must not be NULL", what);
+  const tmod_module_t *d = &c->module->desc;
+  size_t count = is_input ? d->input_count : d->output_count;
+  if (index >= count)
+    return BAD_ARG(&c->allocator, "%s: index %zu out of range (module has %zu)", what,
+                   index, count);
+  const tmod_tensor_t *t = is_input ? &d->inputs[index] : &d->outputs[index];
+  if (size != t->byte_size)
+    return tinyml__status_make(&c->allocator, TINYML_STATUS_SIZE_MISMATCH,
+                               "%s: '%s' needs %llu bytes (%s", what, t->name,
+                               (unsigned long long)t->byte_size,
+                               size < t->byte_size ? "buffer too small)" : "buffer too large)");
+  size_t esize = tinyml_dtype_size((tinyml_dtype_t)t->dtype);
+  if (esize && (uintptr_t)data % esize)
+    return BAD_ARG(&c->allocator, "%s: '%s' buffer must be aligned to %zu bytes", what,
+                   t->name, esize);
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_context_set_input(tinyml_context_t *c, size_t index,
+                                         const void *data, size_t size) {
+  TINYML_RETURN_IF_ERROR(check_io(c, index, data, size, 1));
+  c->inputs[index] = data;
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_context_set_output(tinyml_context_t *c, size_t index, void *data,
+                                          size_t size) {
+  TINYML_RETURN_IF_ERROR(check_io(c, index, data, size, 0));
+  c->outputs[index] = data;
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_context_invoke(tinyml_context_t *c) {
+  if (!c) return BAD_ARG(NULL, "tinyml_context_invoke: context must not be NULL");
+  const tmod_module_t *d = &c->module->desc;
+  for (uint32_t i = 0; i < d->input_count; ++i)
+    if (!c->inputs[i])
+      return tinyml__status_make(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
+                                 "tinyml_context_invoke: input %u '%s' is not set", i,
+                                 d->inputs[i].name);
+  for (uint32_t i = 0; i < d->output_count; ++i)
+    if (!c->outputs[i])
+      return tinyml__status_make(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
+                                 "tinyml_context_invoke: output %u '%s' is not set", i,
+                                 d->outputs[i].name);
+  tinyml__context_invoke(c);
+  return TINYML_OK;
+}

@@ -1,0 +1,309 @@
+/*
+ * tinyml.h - the public contract of libtinyml.
+ *
+ * libtinyml compiles machine-learning models ahead of time (MLIR/LLVM) into a
+ * verified module and runs that module in-process.  Anything that is not in
+ * this file is private and may change at any time.
+ *
+ * ABI policy: releases with the same TINYML_VERSION_MAJOR are ABI compatible.
+ * Structs passed in carry a `struct_size` set by their `_init()` function, and
+ * fields are only ever appended, so older callers keep working.
+ *
+ * ============================================================================
+ * Rules that hold for every function unless its comment says otherwise
+ * ============================================================================
+ * Status:    every fallible call returns a tinyml_status_t.  NULL (TINYML_OK)
+ *            means success.  A non-NULL status is owned by the caller and must
+ *            be released with tinyml_status_free().  The library never aborts,
+ *            exits or longjmps.  On error, out_ parameters are left untouched
+ *            and nothing the caller owns is released or modified.
+ * Ownership: pointer parameters are borrowed for the duration of the call
+ *            unless the comment says how long they must live.  Objects
+ *            returned through out_ parameters are owned by the caller and
+ *            released with the matching _release()/_free() function.
+ *            `_release(NULL)` and `_free(NULL)` are harmless no-ops.
+ * Memory:    every object that allocates takes a tinyml_allocator_t (through
+ *            its options) and remembers it.  A zeroed allocator selects the
+ *            system allocator.  There is no global state.
+ * Threads:   each type states its contract in its comment.
+ */
+#ifndef TINYML_H
+#define TINYML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tinyml_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TINYML_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TINYML_API __attribute__((visibility("default")))
+#else
+#define TINYML_API
+#endif
+
+/* ============================================================================
+ * Version
+ * ========================================================================== */
+
+/* Returns TINYML_VERSION_NUMBER of the library actually linked, so a host can
+ * check it against the header it was built with. Thread-safe. */
+TINYML_API uint32_t tinyml_version_number(void);
+
+/* Returns the version as a static "X.Y.Z" string. Thread-safe. */
+TINYML_API const char *tinyml_version_string(void);
+
+/* ============================================================================
+ * Status
+ * ========================================================================== */
+
+typedef enum tinyml_status_code_e {
+  TINYML_STATUS_OK = 0,
+  TINYML_STATUS_INVALID_ARGUMENT = 1, /* a NULL, a bad index, a bad option */
+  TINYML_STATUS_OUT_OF_MEMORY = 2,    /* an allocation failed */
+  TINYML_STATUS_INVALID_MODULE = 3,   /* module bytes failed verification */
+  TINYML_STATUS_INVALID_MODEL = 4,    /* model bytes are malformed */
+  TINYML_STATUS_UNSUPPORTED = 5,      /* valid input we cannot handle */
+  TINYML_STATUS_SIZE_MISMATCH = 6,    /* a buffer has the wrong byte size */
+  TINYML_STATUS_FAILED_PRECONDITION = 7, /* e.g. invoke before binding I/O */
+  TINYML_STATUS_IO_ERROR = 8,         /* a file could not be read/written */
+  TINYML_STATUS_INTERNAL = 9,         /* a bug in libtinyml: please report */
+} tinyml_status_code_t;
+
+/* Opaque, pointer-sized.  NULL is success. */
+typedef struct tinyml_status_s *tinyml_status_t;
+#define TINYML_OK ((tinyml_status_t)0)
+
+/* The code of `status`; TINYML_STATUS_OK for NULL. Thread-safe. */
+TINYML_API tinyml_status_code_t tinyml_status_code(tinyml_status_t status);
+
+/* A human-readable message naming the problem.  Never NULL: "OK" for NULL.
+ * The string lives until tinyml_status_free(status). Thread-safe. */
+TINYML_API const char *tinyml_status_message(tinyml_status_t status);
+
+/* Static name of a code, e.g. "INVALID_ARGUMENT". Thread-safe. */
+TINYML_API const char *tinyml_status_code_name(tinyml_status_code_t code);
+
+/* Releases a status.  NULL is a no-op. */
+TINYML_API void tinyml_status_free(tinyml_status_t status);
+
+/* ============================================================================
+ * Allocator
+ * ========================================================================== */
+
+/* A caller-supplied allocator.  `alloc` returns `size` bytes aligned to
+ * `alignment` (a power of two, at most 4096) or NULL; `free` releases a
+ * pointer from `alloc` (never NULL).  `self` is passed back unchanged.  An
+ * allocator whose `alloc` is NULL selects the system allocator.  Each object
+ * calls its allocator only from the thread that is using that object. */
+typedef struct tinyml_allocator_s {
+  void *self;
+  void *(*alloc)(void *self, size_t size, size_t alignment);
+  void (*free)(void *self, void *ptr);
+} tinyml_allocator_t;
+
+/* ============================================================================
+ * Tensors
+ * ========================================================================== */
+
+typedef enum tinyml_dtype_e {
+  TINYML_DTYPE_INVALID = 0,
+  TINYML_DTYPE_FLOAT32 = 1,
+  TINYML_DTYPE_FLOAT16 = 2,
+  TINYML_DTYPE_INT8 = 3,
+  TINYML_DTYPE_UINT8 = 4,
+  TINYML_DTYPE_INT16 = 5,
+  TINYML_DTYPE_INT32 = 6,
+  TINYML_DTYPE_INT64 = 7,
+  TINYML_DTYPE_BOOL = 8, /* one byte per element */
+} tinyml_dtype_t;
+
+/* Static name of a dtype, e.g. "float32". Thread-safe. */
+TINYML_API const char *tinyml_dtype_name(tinyml_dtype_t dtype);
+/* Bytes per element, 0 for an invalid dtype. Thread-safe. */
+TINYML_API size_t tinyml_dtype_size(tinyml_dtype_t dtype);
+
+#define TINYML_MAX_RANK 8
+
+/* Describes one input or output.  Filled by tinyml_module_input_info() and
+ * tinyml_module_output_info().  All pointers borrow from the module and live
+ * as long as it. */
+typedef struct tinyml_tensor_info_s {
+  size_t struct_size;       /* set by tinyml_tensor_info_init() */
+  const char *name;         /* never NULL */
+  tinyml_dtype_t dtype;
+  uint32_t rank;
+  int64_t dims[TINYML_MAX_RANK];
+  size_t byte_size;         /* exact size of the buffer invoke expects */
+  /* Quantisation: `quant_count` is 0 when the tensor is not quantised, 1 for
+   * per-tensor, and the size of dimension `quant_axis` for per-axis. */
+  uint32_t quant_count;
+  int32_t quant_axis;
+  const float *scales;       /* quant_count entries, or NULL */
+  const int64_t *zero_points; /* quant_count entries, or NULL */
+} tinyml_tensor_info_t;
+
+TINYML_API void tinyml_tensor_info_init(tinyml_tensor_info_t *info);
+
+/* ============================================================================
+ * Blob: bytes produced by the library
+ * ========================================================================== */
+
+/* An immutable byte buffer the library made (e.g. a compiled module).
+ * Thread-safe once returned: it may be read from any thread. */
+typedef struct tinyml_blob_s tinyml_blob_t;
+
+TINYML_API const void *tinyml_blob_data(const tinyml_blob_t *blob);
+TINYML_API size_t tinyml_blob_size(const tinyml_blob_t *blob);
+/* Writes the blob to `path`, replacing the file. */
+TINYML_API tinyml_status_t tinyml_blob_write_file(const tinyml_blob_t *blob,
+                                                  const char *path);
+TINYML_API void tinyml_blob_release(tinyml_blob_t *blob);
+
+/* ============================================================================
+ * Compile
+ * ========================================================================== */
+
+typedef struct tinyml_compile_options_s {
+  size_t struct_size;  /* set by tinyml_compile_options_init() */
+  const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
+  const char *cpu;     /* LLVM CPU name; NULL = the backend's default */
+  const char *features;/* LLVM features, e.g. "+avx2,+fma"; NULL = default */
+  int opt_level;       /* 0..3, default 3 */
+  tinyml_allocator_t allocator; /* for the returned blob and the status */
+} tinyml_compile_options_t;
+
+TINYML_API void tinyml_compile_options_init(tinyml_compile_options_t *options);
+
+/* Lists the names of the backends this library was built with, separated by
+ * commas, e.g. "x86-64".  Static string. Thread-safe. */
+TINYML_API const char *tinyml_compile_targets(void);
+
+/* Compiles a model into module bytes.
+ * `model`/`model_size`: the model (TOSA MLIR text for now); the format is
+ *   detected from the bytes.  Borrowed for the call.
+ * `options`: may be NULL for defaults.
+ * `out_module`: receives a blob owned by the caller.
+ * Errors: INVALID_ARGUMENT, INVALID_MODEL (parse errors, with the parser's
+ *   message), UNSUPPORTED (unknown target or op), OUT_OF_MEMORY, INTERNAL.
+ * Thread-safe: concurrent compiles are independent. */
+TINYML_API tinyml_status_t tinyml_compile(const void *model, size_t model_size,
+                                          const tinyml_compile_options_t *options,
+                                          tinyml_blob_t **out_module);
+
+/* ============================================================================
+ * Module
+ * ========================================================================== */
+
+/* A loaded, verified module.  Immutable: thread-safe, it may be shared by any
+ * number of threads and contexts.  Release it only after every context made
+ * from it has been released. */
+typedef struct tinyml_module_s tinyml_module_t;
+
+typedef struct tinyml_module_options_s {
+  size_t struct_size; /* set by tinyml_module_options_init() */
+  tinyml_allocator_t allocator;
+} tinyml_module_options_t;
+
+TINYML_API void tinyml_module_options_init(tinyml_module_options_t *options);
+
+/* Loads module bytes from caller memory, without copying them.  The bytes are
+ * verified in full (structure, bounds, checksums, executables) before this
+ * returns.  `data` must stay alive and unchanged until the module is released,
+ * and must be aligned to 16 bytes (constants are used in place).
+ * Errors: INVALID_ARGUMENT, INVALID_MODULE (naming the problem),
+ *   UNSUPPORTED (a target this runtime cannot execute), OUT_OF_MEMORY. */
+TINYML_API tinyml_status_t tinyml_module_load(const void *data, size_t size,
+                                              const tinyml_module_options_t *options,
+                                              tinyml_module_t **out_module);
+
+/* Like tinyml_module_load(), reading the bytes from `path` into memory the
+ * module owns.  Errors also include IO_ERROR. */
+TINYML_API tinyml_status_t tinyml_module_load_file(const char *path,
+                                                   const tinyml_module_options_t *options,
+                                                   tinyml_module_t **out_module);
+
+TINYML_API void tinyml_module_release(tinyml_module_t *module);
+
+/* Counts; 0 for a NULL module. */
+TINYML_API size_t tinyml_module_input_count(const tinyml_module_t *module);
+TINYML_API size_t tinyml_module_output_count(const tinyml_module_t *module);
+
+/* Fills `out_info` (initialised with tinyml_tensor_info_init()) for input or
+ * output `index`.  Errors: INVALID_ARGUMENT for NULLs or a bad index. */
+TINYML_API tinyml_status_t tinyml_module_input_info(const tinyml_module_t *module,
+                                                    size_t index,
+                                                    tinyml_tensor_info_t *out_info);
+TINYML_API tinyml_status_t tinyml_module_output_info(const tinyml_module_t *module,
+                                                     size_t index,
+                                                     tinyml_tensor_info_t *out_info);
+
+/* The backend the module was compiled for, e.g. "x86-64"; "" for NULL. */
+TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
+/* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
+ * be at least); 0 for NULL. */
+TINYML_API size_t tinyml_module_arena_size(const tinyml_module_t *module);
+/* Required alignment of a caller-given arena. */
+TINYML_API size_t tinyml_module_arena_alignment(const tinyml_module_t *module);
+/* Bytes of constants (weights) the module holds; 0 for NULL. */
+TINYML_API size_t tinyml_module_constant_size(const tinyml_module_t *module);
+/* Number of steps (dispatches and copies) in the schedule; 0 for NULL. */
+TINYML_API size_t tinyml_module_dispatch_count(const tinyml_module_t *module);
+
+/* ============================================================================
+ * Context: one execution of a module at a time
+ * ========================================================================== */
+
+/* Holds the arena and the I/O bindings for invoking one module.
+ * Thread-compatible: only one thread may use a context at any time.  Use one
+ * context per thread to run a module concurrently. */
+typedef struct tinyml_context_s tinyml_context_t;
+
+typedef struct tinyml_context_options_s {
+  size_t struct_size; /* set by tinyml_context_options_init() */
+  tinyml_allocator_t allocator;
+  /* Optional caller arena: at least tinyml_module_arena_size() bytes, aligned
+   * to tinyml_module_arena_alignment().  Borrowed: it must outlive the
+   * context and must not be used by anything else meanwhile.  NULL makes
+   * the context allocate its own. */
+  void *arena;
+  size_t arena_size;
+} tinyml_context_options_t;
+
+TINYML_API void tinyml_context_options_init(tinyml_context_options_t *options);
+
+/* Creates a context for `module`, which must outlive it.
+ * Errors: INVALID_ARGUMENT (including an arena that is too small or
+ *   misaligned), OUT_OF_MEMORY. */
+TINYML_API tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
+                                                 const tinyml_context_options_t *options,
+                                                 tinyml_context_t **out_context);
+
+TINYML_API void tinyml_context_release(tinyml_context_t *context);
+
+/* Binds input `index` to caller memory of exactly the input's byte_size,
+ * aligned to its element size.  Borrowed: read by every later invoke until
+ * rebound; it is never written.
+ * Errors: INVALID_ARGUMENT (bad index, NULL, misaligned), SIZE_MISMATCH. */
+TINYML_API tinyml_status_t tinyml_context_set_input(tinyml_context_t *context,
+                                                    size_t index,
+                                                    const void *data, size_t size);
+
+/* Binds output `index` to caller memory, as for inputs.  Written by invoke.
+ * Output buffers must not overlap inputs or each other. */
+TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
+                                                     size_t index,
+                                                     void *data, size_t size);
+
+/* Runs the module on the bound buffers.  Performs no allocation.
+ * Errors: FAILED_PRECONDITION if an input or output is unbound. */
+TINYML_API tinyml_status_t tinyml_context_invoke(tinyml_context_t *context);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TINYML_H */

@@ -1,0 +1,31 @@
+/* The interface every code-generation backend implements.  A backend lives in
+ * backends/<name>/, knows nothing of other backends, and is registered with
+ * one line in backends/registry.c. */
+#ifndef TINYML_COMPILER_BACKEND_H
+#define TINYML_COMPILER_BACKEND_H
+
+typedef struct tinyml_backend {
+  const char *name;             /* what --target takes, e.g. "x86-64" */
+  const char *triple;           /* LLVM triple */
+  const char *default_cpu;      /* LLVM CPU when the caller gives none */
+  const char *default_features; /* LLVM features when the caller gives none */
+  const char *elf_arch;         /* recorded in the module, e.g. "x86_64" */
+  const char *lld_emulation;    /* ld.lld -m value, e.g. "elf_x86_64" */
+  unsigned pointer_bits;
+  /* A transform-dialect library (MLIR text) defining @__transform_main.  It
+   * is applied to the module of dispatch functions, which arrive in
+   * destination-passing style at tensor level, and must leave them fully
+   * bufferized with any remaining memref.alloc static and at function top
+   * level (the compiler turns those into arena scratch). */
+  const char *transform_script;
+  /* A pass pipeline (builtin.module(...)) that lowers the bufferized module
+   * to the LLVM dialect with bare-pointer calling convention. */
+  const char *lowering_pipeline;
+} tinyml_backend_t;
+
+/* Finds a built backend by name; NULL when it was not built. */
+const tinyml_backend_t *tinyml__backend_find(const char *name);
+/* Comma-separated names of the built backends. */
+const char *tinyml__backend_names(void);
+
+#endif

@@ -1,0 +1,290 @@
+/* From the module of dispatch functions to an object file: applies the
+ * backend's transform strategy, moves temporaries to scratch, lowers to the
+ * LLVM dialect, then adds the executable ABI (lib/module/executable_abi.h)
+ * with LLVM-C and emits code for the requested CPU. */
+#include "codegen.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/Dialect/Transform/Interpreter.h>
+#include <mlir-c/Target/LLVMIR.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "../module/executable_abi.h"
+
+static tinyml_status_t diag_status(const tinyml_allocator_t *a, const tc_diag_t *diag,
+                                   tinyml_status_code_t code, const char *what) {
+  return tinyml__status_make(a, code, "%s: %s", what,
+                             diag->len ? diag->text : "(no diagnostic)");
+}
+
+static MlirOperation find_transform_main(MlirModule lib) {
+  MlirOperation none = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(lib));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute n = mlirOperationGetAttributeByName(op, tc_str("sym_name"));
+    if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(n), tc_str("__transform_main")))
+      return op;
+  }
+  return none;
+}
+
+static tinyml_status_t apply_strategy(MlirContext ctx, const tinyml_backend_t *be,
+                                      tc_graph_t *g, tc_diag_t *diag,
+                                      const tinyml_allocator_t *a) {
+  MlirModule lib = mlirModuleCreateParse(ctx, tc_str(be->transform_script));
+  if (mlirModuleIsNull(lib))
+    return diag_status(a, diag, TINYML_STATUS_INTERNAL, "backend transform script");
+  MlirOperation main = find_transform_main(lib);
+  tinyml_status_t st = TINYML_OK;
+  if (mlirOperationIsNull(main)) {
+    st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                             "backend '%s': transform script has no @__transform_main",
+                             be->name);
+  } else {
+    MlirTransformOptions opts = mlirTransformOptionsCreate();
+    MlirLogicalResult r = mlirTransformApplyNamedSequence(
+        mlirModuleGetOperation(g->dispatch_module), main,
+        mlirModuleGetOperation(lib), opts);
+    mlirTransformOptionsDestroy(opts);
+    if (mlirLogicalResultIsFailure(r))
+      st = diag_status(a, diag, TINYML_STATUS_UNSUPPORTED, "code generation strategy");
+  }
+  mlirModuleDestroy(lib);
+  return st;
+}
+
+tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
+                                    tc_graph_t *g, tc_diag_t *diag,
+                                    const tinyml_allocator_t *a) {
+  MlirOperation m = mlirModuleGetOperation(g->dispatch_module);
+  TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
+                                         "builtin.module(canonicalize,eliminate-empty-tensors)",
+                                         diag, a, "preparing dispatches"));
+  TINYML_RETURN_IF_ERROR(apply_strategy(ctx, be, g, diag, a));
+  TINYML_RETURN_IF_ERROR(tc_allocs_to_scratch(ctx, g, a));
+  return tc_run_pipeline(ctx, m, be->lowering_pipeline, diag, a, "lowering to LLVM");
+}
+
+/* ---- LLVM side -------------------------------------------------------- */
+
+typedef struct abi_types {
+  LLVMContextRef ctx;
+  LLVMTypeRef ptr, i32, i64, entry, library;
+} abi_types_t;
+
+static abi_types_t abi_types(LLVMContextRef ctx) {
+  abi_types_t t = {.ctx = ctx};
+  t.ptr = LLVMPointerTypeInContext(ctx, 0);
+  t.i32 = LLVMInt32TypeInContext(ctx);
+  t.i64 = LLVMInt64TypeInContext(ctx);
+  LLVMTypeRef entry[4] = {t.ptr, t.i32, t.i32, t.ptr};
+  t.entry = LLVMStructTypeInContext(ctx, entry, 4, 0);
+  LLVMTypeRef lib[3] = {t.i32, t.i32, t.ptr};
+  t.library = LLVMStructTypeInContext(ctx, lib, 3, 0);
+  return t;
+}
+
+static LLVMValueRef private_constant(LLVMModuleRef m, LLVMValueRef init, const char *name) {
+  LLVMValueRef g = LLVMAddGlobal(m, LLVMTypeOf(init), name);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+/* void tinyml_entry_<d>(void *const *bindings) { d<d>(bindings[0], ...); } */
+static LLVMValueRef make_wrapper(LLVMModuleRef m, const abi_types_t *t,
+                                 LLVMValueRef kernel, unsigned d) {
+  LLVMTypeRef wrap_type = LLVMFunctionType(LLVMVoidTypeInContext(t->ctx),
+                                           (LLVMTypeRef *)&t->ptr, 1, 0);
+  char name[48];
+  snprintf(name, sizeof(name), "tinyml_entry_%u", d);
+  LLVMValueRef w = LLVMAddFunction(m, name, wrap_type);
+  LLVMSetLinkage(w, LLVMInternalLinkage);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, w, "entry"));
+  unsigned n = LLVMCountParams(kernel);
+  LLVMValueRef args[n ? n : 1];
+  for (unsigned i = 0; i < n; ++i) {
+    LLVMValueRef idx = LLVMConstInt(t->i64, i, 0);
+    LLVMValueRef slot = LLVMBuildGEP2(b, t->ptr, LLVMGetParam(w, 0), &idx, 1, "");
+    args[i] = LLVMBuildLoad2(b, t->ptr, slot, "");
+  }
+  LLVMBuildCall2(b, LLVMGlobalGetValueType(kernel), kernel, args, n, "");
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  LLVMSetLinkage(kernel, LLVMInternalLinkage);
+  return w;
+}
+
+static uint64_t arg_size(const tc_graph_t *g, const tc_dispatch_t *dp, unsigned i) {
+  unsigned n = dp->input_count + dp->output_count;
+  return i < n ? g->buffers[dp->args[i]].size : dp->scratch_size;
+}
+
+static tinyml_status_t add_entry(LLVMModuleRef m, const abi_types_t *t,
+                                 const tc_graph_t *g, unsigned d, LLVMValueRef *out,
+                                 const tinyml_allocator_t *a) {
+  char name[16];
+  snprintf(name, sizeof(name), "d%u", d);
+  LLVMValueRef kernel = LLVMGetNamedFunction(m, name);
+  const tc_dispatch_t *dp = &g->dispatches[d];
+  unsigned expect = dp->input_count + dp->output_count + (dp->scratch_size ? 1 : 0);
+  if (!kernel || LLVMCountParams(kernel) != expect)
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: kernel %s has %u parameters, expected %u",
+                               name, kernel ? LLVMCountParams(kernel) : 0, expect);
+  LLVMValueRef sizes[expect ? expect : 1];
+  for (unsigned i = 0; i < expect; ++i)
+    sizes[i] = LLVMConstInt(t->i64, arg_size(g, dp, i), 0);
+  LLVMValueRef size_table =
+      private_constant(m, LLVMConstArray2(t->i64, sizes, expect), "tinyml_sizes");
+  LLVMValueRef fields[4] = {make_wrapper(m, t, kernel, d),
+                            LLVMConstInt(t->i32, expect, 0),
+                            LLVMConstInt(t->i32, 0, 0), size_table};
+  *out = LLVMConstStructInContext(t->ctx, fields, 4, 0);
+  return TINYML_OK;
+}
+
+/* const tinyml_exe_library_t *tinyml_query(uint32_t max_abi_version) */
+static void add_query(LLVMModuleRef m, const abi_types_t *t, LLVMValueRef library) {
+  LLVMTypeRef qt = LLVMFunctionType(t->ptr, (LLVMTypeRef *)&t->i32, 1, 0);
+  LLVMValueRef q = LLVMAddFunction(m, "tinyml_query", qt);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, q, "entry"));
+  LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntUGE, LLVMGetParam(q, 0),
+                                  LLVMConstInt(t->i32, TINYML_EXE_ABI_VERSION, 0), "");
+  LLVMBuildRet(b, LLVMBuildSelect(b, ok, library, LLVMConstNull(t->ptr), ""));
+  LLVMDisposeBuilder(b);
+}
+
+static tinyml_status_t add_abi(LLVMModuleRef m, const tc_graph_t *g,
+                               const tinyml_allocator_t *a) {
+  abi_types_t t = abi_types(LLVMGetModuleContext(m));
+  unsigned n = g->dispatch_count;
+  LLVMValueRef entries[n ? n : 1];
+  for (unsigned d = 0; d < n; ++d)
+    TINYML_RETURN_IF_ERROR(add_entry(m, &t, g, d, &entries[d], a));
+  LLVMValueRef table =
+      private_constant(m, LLVMConstArray2(t.entry, entries, n), "tinyml_entries");
+  LLVMValueRef lib_fields[3] = {LLVMConstInt(t.i32, TINYML_EXE_ABI_VERSION, 0),
+                                LLVMConstInt(t.i32, n, 0), table};
+  LLVMValueRef library = private_constant(
+      m, LLVMConstStructInContext(t.ctx, lib_fields, 3, 0), "tinyml_library");
+  add_query(m, &t, library);
+  return TINYML_OK;
+}
+
+static void set_function_attrs(LLVMModuleRef m, const char *cpu, const char *features) {
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f)) continue;
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(ctx, "target-cpu", 10, cpu,
+                                                      (unsigned)strlen(cpu)));
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(ctx, "target-features", 15,
+                                                      features, (unsigned)strlen(features)));
+  }
+}
+
+static tinyml_status_t llvm_error(const tinyml_allocator_t *a, char *msg, const char *what) {
+  tinyml_status_t st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "%s: %s", what,
+                                           msg ? msg : "(no message)");
+  if (msg) LLVMDisposeMessage(msg);
+  return st;
+}
+
+static tinyml_status_t make_target_machine(const tc_codegen_target_t *tg,
+                                           const tinyml_allocator_t *a,
+                                           LLVMTargetMachineRef *out) {
+  LLVMInitializeAllTargetInfos();
+  LLVMInitializeAllTargets();
+  LLVMInitializeAllTargetMCs();
+  LLVMInitializeAllAsmPrinters();
+  LLVMTargetRef target;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(tg->triple, &target, &err))
+    return llvm_error(a, err, "compiler: LLVM target");
+  LLVMCodeGenOptLevel level = tg->opt_level >= 3   ? LLVMCodeGenLevelAggressive
+                              : tg->opt_level == 2 ? LLVMCodeGenLevelDefault
+                              : tg->opt_level == 1 ? LLVMCodeGenLevelLess
+                                                   : LLVMCodeGenLevelNone;
+  *out = LLVMCreateTargetMachine(target, tg->triple, tg->cpu, tg->features, level,
+                                 LLVMRelocPIC, LLVMCodeModelDefault);
+  if (!*out)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compiler: cannot target '%s' with CPU '%s'", tg->triple,
+                               tg->cpu);
+  return TINYML_OK;
+}
+
+static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef tm,
+                                         const tc_codegen_target_t *tg,
+                                         const tinyml_allocator_t *a,
+                                         LLVMMemoryBufferRef *out_obj) {
+  LLVMSetTarget(m, tg->triple);
+  LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(m, layout);
+  LLVMDisposeTargetData(layout);
+  set_function_attrs(m, tg->cpu, tg->features);
+  char *err = NULL;
+  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &err))
+    return llvm_error(a, err, "compiler: generated LLVM IR is invalid");
+  LLVMDisposeMessage(err);
+  err = NULL;
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+  char pipeline[32];
+  snprintf(pipeline, sizeof(pipeline), "default<O%d>", tg->opt_level);
+  LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) return llvm_error(a, LLVMGetErrorMessage(e), "compiler: LLVM optimisation");
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, out_obj))
+    return llvm_error(a, err, "compiler: LLVM code emission");
+  return TINYML_OK;
+}
+
+tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *tg,
+                               const tinyml_allocator_t *a, uint8_t **out_obj,
+                               size_t *out_size) {
+  LLVMContextRef lctx = LLVMContextCreate();
+  LLVMModuleRef m =
+      mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(g->dispatch_module), lctx);
+  tinyml_status_t st = TINYML_OK;
+  LLVMTargetMachineRef tm = NULL;
+  LLVMMemoryBufferRef obj = NULL;
+  if (!m)
+    st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                             "compiler: translation to LLVM IR failed");
+  if (!st) st = add_abi(m, g, a);
+  if (!st) st = make_target_machine(tg, a, &tm);
+  if (!st) st = optimize_and_emit(m, tm, tg, a, &obj);
+  if (!st) {
+    size_t n = LLVMGetBufferSize(obj);
+    uint8_t *copy = tinyml__alloc(a, n, 16);
+    if (!copy) {
+      st = tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+    } else {
+      memcpy(copy, LLVMGetBufferStart(obj), n);
+      *out_obj = copy;
+      *out_size = n;
+    }
+  }
+  if (obj) LLVMDisposeMemoryBuffer(obj);
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (m) LLVMDisposeModule(m);
+  LLVMContextDispose(lctx);
+  return st;
+}

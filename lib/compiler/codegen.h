@@ -1,0 +1,36 @@
+/* Code generation for the dispatches of a partitioned graph. */
+#ifndef TINYML_COMPILER_CODEGEN_H
+#define TINYML_COMPILER_CODEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "graph.h"
+
+typedef struct tc_codegen_target {
+  const char *triple, *cpu, *features;
+  int opt_level;
+  const char *lld_emulation;
+} tc_codegen_target_t;
+
+/* Strategy, scratch rewrite and lowering to the LLVM dialect, in place on
+ * g->dispatch_module; records each dispatch's scratch size. */
+tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
+                                    tc_graph_t *g, tc_diag_t *diag,
+                                    const tinyml_allocator_t *a);
+
+/* Translates to LLVM IR, adds the executable ABI, optimises and emits a
+ * relocatable object (allocated with `a`). */
+tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *tg,
+                               const tinyml_allocator_t *a, uint8_t **out_obj,
+                               size_t *out_size);
+
+/* Links a relocatable object into the ELF shared object the runtime's loader
+ * takes, with ld.lld (path from $TINYML_LLD or the build's configuration). */
+tinyml_status_t tc_link_shared(const uint8_t *obj, size_t obj_size,
+                               const tc_codegen_target_t *tg,
+                               const tinyml_allocator_t *a, uint8_t **out_so,
+                               size_t *out_size);
+
+#endif

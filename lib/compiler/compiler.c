@@ -1,0 +1,196 @@
+/* The compile driver: detect the format, import to TOSA, lower to Linalg,
+ * partition, generate code, plan memory, write the module. */
+#include "compiler.h"
+
+#include <mlir-c/IR.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "codegen.h"
+#include "graph.h"
+
+#define TOSA_TO_LINALG                                                          \
+  "builtin.module(func.func(tosa-optional-decompositions),canonicalize,"        \
+  "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),"\
+  "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse)"
+
+typedef struct session {
+  const tinyml_allocator_t *a;
+  MlirContext ctx;
+  tc_diag_t diag;
+  tc_graph_t graph;
+  const tinyml_backend_t *backend;
+  tc_codegen_target_t target;
+  uint8_t *so;
+  size_t so_size;
+} session_t;
+
+static int looks_like_mlir_text(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] == 0 || (p[i] < 0x09) || (p[i] > 0x0d && p[i] < 0x20)) return 0;
+  return n > 0;
+}
+
+static tinyml_status_t parse_model(session_t *s, const void *model, size_t size,
+                                   MlirModule *out) {
+  const uint8_t *p = model;
+  if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0)
+    return tinyml__status_make(s->a, TINYML_STATUS_UNSUPPORTED,
+                               "compile: TFLite models are not supported yet");
+  if (!looks_like_mlir_text(p, size))
+    return tinyml__status_make(s->a, TINYML_STATUS_INVALID_MODEL,
+                               "compile: unrecognised model format (expected TOSA "
+                               "MLIR text)");
+  char *text = tinyml__alloc(s->a, size + 1, 1);
+  if (!text)
+    return tinyml__status_make(s->a, TINYML_STATUS_OUT_OF_MEMORY, "compile: out of memory");
+  memcpy(text, model, size);
+  text[size] = '\0';
+  *out = mlirModuleCreateParse(s->ctx, mlirStringRefCreate(text, size));
+  tinyml__free(s->a, text);
+  if (mlirModuleIsNull(*out))
+    return tinyml__status_make(s->a, TINYML_STATUS_INVALID_MODEL,
+                               "compile: cannot parse the model: %s",
+                               s->diag.len ? s->diag.text : "(no diagnostic)");
+  return TINYML_OK;
+}
+
+static tinyml_status_t import_and_partition(session_t *s, const void *model,
+                                            size_t size) {
+  MlirModule m;
+  TINYML_RETURN_IF_ERROR(parse_model(s, model, size, &m));
+  tinyml_status_t st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m),
+                                       TOSA_TO_LINALG, &s->diag, s->a,
+                                       "lowering TOSA to Linalg");
+  if (!st) st = tc_partition(s->ctx, m, s->a, &s->graph);
+  /* Constants are borrowed from attributes, which the context owns. */
+  mlirModuleDestroy(m);
+  return st;
+}
+
+static tinyml_status_t generate_code(session_t *s) {
+  TINYML_RETURN_IF_ERROR(tc_lower_dispatches(s->ctx, s->backend, &s->graph, &s->diag, s->a));
+  uint8_t *obj = NULL;
+  size_t obj_size = 0;
+  TINYML_RETURN_IF_ERROR(tc_emit_object(&s->graph, &s->target, s->a, &obj, &obj_size));
+  tinyml_status_t st = tc_link_shared(obj, obj_size, &s->target, s->a, &s->so, &s->so_size);
+  tinyml__free(s->a, obj);
+  return st;
+}
+
+/* ---- module assembly -------------------------------------------------- */
+
+static uint32_t count_copies(const tc_graph_t *g) {
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < g->output_count; ++j) {
+    tmod_binding_t b = g->buffers[g->outputs[j]].binding;
+    if (b.kind != TMOD_BUFFER_OUTPUT || b.index != j) ++n;
+  }
+  return n;
+}
+
+static tmod_binding_t output_binding(const tc_graph_t *g, uint32_t j) {
+  return (tmod_binding_t){TMOD_BUFFER_OUTPUT, j, 0, g->output_info[j].byte_size};
+}
+
+/* Fills steps/bindings; `bindings` has room for every argument + copies. */
+static uint32_t fill_steps(const tc_graph_t *g, tmod_step_t *steps,
+                           tmod_binding_t *bindings) {
+  uint32_t n = 0, nb = 0;
+  for (uint32_t d = 0; d < g->dispatch_count; ++d) {
+    const tc_dispatch_t *dp = &g->dispatches[d];
+    uint32_t args = dp->input_count + dp->output_count;
+    tmod_step_t *st = &steps[n++];
+    *st = (tmod_step_t){TMOD_STEP_DISPATCH, 0, d, 0, &bindings[nb]};
+    for (uint32_t i = 0; i < args; ++i) bindings[nb++] = g->buffers[dp->args[i]].binding;
+    if (dp->scratch_size) bindings[nb++] = dp->scratch;
+    st->binding_count = args + (dp->scratch_size ? 1 : 0);
+  }
+  for (uint32_t j = 0; j < g->output_count; ++j) {
+    tmod_binding_t src = g->buffers[g->outputs[j]].binding;
+    if (src.kind == TMOD_BUFFER_OUTPUT && src.index == j) continue;
+    steps[n++] = (tmod_step_t){TMOD_STEP_COPY, 0, 0, 2, &bindings[nb]};
+    bindings[nb++] = src;
+    bindings[nb++] = output_binding(g, j);
+  }
+  return n;
+}
+
+static uint8_t *gather_constants(const tc_graph_t *g, const tinyml_allocator_t *a) {
+  uint8_t *blob = tinyml__calloc(a, 1, g->constants_size + 1, 64);
+  if (!blob) return NULL;
+  for (uint32_t i = 0; i < g->buffer_count; ++i) {
+    const tc_buffer_t *b = &g->buffers[i];
+    if (b->kind != TC_BUFFER_CONSTANT) continue;
+    memcpy(blob + b->binding.offset, g->constants[b->index].data, b->size);
+  }
+  return blob;
+}
+
+static tinyml_status_t write_module(session_t *s, uint8_t **out, size_t *out_size) {
+  const tc_graph_t *g = &s->graph;
+  uint32_t step_cap = g->dispatch_count + count_copies(g) + 1;
+  size_t binding_cap = 2 * (size_t)g->output_count + 1;
+  for (uint32_t d = 0; d < g->dispatch_count; ++d)
+    binding_cap += g->dispatches[d].input_count + g->dispatches[d].output_count + 1;
+  tmod_step_t *steps = tinyml__calloc(s->a, step_cap, sizeof(tmod_step_t), 8);
+  tmod_binding_t *bindings = tinyml__calloc(s->a, binding_cap, sizeof(tmod_binding_t), 8);
+  uint8_t *constants = gather_constants(g, s->a);
+  tinyml_status_t st = TINYML_OK;
+  if (!steps || !bindings || !constants) {
+    st = tinyml__status_make(s->a, TINYML_STATUS_OUT_OF_MEMORY, "compile: out of memory");
+  } else {
+    tmod_executable_t exe = {"elf", s->backend->elf_arch, s->so, s->so_size, 0};
+    tmod_module_t m = {
+        .format_version = TMOD_FORMAT_VERSION,
+        .target = s->backend->name,
+        .cpu = s->target.cpu,
+        .features = s->target.features,
+        .arena_size = g->arena_size,
+        .arena_alignment = 64,
+        .input_count = g->input_count,
+        .output_count = g->output_count,
+        .inputs = g->input_info,
+        .outputs = g->output_info,
+        .constants = constants,
+        .constants_size = g->constants_size,
+        .step_count = fill_steps(g, steps, bindings),
+        .steps = steps,
+        .executable_count = 1,
+        .executables = &exe,
+    };
+    st = tmod_write(&m, s->a, out, out_size);
+  }
+  tinyml__free(s->a, steps);
+  tinyml__free(s->a, bindings);
+  tinyml__free(s->a, constants);
+  return st;
+}
+
+tinyml_status_t tinyml__compile(const void *model, size_t model_size,
+                                const tinyml__compile_request_t *req,
+                                const tinyml_allocator_t *a, uint8_t **out_data,
+                                size_t *out_size) {
+  session_t s = {.a = a};
+  s.backend = tinyml__backend_find(req->target);
+  if (!s.backend)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compile: unknown target '%s'; this build has: %s",
+                               req->target, tinyml__backend_names());
+  s.target = (tc_codegen_target_t){
+      .triple = s.backend->triple,
+      .cpu = req->cpu ? req->cpu : s.backend->default_cpu,
+      .features = req->features ? req->features : s.backend->default_features,
+      .opt_level = req->opt_level,
+      .lld_emulation = s.backend->lld_emulation};
+  s.ctx = tc_context_create(&s.diag);
+  tinyml_status_t st = import_and_partition(&s, model, model_size);
+  if (!st) st = generate_code(&s);
+  if (!st) st = tc_plan_memory(&s.graph, a);
+  if (!st) st = write_module(&s, out_data, out_size);
+  tinyml__free(a, s.so);
+  tc_graph_free(&s.graph, a);
+  mlirContextDestroy(s.ctx);
+  return st;
+}

@@ -1,0 +1,80 @@
+/* The compiler's view of a model after partitioning: buffers, dispatches in
+ * execution order, and the module of outlined dispatch functions. */
+#ifndef TINYML_COMPILER_GRAPH_H
+#define TINYML_COMPILER_GRAPH_H
+
+#include <mlir-c/IR.h>
+#include <stdint.h>
+
+#include "../module/module.h"
+#include "mlir_util.h"
+
+#define TC_SCRATCH UINT32_MAX /* a dispatch argument that is its scratch */
+
+typedef enum tc_buffer_kind {
+  TC_BUFFER_INPUT,    /* a function argument */
+  TC_BUFFER_CONSTANT, /* weights stored in the module */
+  TC_BUFFER_PRODUCED, /* written by dispatch `producer` */
+} tc_buffer_kind_t;
+
+typedef struct tc_buffer {
+  tc_buffer_kind_t kind;
+  uint32_t index;    /* input number, constant number or producer dispatch */
+  uint64_t size;
+  int64_t last_use;  /* last dispatch reading it; -1 when none */
+  tmod_binding_t binding; /* where it lives, set by the memory plan */
+} tc_buffer_t;
+
+typedef struct tc_constant {
+  const void *data; /* borrowed from the MLIR context, or owned if `owned` */
+  uint64_t size;
+  int owned;
+} tc_constant_t;
+
+typedef struct tc_dispatch {
+  uint32_t input_count, output_count;
+  uint32_t *args;        /* inputs then outputs: buffer ids */
+  uint64_t scratch_size; /* set after codegen; 0 = no scratch argument */
+  tmod_binding_t scratch;
+} tc_dispatch_t;
+
+typedef struct tc_graph {
+  tc_buffer_t *buffers;
+  uint32_t buffer_count;
+  tc_constant_t *constants;
+  uint32_t constant_count;
+  tc_dispatch_t *dispatches;
+  uint32_t dispatch_count;
+  uint32_t *outputs; /* a buffer id per function result */
+  tmod_tensor_t *input_info, *output_info;
+  uint32_t input_count, output_count;
+  MlirModule dispatch_module; /* functions named d0, d1, ... */
+  uint64_t arena_size;     /* set by the memory plan */
+  uint64_t constants_size; /* set by the memory plan */
+} tc_graph_t;
+
+/* Splits the single public function of `module` (already lowered to Linalg
+ * on tensors) into dispatches.  Reshape-like ops become aliases that cost no
+ * copy; tensor.empty, fills, pads and broadcasts are cloned into their only
+ * consumer; single-use elementwise consumers join their producer. */
+tinyml_status_t tc_partition(MlirContext ctx, MlirModule module,
+                             const tinyml_allocator_t *a, tc_graph_t *out);
+
+/* Fills g->input_info/output_info from the function signature: names from
+ * the `tinyml.name` argument/result attribute (default input_<i>/output_<i>)
+ * and quantisation from `tinyml.scale`, `tinyml.zero_point` and
+ * `tinyml.quant_axis`. */
+tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
+                                  tc_graph_t *g);
+
+/* Replaces each top-level static memref.alloc of each dispatch function by a
+ * view into a new trailing scratch argument and records the scratch size. */
+tinyml_status_t tc_allocs_to_scratch(MlirContext ctx, tc_graph_t *g,
+                                     const tinyml_allocator_t *a);
+
+/* Lifetimes and arena offsets for every buffer and scratch; output claims. */
+tinyml_status_t tc_plan_memory(tc_graph_t *g, const tinyml_allocator_t *a);
+
+void tc_graph_free(tc_graph_t *g, const tinyml_allocator_t *a);
+
+#endif

@@ -1,0 +1,129 @@
+/* Linking runs ld.lld as a child process, as IREE does for its embedded ELF:
+ * LLVM's linker has no C API.  Files live in a private temp directory that
+ * is always removed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "../module/executable_abi.h"
+#include "codegen.h"
+
+#ifndef TINYML_LLD_PATH
+#define TINYML_LLD_PATH "ld.lld"
+#endif
+
+extern char **environ;
+
+static int write_all(const char *path, const uint8_t *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  size_t n = fwrite(data, 1, size, f);
+  int rc = fclose(f);
+  return (n == size && rc == 0) ? 0 : -1;
+}
+
+static tinyml_status_t read_all(const char *path, const tinyml_allocator_t *a,
+                                uint8_t **out, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "linker produced no output");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *buf = n > 0 ? tinyml__alloc(a, (size_t)n, 64) : NULL;
+  tinyml_status_t st = TINYML_OK;
+  if (n <= 0) st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "linker output is empty");
+  else if (!buf) st = tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  else if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+    st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot read linker output");
+  fclose(f);
+  if (st) {
+    tinyml__free(a, buf);
+    return st;
+  }
+  *out = buf;
+  *out_size = (size_t)n;
+  return TINYML_OK;
+}
+
+static tinyml_status_t run_lld(const char *dir, const tc_codegen_target_t *tg,
+                               const tinyml_allocator_t *a) {
+  const char *lld = getenv("TINYML_LLD");
+  if (!lld || !*lld) lld = TINYML_LLD_PATH;
+  char in[4200], out[4200], log[4200];
+  snprintf(in, sizeof(in), "%s/kernels.o", dir);
+  snprintf(out, sizeof(out), "%s/kernels.so", dir);
+  snprintf(log, sizeof(log), "%s/lld.log", dir);
+  /* The flags lib/runtime/elf_loader.c documents and expects. */
+  char *argv[] = {(char *)lld, "-m", (char *)tg->lld_emulation, "-shared",
+                  "-e", TINYML_EXE_QUERY_SYMBOL, "-Bsymbolic", "-z", "now",
+                  "-z", "relro", "--hash-style=sysv", "--strip-all",
+                  "--gc-sections", "-z", "max-page-size=4096",
+                  "-o", out, in, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, lld, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: cannot run the linker '%s': %s (set "
+                               "TINYML_LLD)", lld, strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return TINYML_OK;
+  char text[1024] = "";
+  FILE *f = fopen(log, "r");
+  if (f) {
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+  }
+  return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: linking failed: %s", text);
+}
+
+static void remove_dir(const char *dir) {
+  const char *names[] = {"kernels.o", "kernels.so", "lld.log"};
+  char path[4200];
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+tinyml_status_t tc_link_shared(const uint8_t *obj, size_t obj_size,
+                               const tc_codegen_target_t *tg,
+                               const tinyml_allocator_t *a, uint8_t **out_so,
+                               size_t *out_size) {
+  const char *tmp = getenv("TMPDIR");
+  char dir[4096];
+  snprintf(dir, sizeof(dir), "%s/tinyml-link-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR,
+                               "compiler: cannot create a temp directory: %s",
+                               strerror(errno));
+  char in[4200];
+  snprintf(in, sizeof(in), "%s/kernels.o", dir);
+  tinyml_status_t st = TINYML_OK;
+  if (write_all(in, obj, obj_size) != 0)
+    st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "compiler: cannot write %s", in);
+  if (!st) st = run_lld(dir, tg, a);
+  if (!st) {
+    char out[4200];
+    snprintf(out, sizeof(out), "%s/kernels.so", dir);
+    st = read_all(out, a, out_so, out_size);
+  }
+  remove_dir(dir);
+  return st;
+}

@@ -1,0 +1,106 @@
+/* The static memory plan.  Buffers that live in the arena get offsets from a
+ * greedy-by-size placement over their lifetimes (the same idea as TFLite
+ * Micro's GreedyMemoryPlanner): largest first, each at the lowest aligned
+ * offset that no overlapping-in-time buffer uses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "graph.h"
+
+#define ARENA_ALIGN 64u
+
+typedef struct item {
+  uint64_t size, offset;
+  int64_t first, last;
+  tmod_binding_t *binding;
+} item_t;
+
+static uint64_t align_up(uint64_t x) { return (x + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN; }
+
+static int by_size_desc(const void *x, const void *y) {
+  const item_t *a = x, *b = y;
+  if (a->size != b->size) return a->size < b->size ? 1 : -1;
+  return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int overlaps_in_time(const item_t *a, const item_t *b) {
+  return a->first <= b->last && b->first <= a->last;
+}
+
+/* Lowest offset where `it` fits beside every placed item alive with it. */
+static uint64_t place(const item_t *items, size_t placed, const item_t *it) {
+  uint64_t offset = 0;
+  int moved = 1;
+  while (moved) {
+    moved = 0;
+    for (size_t k = 0; k < placed; ++k) {
+      const item_t *o = &items[k];
+      if (!overlaps_in_time(o, it)) continue;
+      if (offset < o->offset + o->size && o->offset < offset + it->size) {
+        offset = align_up(o->offset + o->size);
+        moved = 1;
+      }
+    }
+  }
+  return offset;
+}
+
+static void claim_outputs(tc_graph_t *g) {
+  for (uint32_t j = 0; j < g->output_count; ++j) {
+    tc_buffer_t *b = &g->buffers[g->outputs[j]];
+    if (b->kind == TC_BUFFER_PRODUCED && b->binding.kind != TMOD_BUFFER_OUTPUT) {
+      b->binding = (tmod_binding_t){TMOD_BUFFER_OUTPUT, j, 0, b->size};
+    } else {
+      b->last_use = g->dispatch_count; /* copied out after the last dispatch */
+    }
+  }
+}
+
+static void bind_fixed(tc_graph_t *g) {
+  uint64_t off = 0;
+  for (uint32_t i = 0; i < g->buffer_count; ++i) {
+    tc_buffer_t *b = &g->buffers[i];
+    if (b->kind == TC_BUFFER_INPUT) {
+      b->binding = (tmod_binding_t){TMOD_BUFFER_INPUT, b->index, 0, b->size};
+    } else if (b->kind == TC_BUFFER_CONSTANT) {
+      b->binding = (tmod_binding_t){TMOD_BUFFER_CONSTANT, 0, off, b->size};
+      off = align_up(off + b->size);
+    } else {
+      b->binding.kind = TMOD_BUFFER_ARENA; /* until claimed as an output */
+    }
+  }
+  g->constants_size = off;
+}
+
+tinyml_status_t tc_plan_memory(tc_graph_t *g, const tinyml_allocator_t *a) {
+  bind_fixed(g);
+  claim_outputs(g);
+  size_t n = 0, cap = g->buffer_count + g->dispatch_count + 1;
+  item_t *items = tinyml__calloc(a, cap, sizeof(item_t), 8);
+  if (!items)
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
+                               "compiler: out of memory planning memory");
+  for (uint32_t i = 0; i < g->buffer_count; ++i) {
+    tc_buffer_t *b = &g->buffers[i];
+    if (b->kind != TC_BUFFER_PRODUCED || b->binding.kind != TMOD_BUFFER_ARENA) continue;
+    int64_t last = b->last_use > (int64_t)b->index ? b->last_use : (int64_t)b->index;
+    items[n++] = (item_t){b->size, 0, b->index, last, &b->binding};
+  }
+  for (uint32_t d = 0; d < g->dispatch_count; ++d) {
+    tc_dispatch_t *dp = &g->dispatches[d];
+    if (dp->scratch_size)
+      items[n++] = (item_t){dp->scratch_size, 0, d, d, &dp->scratch};
+  }
+  qsort(items, n, sizeof(item_t), by_size_desc);
+  uint64_t arena = 0;
+  for (size_t k = 0; k < n; ++k) {
+    items[k].offset = place(items, k, &items[k]);
+    *items[k].binding = (tmod_binding_t){TMOD_BUFFER_ARENA, 0, items[k].offset, items[k].size};
+    if (items[k].offset + items[k].size > arena) arena = items[k].offset + items[k].size;
+  }
+  g->arena_size = align_up(arena);
+  tinyml__free(a, items);
+  return TINYML_OK;
+}

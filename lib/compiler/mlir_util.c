@@ -1,0 +1,118 @@
+#include "mlir_util.h"
+
+#include <mlir-c/BuiltinTypes.h>
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/Pass.h>
+#include <mlir-c/RegisterEverything.h>
+#include <mlir-c/Support.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "../common/status.h"
+
+static void diag_append(void *user, const char *s, size_t n) {
+  tc_diag_t *d = user;
+  size_t room = sizeof(d->text) - 1 - d->len;
+  if (n > room) n = room;
+  memcpy(d->text + d->len, s, n);
+  d->len += n;
+  d->text[d->len] = '\0';
+}
+
+static void diag_print_cb(MlirStringRef s, void *user) {
+  diag_append(user, s.data, s.length);
+}
+
+static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
+  tc_diag_t *diag = user;
+  if (mlirDiagnosticGetSeverity(d) != MlirDiagnosticError)
+    return mlirLogicalResultSuccess();
+  if (diag->len) diag_append(diag, "; ", 2);
+  mlirLocationPrint(mlirDiagnosticGetLocation(d), diag_print_cb, diag);
+  diag_append(diag, ": ", 2);
+  mlirDiagnosticPrint(d, diag_print_cb, diag);
+  return mlirLogicalResultSuccess();
+}
+
+/* MLIR's pass registry is process-wide; fill it exactly once. */
+static pthread_once_t passes_once = PTHREAD_ONCE_INIT;
+static void register_passes(void) { mlirRegisterAllPasses(); }
+
+MlirContext tc_context_create(tc_diag_t *diag) {
+  pthread_once(&passes_once, register_passes);
+  MlirContext ctx = mlirContextCreateWithThreading(false);
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(registry);
+  mlirContextAppendDialectRegistry(ctx, registry);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextLoadAllAvailableDialects(ctx);
+  mlirRegisterAllLLVMTranslations(ctx);
+  diag->len = 0;
+  diag->text[0] = '\0';
+  mlirContextAttachDiagnosticHandler(ctx, on_diagnostic, diag, NULL);
+  return ctx;
+}
+
+bool tc_op_is(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && memcmp(s.data, name, s.length) == 0;
+}
+
+const char *tc_op_name(MlirOperation op) {
+  /* Identifiers are uniqued and NUL-terminated in the context. */
+  return mlirIdentifierStr(mlirOperationGetName(op)).data;
+}
+
+MlirStringRef tc_str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+MlirOperation tc_value_owner_op(MlirValue v) {
+  if (mlirValueIsAOpResult(v)) return mlirOpResultGetOwner(v);
+  MlirOperation none = {NULL};
+  return none;
+}
+
+tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
+                                const char *pipeline, tc_diag_t *diag,
+                                const tinyml_allocator_t *a, const char *what) {
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+  tc_diag_t perr = {.len = 0};
+  MlirLogicalResult r =
+      mlirParsePassPipeline(opm, tc_str(pipeline), diag_print_cb, &perr);
+  tinyml_status_t st = TINYML_OK;
+  if (mlirLogicalResultIsFailure(r)) {
+    st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                             "%s: bad pass pipeline: %s", what, perr.text);
+  } else if (mlirLogicalResultIsFailure(mlirPassManagerRunOnOp(pm, op))) {
+    st = tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED, "%s failed: %s", what,
+                             diag->len ? diag->text : "(no diagnostic)");
+  }
+  mlirPassManagerDestroy(pm);
+  return st;
+}
+
+tinyml_dtype_t tc_dtype_of(MlirType t) {
+  if (mlirTypeIsAF32(t)) return TINYML_DTYPE_FLOAT32;
+  if (mlirTypeIsAF16(t)) return TINYML_DTYPE_FLOAT16;
+  if (!mlirTypeIsAInteger(t)) return TINYML_DTYPE_INVALID;
+  unsigned w = mlirIntegerTypeGetWidth(t);
+  bool u = mlirIntegerTypeIsUnsigned(t);
+  switch (w) {
+    case 1: return TINYML_DTYPE_BOOL;
+    case 8: return u ? TINYML_DTYPE_UINT8 : TINYML_DTYPE_INT8;
+    case 16: return u ? TINYML_DTYPE_INVALID : TINYML_DTYPE_INT16;
+    case 32: return u ? TINYML_DTYPE_INVALID : TINYML_DTYPE_INT32;
+    case 64: return u ? TINYML_DTYPE_INVALID : TINYML_DTYPE_INT64;
+    default: return TINYML_DTYPE_INVALID;
+  }
+}
+
+uint64_t tc_type_byte_size(MlirType shaped) {
+  if (!mlirShapedTypeHasStaticShape(shaped)) return 0;
+  size_t esize = tinyml_dtype_size(tc_dtype_of(mlirShapedTypeGetElementType(shaped)));
+  if (!esize) return 0;
+  uint64_t n = esize;
+  intptr_t rank = mlirShapedTypeGetRank(shaped);
+  for (intptr_t i = 0; i < rank; ++i) n *= (uint64_t)mlirShapedTypeGetDimSize(shaped, i);
+  return n;
+}

@@ -1,0 +1,37 @@
+/* Small helpers over the MLIR C API used across the compiler. */
+#ifndef TINYML_COMPILER_MLIR_UTIL_H
+#define TINYML_COMPILER_MLIR_UTIL_H
+
+#include <mlir-c/IR.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tinyml.h"
+
+/* Collects MLIR diagnostics into a bounded text buffer so errors can carry
+ * the parser's or verifier's own words. */
+typedef struct tc_diag {
+  char text[2048];
+  size_t len;
+} tc_diag_t;
+
+/* A context with every dialect, pass and LLVM translation registered, and
+ * diagnostics routed to `diag`.  Destroy with mlirContextDestroy. */
+MlirContext tc_context_create(tc_diag_t *diag);
+
+bool tc_op_is(MlirOperation op, const char *name);
+const char *tc_op_name(MlirOperation op); /* borrowed from the context */
+MlirStringRef tc_str(const char *s);
+MlirOperation tc_value_owner_op(MlirValue v); /* null op for block args */
+
+/* Runs a textual pass pipeline on `op`. */
+tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
+                                const char *pipeline, tc_diag_t *diag,
+                                const tinyml_allocator_t *a, const char *what);
+
+/* Maps a tensor/memref element type to a dtype; INVALID when unsupported. */
+tinyml_dtype_t tc_dtype_of(MlirType element_type);
+/* Byte size of a statically shaped tensor or memref type; 0 if dynamic. */
+uint64_t tc_type_byte_size(MlirType shaped);
+
+#endif

@@ -1,0 +1,135 @@
+/* The model's inputs and outputs as the module records them. */
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "graph.h"
+
+static MlirAttribute dict_get(MlirAttribute attrs, intptr_t i, const char *key) {
+  if (mlirAttributeIsNull(attrs) || !mlirAttributeIsAArray(attrs) ||
+      i >= mlirArrayAttrGetNumElements(attrs))
+    return mlirAttributeGetNull();
+  MlirAttribute d = mlirArrayAttrGetElement(attrs, i);
+  if (!mlirAttributeIsADictionary(d)) return mlirAttributeGetNull();
+  return mlirDictionaryAttrGetElementByName(d, tc_str(key));
+}
+
+static tinyml_status_t read_name(const tinyml_allocator_t *a, MlirAttribute attrs,
+                                 intptr_t i, const char *prefix, tmod_tensor_t *t) {
+  MlirAttribute n = dict_get(attrs, i, "tinyml.name");
+  char fallback[32];
+  const char *src = fallback;
+  size_t len;
+  if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n)) {
+    MlirStringRef s = mlirStringAttrGetValue(n);
+    src = s.data;
+    len = s.length;
+  } else {
+    len = (size_t)snprintf(fallback, sizeof(fallback), "%s_%ld", prefix, (long)i);
+  }
+  char *name = tinyml__alloc(a, len + 1, 1);
+  if (!name) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  memcpy(name, src, len);
+  name[len] = '\0';
+  t->name = name;
+  return TINYML_OK;
+}
+
+static tinyml_status_t read_quant(const tinyml_allocator_t *a, MlirAttribute attrs,
+                                  intptr_t i, tmod_tensor_t *t) {
+  MlirAttribute sc = dict_get(attrs, i, "tinyml.scale");
+  MlirAttribute zp = dict_get(attrs, i, "tinyml.zero_point");
+  MlirAttribute ax = dict_get(attrs, i, "tinyml.quant_axis");
+  if (mlirAttributeIsNull(sc) || !mlirAttributeIsADenseF32Array(sc)) return TINYML_OK;
+  intptr_t n = mlirDenseArrayGetNumElements(sc);
+  if (mlirAttributeIsNull(zp) || !mlirAttributeIsADenseI64Array(zp) ||
+      mlirDenseArrayGetNumElements(zp) != n || n <= 0)
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
+                               "compiler: tinyml.scale and tinyml.zero_point of '%s' "
+                               "must be non-empty arrays of equal length", t->name);
+  float *s = tinyml__calloc(a, (size_t)n, sizeof(float), 4);
+  int64_t *z = tinyml__calloc(a, (size_t)n, sizeof(int64_t), 8);
+  if (!s || !z) {
+    tinyml__free(a, s);
+    tinyml__free(a, z);
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  }
+  for (intptr_t k = 0; k < n; ++k) {
+    s[k] = mlirDenseF32ArrayGetElement(sc, k);
+    z[k] = mlirDenseI64ArrayGetElement(zp, k);
+  }
+  t->scales = s;
+  t->zero_points = z;
+  t->quant_count = (uint32_t)n;
+  t->quant_axis = (!mlirAttributeIsNull(ax) && mlirAttributeIsAInteger(ax))
+                      ? (int32_t)mlirIntegerAttrGetValueInt(ax) : 0;
+  return TINYML_OK;
+}
+
+static tinyml_status_t read_tensor(const tinyml_allocator_t *a, MlirType type,
+                                   MlirAttribute attrs, intptr_t i,
+                                   const char *prefix, tmod_tensor_t *t) {
+  TINYML_RETURN_IF_ERROR(read_name(a, attrs, i, prefix, t));
+  if (!mlirTypeIsARankedTensor(type) || !mlirShapedTypeHasStaticShape(type) ||
+      mlirShapedTypeGetRank(type) > TINYML_MAX_RANK)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compiler: %s '%s' must be a statically shaped tensor "
+                               "of rank <= %d", prefix, t->name, TINYML_MAX_RANK);
+  t->dtype = tc_dtype_of(mlirShapedTypeGetElementType(type));
+  if (t->dtype == TINYML_DTYPE_INVALID)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compiler: %s '%s' has an unsupported element type",
+                               prefix, t->name);
+  t->rank = (uint32_t)mlirShapedTypeGetRank(type);
+  for (uint32_t d = 0; d < t->rank; ++d) t->dims[d] = mlirShapedTypeGetDimSize(type, d);
+  t->byte_size = tc_type_byte_size(type);
+  return read_quant(a, attrs, i, t);
+}
+
+tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
+                                  tc_graph_t *g) {
+  MlirType ft = mlirTypeAttrGetValue(
+      mlirOperationGetAttributeByName(func, tc_str("function_type")));
+  MlirAttribute arg_attrs = mlirOperationGetAttributeByName(func, tc_str("arg_attrs"));
+  MlirAttribute res_attrs = mlirOperationGetAttributeByName(func, tc_str("res_attrs"));
+  g->input_count = (uint32_t)mlirFunctionTypeGetNumInputs(ft);
+  g->output_count = (uint32_t)mlirFunctionTypeGetNumResults(ft);
+  g->input_info = tinyml__calloc(a, g->input_count + 1, sizeof(tmod_tensor_t), 8);
+  g->output_info = tinyml__calloc(a, g->output_count + 1, sizeof(tmod_tensor_t), 8);
+  if (!g->input_info || !g->output_info)
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  for (uint32_t i = 0; i < g->input_count; ++i)
+    TINYML_RETURN_IF_ERROR(read_tensor(a, mlirFunctionTypeGetInput(ft, i), arg_attrs,
+                                       i, "input", &g->input_info[i]));
+  for (uint32_t i = 0; i < g->output_count; ++i)
+    TINYML_RETURN_IF_ERROR(read_tensor(a, mlirFunctionTypeGetResult(ft, i), res_attrs,
+                                       i, "output", &g->output_info[i]));
+  return TINYML_OK;
+}
+
+static void free_tensors(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a) {
+  for (uint32_t i = 0; t && i < n; ++i) {
+    tinyml__free(a, (void *)t[i].name);
+    tinyml__free(a, (void *)t[i].scales);
+    tinyml__free(a, (void *)t[i].zero_points);
+  }
+  tinyml__free(a, t);
+}
+
+void tc_graph_free(tc_graph_t *g, const tinyml_allocator_t *a) {
+  for (uint32_t d = 0; g->dispatches && d < g->dispatch_count; ++d)
+    tinyml__free(a, g->dispatches[d].args);
+  for (uint32_t c = 0; g->constants && c < g->constant_count; ++c)
+    if (g->constants[c].owned) tinyml__free(a, (void *)g->constants[c].data);
+  tinyml__free(a, g->dispatches);
+  tinyml__free(a, g->constants);
+  tinyml__free(a, g->buffers);
+  tinyml__free(a, g->outputs);
+  free_tensors(g->input_info, g->input_count, a);
+  free_tensors(g->output_info, g->output_count, a);
+  if (!mlirModuleIsNull(g->dispatch_module)) mlirModuleDestroy(g->dispatch_module);
+  memset(g, 0, sizeof(*g));
+}

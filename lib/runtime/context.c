@@ -1,0 +1,73 @@
+/* Execution contexts: an arena plus the caller's I/O buffers, and the loop
+ * that runs the schedule.  invoke allocates nothing. */
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "runtime.h"
+
+tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
+                                       const tinyml_allocator_t *a, void *arena,
+                                       size_t arena_size, tinyml_context_t **out) {
+  (void)arena_size; /* checked by the caller */
+  tinyml_context_t *c = tinyml__calloc(a, 1, sizeof(*c), 16);
+  if (!c) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
+  c->allocator = *a;
+  c->module = m;
+  c->inputs = tinyml__calloc(a, m->desc.input_count + 1, sizeof(void *), 8);
+  c->outputs = tinyml__calloc(a, m->desc.output_count + 1, sizeof(void *), 8);
+  c->scratch_ptrs = tinyml__calloc(a, m->max_bindings + 1, sizeof(void *), 8);
+  if (arena) {
+    c->arena = arena;
+  } else if (m->desc.arena_size) {
+    c->arena = tinyml__alloc(a, (size_t)m->desc.arena_size, m->desc.arena_alignment);
+    c->owns_arena = 1;
+  }
+  if (!c->inputs || !c->outputs || !c->scratch_ptrs ||
+      (!arena && m->desc.arena_size && !c->arena)) {
+    tinyml__context_destroy(c);
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
+                               "context: out of memory (arena is %llu bytes)",
+                               (unsigned long long)m->desc.arena_size);
+  }
+  *out = c;
+  return TINYML_OK;
+}
+
+void tinyml__context_destroy(tinyml_context_t *c) {
+  if (!c) return;
+  tinyml_allocator_t a = c->allocator;
+  if (c->owns_arena) tinyml__free(&a, c->arena);
+  tinyml__free(&a, (void *)c->inputs);
+  tinyml__free(&a, c->outputs);
+  tinyml__free(&a, c->scratch_ptrs);
+  tinyml__free(&a, c);
+}
+
+static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
+  uint8_t *base = NULL;
+  switch (b->kind) {
+    case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
+    case TMOD_BUFFER_OUTPUT: base = c->outputs[b->index]; break;
+    case TMOD_BUFFER_CONSTANT:
+      base = (uint8_t *)(uintptr_t)c->module->desc.constants;
+      break;
+    default: base = c->arena; break;
+  }
+  return base ? base + b->offset : NULL;
+}
+
+void tinyml__context_invoke(tinyml_context_t *c) {
+  const tinyml_module_t *m = c->module;
+  for (uint32_t s = 0; s < m->desc.step_count; ++s) {
+    const tmod_step_t *step = &m->desc.steps[s];
+    for (uint32_t i = 0; i < step->binding_count; ++i)
+      c->scratch_ptrs[i] = resolve(c, &step->bindings[i]);
+    if (step->kind == TMOD_STEP_COPY) {
+      memmove(c->scratch_ptrs[1], c->scratch_ptrs[0], (size_t)step->bindings[0].size);
+    } else {
+      const tinyml_exe_library_t *lib = m->libraries[step->executable];
+      lib->entries[step->entry].fn(c->scratch_ptrs);
+    }
+  }
+}

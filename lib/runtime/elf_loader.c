@@ -1,0 +1,872 @@
+/* The ELF loader for module executables (see elf_loader.h).
+ *
+ * How executables must be linked (the compiler uses exactly these flags, and
+ * tests/runtime/meson.build builds its fixtures with them):
+ *
+ *   ld.lld-22 -shared -e tinyml_query -Bsymbolic -z now -z relro
+ *             --hash-style=sysv --strip-all --gc-sections
+ *             -z max-page-size=4096 -o out.so in.o
+ *
+ * from objects made by `clang --target=x86_64-unknown-linux-gnu -fPIC
+ * -ffreestanding -fno-builtin` (or the same LLVM settings).  The query
+ * function must be named tinyml_query and be exported (default visibility).
+ * -Bsymbolic binds the object's own symbols at link time, so only RELATIVE
+ * relocations and the imports remain (symbol relocations against defined
+ * symbols are still supported and bind to the object itself).  -z relro lets
+ * the loader make pointer tables read-only after relocation.  The explicit
+ * max-page-size keeps the layout the same for every target; it must be at
+ * least the host's page size (use 65536 for hosts with 16/64 KiB pages).  Do
+ * not add -z pack-relative-relocs (DT_RELR), -z notext, TLS, constructors or
+ * libraries: the loader rejects them.
+ *
+ * Threat model.  The image is hostile until proven otherwise: every header
+ * field, offset, size, table and relocation is checked, with overflow-checked
+ * arithmetic, before it is used, and all multi-byte fields are decoded byte
+ * by byte, so no misaligned or out-of-bounds access can happen whatever the
+ * bytes are.  What this cannot catch is a structurally valid image whose
+ * *code* is wrong: calling e_entry runs that code.  The module layer guards
+ * against corruption of the code with a CRC over the whole image, so this
+ * loader's guarantee is that structural problems are caught before anything
+ * runs.  A few rules below are stricter than ELF needs (executable segments
+ * fully file-backed, p_align of at least 4 KiB, e_entry must be the
+ * exported tinyml_query) because they stop a corrupted header byte from
+ * sending execution to the wrong bytes; tests/runtime checks every
+ * single-byte corruption outside the code.
+ *
+ * Symbol count.  .dynsym has no size in the dynamic section.  We take it
+ * from DT_HASH (nchain) when present - our flags emit it - and otherwise
+ * bound it by DT_STRTAB when the symbol table precedes it (lld places
+ * .dynstr right after .dynsym and .gnu.hash).  Either way the table must lie
+ * inside the mapping and every symbol index is checked against the count.
+ * DT_GNU_HASH is not walked.
+ *
+ * Layout.  The whole span of PT_LOAD segments is one anonymous mapping, first
+ * read-write; segments are copied in, relocated, then each gets its own
+ * protection (never writable and executable), PT_GNU_RELRO becomes read-only
+ * and the rest of the mapping becomes inaccessible.  Segments may not share a
+ * host page, since a page has only one protection.
+ *
+ * Only ELFCLASS64 is implemented; the header decoding goes through
+ * `elf_class_t` so a 32-bit class can be added next to it. */
+#include "elf_loader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+
+/* ELF numbers.  Our own copy: freestanding targets have no <elf.h>. */
+enum {
+  ELFCLASS64 = 2, ELFDATA2LSB = 1, EV_CURRENT = 1, ET_DYN = 3,
+  ELFOSABI_NONE = 0, ELFOSABI_GNU = 3,
+  PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_TLS = 7,
+  PT_GNU_RELRO = 0x6474e552,
+  PF_X = 1, PF_W = 2, PF_R = 4,
+  SHN_UNDEF = 0, SHN_LORESERVE = 0xff00,
+  STT_FUNC = 2, STT_TLS = 6, STT_GNU_IFUNC = 10,
+  STB_GLOBAL = 1, STB_WEAK = 2,
+  DF_TEXTREL = 0x4, DF_STATIC_TLS = 0x10,
+};
+
+/* Dynamic tags. */
+enum {
+  DT_NULL = 0, DT_NEEDED = 1, DT_PLTRELSZ = 2, DT_PLTGOT = 3, DT_HASH = 4,
+  DT_STRTAB = 5, DT_SYMTAB = 6, DT_RELA = 7, DT_RELASZ = 8, DT_RELAENT = 9,
+  DT_STRSZ = 10, DT_SYMENT = 11, DT_INIT = 12, DT_FINI = 13, DT_SONAME = 14,
+  DT_RPATH = 15, DT_SYMBOLIC = 16, DT_REL = 17, DT_RELSZ = 18, DT_RELENT = 19,
+  DT_PLTREL = 20, DT_DEBUG = 21, DT_TEXTREL = 22, DT_JMPREL = 23,
+  DT_BIND_NOW = 24, DT_INIT_ARRAY = 25, DT_FINI_ARRAY = 26,
+  DT_INIT_ARRAYSZ = 27, DT_FINI_ARRAYSZ = 28, DT_RUNPATH = 29, DT_FLAGS = 30,
+  DT_PREINIT_ARRAY = 32, DT_PREINIT_ARRAYSZ = 33, DT_SYMTAB_SHNDX = 34,
+  DT_RELRSZ = 35, DT_RELR = 36, DT_RELRENT = 37,
+  DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_RELACOUNT = 0x6ffffff9,
+  DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd,
+  DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
+};
+
+/* The host architecture: its e_machine and relocation numbers.  To add one,
+ * add a branch (e.g. __aarch64__: EM_AARCH64 183, ABS64 257, GLOB_DAT 1025,
+ * JUMP_SLOT 1026, RELATIVE 1027, and there GLOB_DAT/JUMP_SLOT add the
+ * addend). */
+#if defined(__x86_64__)
+#define HOST_MACHINE 62u /* EM_X86_64 */
+#define HOST_CLASS ELFCLASS64
+enum { R_NONE = 0, R_ABS = 1, R_GLOB_DAT = 6, R_JUMP_SLOT = 7, R_RELATIVE = 8 };
+#define SLOT_ADDS_ADDEND 0 /* x86-64 GLOB_DAT/JUMP_SLOT are S, not S + A */
+#else
+#error "elf_loader: add this architecture's e_machine and relocations"
+#endif
+
+/* The ELF entry point's symbol name (lld -e); the loader insists on it. */
+#define QUERY_SYMBOL TINYML_EXE_QUERY_SYMBOL
+
+#define MAX_PHNUM 64
+#define MAX_LOADS 16
+#define MAX_SPAN ((uint64_t)256 << 20) /* bytes of address space per image */
+#define MIN_ALIGN ((uint64_t)4 << 10)
+#define MAX_ALIGN ((uint64_t)64 << 10)
+#define MAX_ENTRIES 65536u
+#define MAX_BINDINGS 4096u
+
+/* Class-independent views of the ELF records we read. */
+typedef struct {
+  uint16_t type, machine, phentsize, phnum;
+  uint32_t version;
+  uint64_t entry, phoff;
+} ehdr_t;
+typedef struct {
+  uint32_t type, flags;
+  uint64_t offset, vaddr, filesz, memsz, align;
+} phdr_t;
+typedef struct {
+  uint64_t tag, val;
+} dyn_t;
+typedef struct {
+  uint64_t offset, type, sym;
+  uint64_t addend; /* two's complement; relocation arithmetic wraps */
+} rela_t;
+typedef struct {
+  uint32_t name;
+  uint8_t info;
+  uint16_t shndx;
+  uint64_t value;
+} sym_t;
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static uint64_t le64(const uint8_t *p) {
+  return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static void ehdr64(const uint8_t *p, ehdr_t *h) {
+  h->type = le16(p + 16);
+  h->machine = le16(p + 18);
+  h->version = le32(p + 20);
+  h->entry = le64(p + 24);
+  h->phoff = le64(p + 32);
+  h->phentsize = le16(p + 54);
+  h->phnum = le16(p + 56);
+}
+static void phdr64(const uint8_t *p, phdr_t *h) {
+  h->type = le32(p);
+  h->flags = le32(p + 4);
+  h->offset = le64(p + 8);
+  h->vaddr = le64(p + 16);
+  h->filesz = le64(p + 32);
+  h->memsz = le64(p + 40);
+  h->align = le64(p + 48);
+}
+static void dyn64(const uint8_t *p, dyn_t *d) {
+  d->tag = le64(p);
+  d->val = le64(p + 8);
+}
+static void rela64(const uint8_t *p, rela_t *r) {
+  uint64_t info = le64(p + 8);
+  r->offset = le64(p);
+  r->type = info & 0xffffffffu;
+  r->sym = info >> 32;
+  r->addend = le64(p + 16);
+}
+static void sym64(const uint8_t *p, sym_t *s) {
+  s->name = le32(p);
+  s->info = p[4];
+  s->shndx = le16(p + 6);
+  s->value = le64(p + 8);
+}
+
+/* Sizes and decoders of one ELF class. */
+typedef struct {
+  size_t ehdr_size, phdr_size, dyn_size, rela_size, sym_size, word_size;
+  void (*ehdr)(const uint8_t *, ehdr_t *);
+  void (*phdr)(const uint8_t *, phdr_t *);
+  void (*dyn)(const uint8_t *, dyn_t *);
+  void (*rela)(const uint8_t *, rela_t *);
+  void (*sym)(const uint8_t *, sym_t *);
+} elf_class_t;
+
+static const elf_class_t class64 = {64, 56, 16, 24, 24, 8,
+                                    ehdr64, phdr64, dyn64, rela64, sym64};
+
+/* Table addresses from the dynamic section. */
+typedef struct {
+  uint64_t rela, relasz, relaent, jmprel, pltrelsz, pltrel;
+  uint64_t symtab, syment, strtab, strsz, hash;
+  uint64_t seen; /* bit t set once tag t (< 64) was read */
+  uint64_t sym_count;
+} dynamic_t;
+
+typedef struct {
+  const tinyml_allocator_t *allocator; /* for statuses */
+  const elf_class_t *cls;
+  const uint8_t *image;
+  size_t size;
+  uint64_t page;
+  ehdr_t eh;
+  phdr_t loads[MAX_LOADS];
+  size_t load_count;
+  phdr_t dynamic, relro;
+  bool has_dynamic, has_relro;
+  uint64_t align;  /* largest PT_LOAD alignment */
+  uint64_t bias;   /* the vaddr that lands at `base` */
+  uint64_t span;   /* bytes from `base`, page-rounded */
+  uint8_t *region; /* what mmap returned */
+  size_t region_size;
+  uint8_t *base;
+  dynamic_t dyn;
+} loader_t;
+
+struct tinyml__elf {
+  void *region;
+  size_t region_size;
+};
+
+__attribute__((format(printf, 2, 3)))
+static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  tinyml_status_t s = tinyml__status_makev(l->allocator,
+                                           TINYML_STATUS_INVALID_MODULE, fmt, args);
+  va_end(args);
+  return s;
+}
+
+/* [off, off + len) lies within [0, limit). */
+static bool range_ok(uint64_t off, uint64_t len, uint64_t limit) {
+  return off <= limit && len <= limit - off;
+}
+
+static uint64_t floor_to(uint64_t x, uint64_t a) { return x & ~(a - 1); }
+/* Callers keep x <= UINT64_MAX - a (all addresses are capped below). */
+static uint64_t ceil_to(uint64_t x, uint64_t a) { return floor_to(x + a - 1, a); }
+
+static bool in_span(const loader_t *l, uint64_t vaddr, uint64_t len) {
+  return vaddr >= l->bias && range_ok(vaddr - l->bias, len, l->span);
+}
+
+/* [vaddr, vaddr + len) lies inside one PT_LOAD having all of `flags`. */
+static bool in_segment(const loader_t *l, uint64_t vaddr, uint64_t len,
+                       uint32_t flags) {
+  for (size_t i = 0; i < l->load_count; i++) {
+    const phdr_t *p = &l->loads[i];
+    if ((p->flags & flags) == flags && vaddr >= p->vaddr &&
+        range_ok(vaddr - p->vaddr, len, p->memsz))
+      return true;
+  }
+  return false;
+}
+
+/* Callers check in_span first. */
+static uint8_t *at(const loader_t *l, uint64_t vaddr) {
+  return l->base + (vaddr - l->bias);
+}
+static uint64_t runtime_address(const loader_t *l, uint64_t vaddr) {
+  return (uint64_t)(uintptr_t)l->base + (vaddr - l->bias);
+}
+/* Maps a runtime address back to a vaddr; false if below the mapping. */
+static bool to_vaddr(const loader_t *l, uintptr_t addr, uint64_t *vaddr) {
+  uintptr_t base = (uintptr_t)l->base;
+  if (addr < base) return false;
+  *vaddr = (uint64_t)(addr - base) + l->bias;
+  return *vaddr >= l->bias; /* no wrap */
+}
+
+/* ---- headers ------------------------------------------------------------ */
+
+static tinyml_status_t check_ident(loader_t *l) {
+  static const uint8_t magic[4] = {0x7f, 'E', 'L', 'F'};
+  const uint8_t *id = l->image;
+  if (l->size < 16 || memcmp(id, magic, 4) != 0)
+    return fail(l, "elf: not an ELF image (bad magic)");
+  if (id[4] != HOST_CLASS)
+    return fail(l, "elf: unsupported ELF class %u", id[4]);
+  if (id[5] != ELFDATA2LSB)
+    return fail(l, "elf: image is not little-endian");
+  if (id[6] != EV_CURRENT)
+    return fail(l, "elf: unsupported ELF version %u", id[6]);
+  if (id[7] != ELFOSABI_NONE && id[7] != ELFOSABI_GNU)
+    return fail(l, "elf: unsupported OS ABI %u", id[7]);
+  l->cls = &class64;
+  return TINYML_OK;
+}
+
+static tinyml_status_t check_ehdr(loader_t *l) {
+  if (l->size < l->cls->ehdr_size) return fail(l, "elf: truncated ELF header");
+  l->cls->ehdr(l->image, &l->eh);
+  const ehdr_t *h = &l->eh;
+  if (h->type != ET_DYN)
+    return fail(l, "elf: e_type %u is not ET_DYN (a shared object)", h->type);
+  if (h->machine != HOST_MACHINE)
+    return fail(l, "elf: e_machine %u is not this host's (%u)", h->machine,
+                HOST_MACHINE);
+  if (h->version != EV_CURRENT)
+    return fail(l, "elf: unsupported e_version %u", (unsigned)h->version);
+  if (h->phentsize != l->cls->phdr_size)
+    return fail(l, "elf: e_phentsize %u, expected %zu", h->phentsize,
+                l->cls->phdr_size);
+  if (h->phnum == 0 || h->phnum > MAX_PHNUM)
+    return fail(l, "elf: %u program headers (1..%d allowed)", h->phnum,
+                MAX_PHNUM);
+  if (!range_ok(h->phoff, (uint64_t)h->phnum * h->phentsize, l->size))
+    return fail(l, "elf: program header table outside the image");
+  return TINYML_OK;
+}
+
+static tinyml_status_t check_load(loader_t *l, const phdr_t *p) {
+  /* lld always uses max-page-size; demanding >= 4 KiB keeps the
+   * p_vaddr/p_offset congruence check meaningful, so a shifted p_offset
+   * cannot silently move code. */
+  uint64_t align = p->align;
+  if (p->memsz == 0) return fail(l, "elf: empty PT_LOAD segment");
+  if (p->filesz > p->memsz)
+    return fail(l, "elf: PT_LOAD p_filesz exceeds p_memsz");
+  if (!range_ok(p->offset, p->filesz, l->size))
+    return fail(l, "elf: PT_LOAD file range outside the image");
+  if ((align & (align - 1)) != 0 || align < MIN_ALIGN || align > MAX_ALIGN)
+    return fail(l, "elf: PT_LOAD alignment 0x%llx is not a power of two "
+                "from 4 KiB to 64 KiB", (unsigned long long)align);
+  if (p->vaddr % align != p->offset % align)
+    return fail(l, "elf: PT_LOAD p_vaddr and p_offset disagree modulo p_align");
+  if (p->memsz > MAX_SPAN)
+    return fail(l, "elf: PT_LOAD larger than %llu bytes",
+                (unsigned long long)MAX_SPAN);
+  /* Keeps every later page/alignment rounding free of overflow. */
+  if (p->vaddr > UINT64_MAX - 2 * MAX_ALIGN - MAX_SPAN)
+    return fail(l, "elf: PT_LOAD address range overflows");
+  if ((p->flags & PF_W) && (p->flags & PF_X))
+    return fail(l, "elf: PT_LOAD is both writable and executable");
+  /* Code must come from the file: a short p_filesz would run zeros. */
+  if ((p->flags & PF_X) && p->filesz != p->memsz)
+    return fail(l, "elf: executable PT_LOAD is not fully backed by the file");
+  if (l->load_count > 0) {
+    const phdr_t *prev = &l->loads[l->load_count - 1];
+    if (ceil_to(prev->vaddr + prev->memsz, l->page) > floor_to(p->vaddr, l->page))
+      return fail(l, "elf: PT_LOAD segments are unsorted or share a page");
+  }
+  if (l->load_count == MAX_LOADS)
+    return fail(l, "elf: more than %d PT_LOAD segments", MAX_LOADS);
+  if (align > l->align) l->align = align;
+  l->loads[l->load_count++] = *p;
+  return TINYML_OK;
+}
+
+static tinyml_status_t note_single(loader_t *l, const phdr_t *p, phdr_t *slot,
+                                   bool *has, const char *name) {
+  if (*has) return fail(l, "elf: more than one %s", name);
+  *slot = *p;
+  *has = true;
+  return TINYML_OK;
+}
+
+static tinyml_status_t read_phdrs(loader_t *l) {
+  for (uint16_t i = 0; i < l->eh.phnum; i++) {
+    phdr_t p;
+    l->cls->phdr(l->image + l->eh.phoff + (uint64_t)i * l->eh.phentsize, &p);
+    tinyml_status_t s = TINYML_OK;
+    if (p.type == PT_LOAD)
+      s = check_load(l, &p);
+    else if (p.type == PT_DYNAMIC)
+      s = note_single(l, &p, &l->dynamic, &l->has_dynamic, "PT_DYNAMIC");
+    else if (p.type == PT_GNU_RELRO)
+      s = note_single(l, &p, &l->relro, &l->has_relro, "PT_GNU_RELRO");
+    else if (p.type == PT_TLS)
+      s = fail(l, "elf: thread-local storage (PT_TLS) is not supported");
+    else if (p.type == PT_INTERP)
+      s = fail(l, "elf: PT_INTERP: not a self-contained shared object");
+    /* Others (PT_PHDR, PT_NOTE, PT_GNU_STACK, ...) do not affect loading. */
+    if (s) return s;
+  }
+  if (l->load_count == 0) return fail(l, "elf: no PT_LOAD segment");
+  if (!l->has_dynamic) return fail(l, "elf: no PT_DYNAMIC segment");
+  return TINYML_OK;
+}
+
+/* Computes bias and span and checks the special segments against them. */
+static tinyml_status_t plan_layout(loader_t *l) {
+  if (l->align < l->page) l->align = l->page;
+  const phdr_t *last = &l->loads[l->load_count - 1];
+  l->bias = floor_to(l->loads[0].vaddr, l->align);
+  uint64_t end = last->vaddr + last->memsz;
+  if (end - l->bias > MAX_SPAN)
+    return fail(l, "elf: segments span more than %llu bytes",
+                (unsigned long long)MAX_SPAN);
+  l->span = ceil_to(end, l->page) - l->bias;
+  const phdr_t *d = &l->dynamic;
+  if (d->memsz < l->cls->dyn_size || !in_segment(l, d->vaddr, d->memsz, 0))
+    return fail(l, "elf: PT_DYNAMIC is not inside a PT_LOAD segment");
+  const phdr_t *r = &l->relro;
+  if (l->has_relro && !in_segment(l, r->vaddr, r->memsz, PF_W))
+    return fail(l, "elf: PT_GNU_RELRO is not inside a writable PT_LOAD");
+  return TINYML_OK;
+}
+
+/* ---- mapping ------------------------------------------------------------ */
+
+static tinyml_status_t map_segments(loader_t *l) {
+  /* Over-reserve so `base` can honour the largest p_align. */
+  uint64_t extra = l->align - l->page;
+  l->region_size = (size_t)(l->span + extra);
+  void *m = mmap(NULL, l->region_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return tinyml__status_make(l->allocator, TINYML_STATUS_OUT_OF_MEMORY,
+                               "elf: cannot map %zu bytes", l->region_size);
+  l->region = m;
+  uintptr_t a = (uintptr_t)m;
+  uintptr_t aligned = (a + (uintptr_t)(l->align - 1)) & ~(uintptr_t)(l->align - 1);
+  l->base = l->region + (aligned - a);
+  for (size_t i = 0; i < l->load_count; i++) {
+    const phdr_t *p = &l->loads[i];
+    if (p->filesz) memcpy(at(l, p->vaddr), l->image + p->offset, (size_t)p->filesz);
+  }
+  return TINYML_OK;
+}
+
+static int prot_of(uint32_t flags) {
+  int prot = PROT_NONE;
+  if (flags & PF_R) prot |= PROT_READ;
+  if (flags & PF_W) prot |= PROT_WRITE;
+  if (flags & PF_X) prot |= PROT_EXEC;
+  return prot;
+}
+
+static tinyml_status_t protect(loader_t *l, uint64_t from, uint64_t to, int prot) {
+  if (to <= from) return TINYML_OK;
+  if (mprotect(at(l, from), (size_t)(to - from), prot) != 0)
+    return tinyml__status_make(l->allocator, TINYML_STATUS_INTERNAL,
+                               "elf: mprotect failed (errno %d)", errno);
+  return TINYML_OK;
+}
+
+static tinyml_status_t protect_segments(loader_t *l) {
+  if (mprotect(l->region, l->region_size, PROT_NONE) != 0)
+    return tinyml__status_make(l->allocator, TINYML_STATUS_INTERNAL,
+                               "elf: mprotect failed (errno %d)", errno);
+  for (size_t i = 0; i < l->load_count; i++) {
+    const phdr_t *p = &l->loads[i];
+    TINYML_RETURN_IF_ERROR(protect(l, floor_to(p->vaddr, l->page),
+                                   ceil_to(p->vaddr + p->memsz, l->page),
+                                   prot_of(p->flags)));
+  }
+  if (!l->has_relro) return TINYML_OK;
+  /* Round the end down: the page holding the end may also hold .data. */
+  return protect(l, floor_to(l->relro.vaddr, l->page),
+                 floor_to(l->relro.vaddr + l->relro.memsz, l->page), PROT_READ);
+}
+
+/* ---- dynamic section ---------------------------------------------------- */
+
+static tinyml_status_t reject_tag(loader_t *l, uint64_t tag) {
+  switch (tag) {
+    case DT_NEEDED:
+      return fail(l, "elf: DT_NEEDED: executables may not depend on libraries");
+    case DT_INIT: case DT_FINI: case DT_INIT_ARRAY: case DT_FINI_ARRAY:
+    case DT_INIT_ARRAYSZ: case DT_FINI_ARRAYSZ: case DT_PREINIT_ARRAY:
+    case DT_PREINIT_ARRAYSZ:
+      return fail(l, "elf: constructors/destructors (dynamic tag %llu) are not "
+                  "supported: the loader never runs them",
+                  (unsigned long long)tag);
+    case DT_REL: case DT_RELSZ: case DT_RELENT:
+      return fail(l, "elf: DT_REL relocations are not supported (only RELA)");
+    case DT_TEXTREL:
+      return fail(l, "elf: DT_TEXTREL: relocations in code are not supported");
+    case DT_RELR: case DT_RELRSZ: case DT_RELRENT:
+      return fail(l, "elf: DT_RELR is not supported (link without "
+                  "-z pack-relative-relocs)");
+    default:
+      return fail(l, "elf: unsupported dynamic tag 0x%llx",
+                  (unsigned long long)tag);
+  }
+}
+
+/* Where each table-describing tag is stored; NULL for tags we do not keep. */
+static uint64_t *slot_of(dynamic_t *d, uint64_t tag) {
+  switch (tag) {
+    case DT_RELA: return &d->rela;
+    case DT_RELASZ: return &d->relasz;
+    case DT_RELAENT: return &d->relaent;
+    case DT_JMPREL: return &d->jmprel;
+    case DT_PLTRELSZ: return &d->pltrelsz;
+    case DT_PLTREL: return &d->pltrel;
+    case DT_SYMTAB: return &d->symtab;
+    case DT_SYMENT: return &d->syment;
+    case DT_STRTAB: return &d->strtab;
+    case DT_STRSZ: return &d->strsz;
+    case DT_HASH: return &d->hash;
+    default: return NULL;
+  }
+}
+
+/* Tags that carry nothing the loader must act on. */
+static bool harmless_tag(uint64_t tag) {
+  switch (tag) {
+    case DT_PLTGOT: case DT_SONAME: case DT_RPATH: case DT_SYMBOLIC:
+    case DT_DEBUG: case DT_BIND_NOW: case DT_RUNPATH: case DT_SYMTAB_SHNDX:
+    case DT_GNU_HASH: case DT_VERSYM: case DT_RELACOUNT: case DT_FLAGS_1:
+    case DT_VERDEF: case DT_VERDEFNUM: case DT_VERNEED: case DT_VERNEEDNUM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static tinyml_status_t take_tag(loader_t *l, const dyn_t *e) {
+  uint64_t *slot = slot_of(&l->dyn, e->tag);
+  if (slot) {
+    uint64_t bit = (uint64_t)1 << e->tag; /* every kept tag is < 64 */
+    if (l->dyn.seen & bit)
+      return fail(l, "elf: duplicate dynamic tag %llu", (unsigned long long)e->tag);
+    l->dyn.seen |= bit;
+    *slot = e->val;
+    return TINYML_OK;
+  }
+  if (e->tag == DT_FLAGS) {
+    if (e->val & DF_TEXTREL)
+      return fail(l, "elf: DF_TEXTREL: relocations in code are not supported");
+    if (e->val & DF_STATIC_TLS)
+      return fail(l, "elf: DF_STATIC_TLS: thread-local storage is not supported");
+    return TINYML_OK;
+  }
+  return harmless_tag(e->tag) ? TINYML_OK : reject_tag(l, e->tag);
+}
+
+static bool has_tag(const loader_t *l, uint64_t tag) {
+  return (l->dyn.seen >> tag) & 1;
+}
+
+static tinyml_status_t read_dynamic(loader_t *l) {
+  size_t esz = l->cls->dyn_size;
+  uint64_t count = l->dynamic.memsz / esz;
+  for (uint64_t i = 0; i < count; i++) {
+    dyn_t e;
+    l->cls->dyn(at(l, l->dynamic.vaddr + i * esz), &e);
+    if (e.tag == DT_NULL) return TINYML_OK;
+    TINYML_RETURN_IF_ERROR(take_tag(l, &e));
+  }
+  return fail(l, "elf: dynamic section has no DT_NULL terminator");
+}
+
+/* A relocation table: both tags or neither, whole entries, in the span. */
+static tinyml_status_t check_rela_table(loader_t *l, uint64_t addr_tag,
+                                        uint64_t size_tag, uint64_t addr,
+                                        uint64_t size, const char *name) {
+  if (!has_tag(l, addr_tag) && !has_tag(l, size_tag)) return TINYML_OK;
+  if (!has_tag(l, addr_tag) || !has_tag(l, size_tag))
+    return fail(l, "elf: %s table is missing its address or size", name);
+  if (size % l->cls->rela_size != 0 || !in_span(l, addr, size))
+    return fail(l, "elf: %s table is malformed or outside the image", name);
+  return TINYML_OK;
+}
+
+static tinyml_status_t count_symbols(loader_t *l) {
+  dynamic_t *d = &l->dyn;
+  if (has_tag(l, DT_HASH)) {
+    /* nbucket, nchain: 32-bit words; nchain is the symbol count. */
+    if (!in_span(l, d->hash, 8)) return fail(l, "elf: DT_HASH outside the image");
+    d->sym_count = le32(at(l, d->hash) + 4);
+  } else if (d->symtab < d->strtab) {
+    d->sym_count = (d->strtab - d->symtab) / l->cls->sym_size;
+  } else {
+    return fail(l, "elf: cannot bound the symbol table (need DT_HASH, or "
+                "DT_SYMTAB before DT_STRTAB)");
+  }
+  if (d->sym_count > l->span / l->cls->sym_size ||
+      !in_span(l, d->symtab, d->sym_count * l->cls->sym_size))
+    return fail(l, "elf: symbol table outside the image");
+  return TINYML_OK;
+}
+
+static tinyml_status_t check_tables(loader_t *l) {
+  dynamic_t *d = &l->dyn;
+  if (!has_tag(l, DT_SYMTAB) || !has_tag(l, DT_STRTAB) || !has_tag(l, DT_STRSZ))
+    return fail(l, "elf: missing DT_SYMTAB, DT_STRTAB or DT_STRSZ");
+  if (has_tag(l, DT_SYMENT) && d->syment != l->cls->sym_size)
+    return fail(l, "elf: DT_SYMENT %llu, expected %zu",
+                (unsigned long long)d->syment, l->cls->sym_size);
+  if (!in_span(l, d->strtab, d->strsz))
+    return fail(l, "elf: string table outside the image");
+  if (has_tag(l, DT_RELA) && d->relaent != l->cls->rela_size)
+    return fail(l, "elf: DT_RELAENT missing or not %zu", l->cls->rela_size);
+  if (has_tag(l, DT_JMPREL) && (!has_tag(l, DT_PLTREL) || d->pltrel != DT_RELA))
+    return fail(l, "elf: DT_PLTREL must be DT_RELA");
+  TINYML_RETURN_IF_ERROR(check_rela_table(l, DT_RELA, DT_RELASZ, d->rela,
+                                          d->relasz, "DT_RELA"));
+  TINYML_RETURN_IF_ERROR(check_rela_table(l, DT_JMPREL, DT_PLTRELSZ, d->jmprel,
+                                          d->pltrelsz, "DT_JMPREL"));
+  return count_symbols(l);
+}
+
+/* ---- symbols and relocations -------------------------------------------- */
+
+static void read_symbol(const loader_t *l, uint64_t index, sym_t *s) {
+  l->cls->sym(at(l, l->dyn.symtab + index * l->cls->sym_size), s);
+}
+
+/* The NUL-terminated name of `s` inside the string table, or NULL. */
+static const char *symbol_name(const loader_t *l, const sym_t *s) {
+  if (s->name >= l->dyn.strsz) return NULL;
+  const char *name = (const char *)at(l, l->dyn.strtab + s->name);
+  return memchr(name, 0, (size_t)(l->dyn.strsz - s->name)) ? name : NULL;
+}
+
+typedef void (*generic_fn)(void);
+
+static bool import_address(const char *name, uint64_t *out) {
+  static const char *const allowed[] = TINYML_EXE_IMPORTS;
+  static const struct {
+    const char *name;
+    generic_fn fn;
+  } bindings[] = {
+#define BIND(name) {#name, (generic_fn)name},
+      TINYML_EXE_IMPORT_LIST(BIND)
+#undef BIND
+  };
+  bool ok = false;
+  for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+    if (strcmp(name, allowed[i]) == 0) ok = true;
+  for (size_t i = 0; ok && i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+    if (strcmp(name, bindings[i].name) != 0) continue;
+    uintptr_t a;
+    _Static_assert(sizeof(a) == sizeof(bindings[i].fn), "code pointer size");
+    memcpy(&a, &bindings[i].fn, sizeof a);
+    *out = a;
+    return true;
+  }
+  return false;
+}
+
+static tinyml_status_t resolve_defined(loader_t *l, const sym_t *s,
+                                       uint64_t *out) {
+  uint8_t type = s->info & 0xf;
+  if (s->shndx >= SHN_LORESERVE)
+    return fail(l, "elf: absolute or special symbol (st_shndx 0x%x) in a "
+                "relocation", s->shndx);
+  if (type == STT_TLS || type == STT_GNU_IFUNC)
+    return fail(l, "elf: TLS or IFUNC symbol in a relocation");
+  if (s->value < l->bias || s->value - l->bias > l->span)
+    return fail(l, "elf: symbol value 0x%llx outside the image",
+                (unsigned long long)s->value);
+  *out = runtime_address(l, s->value);
+  return TINYML_OK;
+}
+
+static tinyml_status_t resolve_symbol(loader_t *l, uint64_t index,
+                                      uint64_t *out) {
+  if (index == 0 || index >= l->dyn.sym_count)
+    return fail(l, "elf: relocation symbol index %llu out of range",
+                (unsigned long long)index);
+  sym_t s;
+  read_symbol(l, index, &s);
+  if (s.shndx != SHN_UNDEF) return resolve_defined(l, &s, out);
+  const char *name = symbol_name(l, &s);
+  if (!name)
+    return fail(l, "elf: symbol %llu has a name outside the string table",
+                (unsigned long long)index);
+  if (!import_address(name, out))
+    return fail(l, "elf: undefined symbol '%.64s' is not an allowed import", name);
+  return TINYML_OK;
+}
+
+static void put_word(const loader_t *l, uint64_t vaddr, uint64_t value) {
+  uint8_t *p = at(l, vaddr);
+  for (size_t i = 0; i < l->cls->word_size; i++) p[i] = (uint8_t)(value >> (8 * i));
+}
+
+static tinyml_status_t apply_one(loader_t *l, const rela_t *r) {
+  if (r->type == R_NONE) return TINYML_OK;
+  if (r->type != R_RELATIVE && r->type != R_ABS && r->type != R_GLOB_DAT &&
+      r->type != R_JUMP_SLOT)
+    return fail(l, "elf: unsupported relocation type %llu",
+                (unsigned long long)r->type);
+  if (!in_segment(l, r->offset, l->cls->word_size, PF_W))
+    return fail(l, "elf: relocation at 0x%llx is outside writable segments",
+                (unsigned long long)r->offset);
+  uint64_t value = 0;
+  if (r->type == R_RELATIVE) {
+    /* Pointers into the image; one past the end is still fine. */
+    if (r->sym != 0 || r->addend < l->bias || r->addend - l->bias > l->span)
+      return fail(l, "elf: RELATIVE relocation at 0x%llx points outside the "
+                  "image", (unsigned long long)r->offset);
+    value = runtime_address(l, r->addend);
+  } else {
+    TINYML_RETURN_IF_ERROR(resolve_symbol(l, r->sym, &value));
+    if (r->type == R_ABS || SLOT_ADDS_ADDEND) value += r->addend;
+  }
+  put_word(l, r->offset, value);
+  return TINYML_OK;
+}
+
+/* Entries are decoded one at a time from the mapping, so a relocation that
+ * overwrites a table is just data: every entry is checked when it is read. */
+static tinyml_status_t apply_table(loader_t *l, uint64_t addr, uint64_t size) {
+  for (uint64_t off = 0; off < size; off += l->cls->rela_size) {
+    rela_t r;
+    l->cls->rela(at(l, addr + off), &r);
+    TINYML_RETURN_IF_ERROR(apply_one(l, &r));
+  }
+  return TINYML_OK;
+}
+
+static tinyml_status_t relocate(loader_t *l) {
+  if (has_tag(l, DT_RELA))
+    TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.rela, l->dyn.relasz));
+  if (has_tag(l, DT_JMPREL))
+    TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.jmprel, l->dyn.pltrelsz));
+  return TINYML_OK;
+}
+
+/* e_entry must be code and must be the exported query function (by name),
+ * so a damaged e_entry or symbol value cannot send the call elsewhere - not
+ * even to another function's start. */
+static tinyml_status_t check_entry(loader_t *l) {
+  uint64_t entry = l->eh.entry;
+  if (!in_segment(l, entry, 1, PF_X))
+    return fail(l, "elf: e_entry 0x%llx is not in an executable segment",
+                (unsigned long long)entry);
+  for (uint64_t i = 1; i < l->dyn.sym_count; i++) {
+    sym_t s;
+    read_symbol(l, i, &s);
+    const char *name = symbol_name(l, &s);
+    if (!name || strcmp(name, QUERY_SYMBOL) != 0) continue;
+    uint8_t bind = s.info >> 4;
+    if (s.value == entry && (s.info & 0xf) == STT_FUNC &&
+        s.shndx != SHN_UNDEF && s.shndx < SHN_LORESERVE &&
+        (bind == STB_GLOBAL || bind == STB_WEAK))
+      return TINYML_OK;
+    break;
+  }
+  return fail(l, "elf: e_entry is not the exported function '%s'", QUERY_SYMBOL);
+}
+
+/* ---- the query and its result ------------------------------------------- */
+
+/* The called code was not built with -fsanitize=function, whose check would
+ * read bytes before the entry. */
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
+static const tinyml_exe_library_t *call_query(const loader_t *l) {
+  uint64_t a = runtime_address(l, l->eh.entry);
+  uintptr_t addr = (uintptr_t)a;
+  tinyml_exe_query_fn query;
+  _Static_assert(sizeof(query) == sizeof(addr), "code pointer size");
+  memcpy(&query, &addr, sizeof query); /* object-to-code conversion, no UB */
+  return query(TINYML_EXE_ABI_VERSION);
+}
+
+/* [ptr, ptr + len) lies in one segment with `flags` and ptr is aligned. */
+static bool mapped(const loader_t *l, const void *ptr, uint64_t len,
+                   size_t alignment, uint32_t flags) {
+  uintptr_t a = (uintptr_t)ptr;
+  uint64_t v;
+  return a % alignment == 0 && to_vaddr(l, a, &v) && in_segment(l, v, len, flags);
+}
+
+static bool code_mapped(const loader_t *l, tinyml_exe_entry_fn fn) {
+  uintptr_t a;
+  memcpy(&a, &fn, sizeof a);
+  uint64_t v;
+  return to_vaddr(l, a, &v) && in_segment(l, v, 1, PF_X);
+}
+
+static tinyml_status_t check_entry_record(const loader_t *l,
+                                          const tinyml_exe_entry_t *e,
+                                          uint32_t i) {
+  if (!code_mapped(l, e->fn))
+    return fail(l, "elf: entry %u: fn is not in an executable segment", i);
+  if (e->reserved != 0) return fail(l, "elf: entry %u: reserved is not 0", i);
+  if (e->binding_count > MAX_BINDINGS)
+    return fail(l, "elf: entry %u: %u bindings (at most %u)", i,
+                e->binding_count, MAX_BINDINGS);
+  if (e->binding_count > 0 &&
+      !mapped(l, e->binding_sizes, (uint64_t)e->binding_count * sizeof(uint64_t),
+              _Alignof(uint64_t), PF_R))
+    return fail(l, "elf: entry %u: binding_sizes outside the image", i);
+  return TINYML_OK;
+}
+
+static tinyml_status_t check_library(const loader_t *l,
+                                     const tinyml_exe_library_t *lib) {
+  if (!lib) return fail(l, "elf: query returned NULL (ABI version %u refused)",
+                        TINYML_EXE_ABI_VERSION);
+  if (!mapped(l, lib, sizeof *lib, _Alignof(tinyml_exe_library_t), PF_R))
+    return fail(l, "elf: query result is outside the image");
+  if (lib->abi_version != TINYML_EXE_ABI_VERSION)
+    return fail(l, "elf: abi_version %u, expected %u", lib->abi_version,
+                TINYML_EXE_ABI_VERSION);
+  if (lib->entry_count > MAX_ENTRIES)
+    return fail(l, "elf: %u entries (at most %u)", lib->entry_count, MAX_ENTRIES);
+  uint64_t bytes = (uint64_t)lib->entry_count * sizeof(tinyml_exe_entry_t);
+  if (lib->entry_count > 0 &&
+      !mapped(l, lib->entries, bytes, _Alignof(tinyml_exe_entry_t), PF_R))
+    return fail(l, "elf: entries array is outside the image");
+  for (uint32_t i = 0; i < lib->entry_count; i++)
+    TINYML_RETURN_IF_ERROR(check_entry_record(l, &lib->entries[i], i));
+  return TINYML_OK;
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+static tinyml_status_t load(loader_t *l, const tinyml_exe_library_t **out) {
+  TINYML_RETURN_IF_ERROR(check_ident(l));
+  TINYML_RETURN_IF_ERROR(check_ehdr(l));
+  TINYML_RETURN_IF_ERROR(read_phdrs(l));
+  TINYML_RETURN_IF_ERROR(plan_layout(l));
+  TINYML_RETURN_IF_ERROR(map_segments(l));
+  TINYML_RETURN_IF_ERROR(read_dynamic(l));
+  TINYML_RETURN_IF_ERROR(check_tables(l));
+  TINYML_RETURN_IF_ERROR(check_entry(l));
+  TINYML_RETURN_IF_ERROR(relocate(l));
+  TINYML_RETURN_IF_ERROR(protect_segments(l));
+  /* Everything structural has been checked; from here code runs. */
+  const tinyml_exe_library_t *lib = call_query(l);
+  TINYML_RETURN_IF_ERROR(check_library(l, lib));
+  *out = lib;
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
+                                 const tinyml_allocator_t *allocator,
+                                 tinyml__elf_t **out_elf,
+                                 const tinyml_exe_library_t **out_library) {
+  if (!image || !out_elf || !out_library)
+    return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
+                               "elf: NULL argument");
+  long page = sysconf(_SC_PAGESIZE);
+  loader_t l = {.allocator = allocator, .image = image, .size = size,
+                .page = page > 0 ? (uint64_t)page : 4096};
+  const tinyml_exe_library_t *lib = NULL;
+  tinyml_status_t s = load(&l, &lib);
+  tinyml__elf_t *elf = NULL;
+  if (!s) {
+    tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
+    elf = tinyml__alloc(&a, sizeof *elf, _Alignof(tinyml__elf_t));
+    if (!elf)
+      s = tinyml__status_make(allocator, TINYML_STATUS_OUT_OF_MEMORY,
+                              "elf: out of memory");
+  }
+  if (s) {
+    if (l.region) munmap(l.region, l.region_size);
+    return s;
+  }
+  elf->region = l.region;
+  elf->region_size = l.region_size;
+  *out_elf = elf;
+  *out_library = lib;
+  return TINYML_OK;
+}
+
+void tinyml__elf_unload(tinyml__elf_t *elf, const tinyml_allocator_t *allocator) {
+  if (!elf) return;
+  munmap(elf->region, elf->region_size);
+  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
+  tinyml__free(&a, elf);
+}

@@ -1,0 +1,46 @@
+/* The runtime: loads verified modules and executes their schedules.  Never
+ * includes compiler, MLIR or LLVM headers.  The public API in bindings-c/
+ * validates arguments and maps onto these. */
+#ifndef TINYML_RUNTIME_RUNTIME_H
+#define TINYML_RUNTIME_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../module/executable_abi.h"
+#include "../module/module.h"
+#include "elf_loader.h"
+#include "tinyml.h"
+
+struct tinyml_module_s {
+  tinyml_allocator_t allocator;
+  tmod_module_t desc;
+  uint8_t *owned_bytes; /* set when the module read its own file */
+  tinyml__elf_t **elfs;
+  const tinyml_exe_library_t **libraries;
+  uint32_t max_bindings; /* most bindings of any step */
+};
+
+struct tinyml_context_s {
+  tinyml_allocator_t allocator;
+  const tinyml_module_t *module;
+  uint8_t *arena;
+  int owns_arena;
+  const void **inputs;
+  void **outputs;
+  void **scratch_ptrs; /* max_bindings entries, reused by every step */
+};
+
+/* Takes ownership of `owned` (may be NULL) whether it succeeds or not. */
+tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size,
+                                      uint8_t *owned, const tinyml_allocator_t *a,
+                                      tinyml_module_t **out);
+void tinyml__module_destroy(tinyml_module_t *m);
+
+tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
+                                       const tinyml_allocator_t *a, void *arena,
+                                       size_t arena_size, tinyml_context_t **out);
+void tinyml__context_destroy(tinyml_context_t *c);
+void tinyml__context_invoke(tinyml_context_t *c);
+
+#endif
