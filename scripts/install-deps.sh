@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything libtinyml needs to build and test, from Debian's
+# packages.  Safe to run again: apt-get skips what is already there.
+set -euo pipefail
+
+packages=(
+  build-essential meson ninja-build pkg-config python3
+  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
+  flatbuffers-compiler libcmocka-dev
+)
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+
+echo "install-deps: apt-get update"
+$sudo apt-get update -qq
+echo "install-deps: installing ${packages[*]}"
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+  "${packages[@]}" >/dev/null
+echo "install-deps: done"
