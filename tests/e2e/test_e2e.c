@@ -3,6 +3,10 @@
  * public API, run it, and compare every output with the C reference.
  *
  * Usage: test_e2e MODEL_DIR   (or set TINYML_E2E_MODELS)
+ *        test_e2e --write-case MODEL DIR
+ *   The second form writes the inputs (DIR/input_<i>.bin) and the C
+ *   reference's outputs (DIR/expected_<i>.bin) of one model, so the tools can
+ *   be checked against the same reference (tests/tools/).
  *
  * Shapes and weight seeds below must match gen_models.py, which writes the
  * models; both reproduce the same weights from weight(i, seed).
@@ -407,7 +411,39 @@ static void run_case(void **state) {
   free_buffers(&io);
 }
 
+static int write_file(const char *dir, const char *kind, size_t i,
+                      const float *data, size_t count) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s_%zu.bin", dir, kind, i);
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  size_t n = fwrite(data, sizeof(float), count, f);
+  return (fclose(f) == 0 && n == count) ? 0 : -1;
+}
+
+static int write_case(const char *model, const char *dir) {
+  for (size_t k = 0; k < ARRAY_LEN(g_cases); ++k) {
+    const e2e_case_t *c = &g_cases[k];
+    if (strcmp(c->model, model) != 0) continue;
+    io_buffers_t io;
+    alloc_buffers(c, &io);
+    c->reference((const float *const *)io.in, io.want);
+    int rc = 0;
+    for (size_t i = 0; i < c->input_count; ++i)
+      rc |= write_file(dir, "input", i, io.in[i], spec_count(&c->inputs[i]));
+    for (size_t i = 0; i < c->output_count; ++i)
+      rc |= write_file(dir, "expected", i, io.want[i], spec_count(&c->outputs[i]));
+    free_buffers(&io);
+    if (rc) fprintf(stderr, "test_e2e: cannot write into %s\n", dir);
+    return rc ? 1 : 0;
+  }
+  fprintf(stderr, "test_e2e: no case named '%s'\n", model);
+  return 2;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--write-case") == 0)
+    return write_case(argv[2], argv[3]);
   g_model_dir = argc > 1 ? argv[1] : getenv("TINYML_E2E_MODELS");
   if (g_model_dir == NULL) {
     fprintf(stderr, "usage: %s MODEL_DIR (or set TINYML_E2E_MODELS)\n",
