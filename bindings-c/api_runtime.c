@@ -1,6 +1,8 @@
 /* Public API: version, blobs, modules, contexts.  Validates every argument,
  * then maps onto lib/runtime. */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "../lib/common/alloc.h"
@@ -93,7 +95,15 @@ tinyml_status_t tinyml_module_load(const void *data, size_t size,
 static tinyml_status_t read_file(const char *path, const tinyml_allocator_t *a,
                                  uint8_t **out, size_t *out_size) {
   FILE *f = fopen(path, "rb");
-  if (!f) return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot open '%s'", path);
+  if (!f)
+    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot open '%s': %s", path,
+                               strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    fclose(f);
+    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "'%s' is not a regular file",
+                               path);
+  }
   long n = -1;
   if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
   if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {

@@ -24,7 +24,8 @@
   X(expf) X(exp2f) X(expm1f) X(logf) X(log2f) X(log10f) X(log1pf)              \
   X(tanhf) X(sinhf) X(coshf) X(erff) X(powf) X(sinf) X(cosf) X(tanf)           \
   X(asinf) X(acosf) X(atanf) X(atan2f) X(fmodf) X(cbrtf) X(sqrtf)              \
-  X(roundf) X(floorf) X(ceilf) X(truncf) X(rintf) X(fabsf)
+  X(roundf) X(floorf) X(ceilf) X(truncf) X(rintf) X(fabsf)                    \
+  X(sincosf) /* LLVM merges sinf + cosf of one value into it */
 #define TINYML_EXE_IMPORT_NAME(name) #name,
 #define TINYML_EXE_IMPORTS {TINYML_EXE_IMPORT_LIST(TINYML_EXE_IMPORT_NAME)}
 

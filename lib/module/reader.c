@@ -400,7 +400,13 @@ static tinyml_status_t read_executable(const reader_t *r, const vec_t *v,
   TINYML_RETURN_IF_ERROR(scalar(r, &t, 3, 4, what, &checksum));
   out->checksum = (uint32_t)checksum;
   snprintf(what, sizeof(what), "executable %" PRIu32 " image", i);
-  return blob(r, &t, 2, out->checksum, what, &out->image, &out->image_size);
+  TINYML_RETURN_IF_ERROR(
+      blob(r, &t, 2, out->checksum, what, &out->image, &out->image_size));
+  /* An absent image has the CRC of no bytes (0, the default checksum), so
+   * the checksum alone cannot catch a lost field. */
+  if (out->image == NULL || out->image_size == 0)
+    return bad(r, "module: executable %" PRIu32 " has no image", i);
+  return TINYML_OK;
 }
 
 static tinyml_status_t read_executables(const reader_t *r, const table_t *root,

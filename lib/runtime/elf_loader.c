@@ -619,6 +619,13 @@ static const char *symbol_name(const loader_t *l, const sym_t *s) {
 
 typedef void (*generic_fn)(void);
 
+/* glibc's sincosf is a GNU extension; this portable one serves instead. */
+static void tinyml_sincosf(float x, float *s, float *c) {
+  *s = sinf(x);
+  *c = cosf(x);
+}
+#define sincosf tinyml_sincosf
+
 static bool import_address(const char *name, uint64_t *out) {
   static const char *const allowed[] = TINYML_EXE_IMPORTS;
   static const struct {
@@ -626,6 +633,7 @@ static bool import_address(const char *name, uint64_t *out) {
     generic_fn fn;
   } bindings[] = {
 #define BIND(name) {#name, (generic_fn)name},
+      /* The name string is taken before the sincosf macro expands. */
       TINYML_EXE_IMPORT_LIST(BIND)
 #undef BIND
   };
