@@ -405,7 +405,7 @@ static tinyml_status_t read_executable(const reader_t *r, const vec_t *v,
   /* An absent image has the CRC of no bytes (0, the default checksum), so
    * the checksum alone cannot catch a lost field. */
   if (out->image == NULL || out->image_size == 0)
-    return bad(r, "module: executable %" PRIu32 " has no image", i);
+    return bad(r, "executable %" PRIu32 " has no image", i);
   return TINYML_OK;
 }
 

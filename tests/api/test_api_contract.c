@@ -1,0 +1,978 @@
+/* The public contract of include/tinyml.h, through the shared library only:
+ * every function's NULL and bad-argument paths (documented code, a message
+ * that names the problem, out_ parameters untouched), version, names, option
+ * structs and struct_size, compile errors, module loading, queries, I/O
+ * binding, caller arenas, several contexts and threads.
+ *
+ * Usage: test_api_contract MODEL_DIR [EXTRA_MODEL_DIR]
+ *   MODEL_DIR (tests/e2e/models) may also come from TINYML_API_MODELS;
+ *   every model in EXTRA_MODEL_DIR (tests/api/models) must compile and run. */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "api_test_util.h"
+
+/* Out parameters must keep this value when a call fails. */
+#define SENTINEL ((void *)(uintptr_t)0x5a5a5a50)
+
+typedef struct fixture {
+  const char *model;
+  tinyml_blob_t *blob;
+  tinyml_module_t *module;
+} fixture_t;
+
+/* Three inputs, one output, no arena; and one input with weights and an
+ * arena.  Compiled once for the whole group. */
+static fixture_t g_add = {"add_mul_broadcast", NULL, NULL};
+static fixture_t g_conv = {"conv2d", NULL, NULL};
+
+static int setup_group(void **state) {
+  (void)state;
+  fixture_t *all[] = {&g_add, &g_conv};
+  for (size_t i = 0; i < 2; ++i) {
+    all[i]->blob = api_compile_model(all[i]->model, NULL);
+    all[i]->module = api_load_blob(all[i]->blob);
+  }
+  return 0;
+}
+
+static int teardown_group(void **state) {
+  (void)state;
+  fixture_t *all[] = {&g_add, &g_conv};
+  for (size_t i = 0; i < 2; ++i) {
+    tinyml_module_release(all[i]->module);
+    tinyml_blob_release(all[i]->blob);
+  }
+  return 0;
+}
+
+/* Compiles `text`, which must fail with `code` naming `needle`. */
+static void expect_compile_error(const char *text, size_t size,
+                                 tinyml_status_code_t code, const char *needle) {
+  tinyml_blob_t *blob = SENTINEL;
+  api_expect_error(tinyml_compile(text, size, NULL, &blob), code, needle);
+  assert_ptr_equal(blob, SENTINEL);
+}
+
+/* ==== version, names, options ============================================ */
+
+static void test_version(void **state) {
+  (void)state;
+  assert_int_equal(tinyml_version_number(), TINYML_VERSION_NUMBER);
+  assert_int_equal(TINYML_VERSION_NUMBER, TINYML_VERSION_MAJOR * 1000000 +
+                                              TINYML_VERSION_MINOR * 1000 +
+                                              TINYML_VERSION_PATCH);
+  assert_true(TINYML_VERSION_MINOR < 1000 && TINYML_VERSION_PATCH < 1000);
+  assert_string_equal(tinyml_version_string(), TINYML_VERSION_STRING);
+  char expect[64];
+  snprintf(expect, sizeof expect, "%d.%d.%d", TINYML_VERSION_MAJOR,
+           TINYML_VERSION_MINOR, TINYML_VERSION_PATCH);
+  assert_string_equal(tinyml_version_string(), expect);
+}
+
+static void test_status_code_names(void **state) {
+  (void)state;
+  static const char *const names[] = {
+      "OK", "INVALID_ARGUMENT", "OUT_OF_MEMORY", "INVALID_MODULE", "INVALID_MODEL",
+      "UNSUPPORTED", "SIZE_MISMATCH", "FAILED_PRECONDITION", "IO_ERROR", "INTERNAL"};
+  for (int code = 0; code <= TINYML_STATUS_INTERNAL; ++code)
+    assert_string_equal(tinyml_status_code_name((tinyml_status_code_t)code), names[code]);
+  assert_int_equal(sizeof names / sizeof names[0], TINYML_STATUS_INTERNAL + 1);
+  assert_non_null(tinyml_status_code_name((tinyml_status_code_t)1000));
+  assert_int_equal(tinyml_status_code(TINYML_OK), TINYML_STATUS_OK);
+  assert_string_equal(tinyml_status_message(TINYML_OK), "OK");
+  tinyml_status_free(TINYML_OK);
+}
+
+static void test_dtypes(void **state) {
+  (void)state;
+  static const struct {
+    tinyml_dtype_t dtype;
+    const char *name;
+    size_t size;
+  } table[] = {
+      {TINYML_DTYPE_FLOAT32, "float32", 4}, {TINYML_DTYPE_FLOAT16, "float16", 2},
+      {TINYML_DTYPE_INT8, "int8", 1},       {TINYML_DTYPE_UINT8, "uint8", 1},
+      {TINYML_DTYPE_INT16, "int16", 2},     {TINYML_DTYPE_INT32, "int32", 4},
+      {TINYML_DTYPE_INT64, "int64", 8},     {TINYML_DTYPE_BOOL, "bool", 1},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
+    assert_string_equal(tinyml_dtype_name(table[i].dtype), table[i].name);
+    assert_int_equal(tinyml_dtype_size(table[i].dtype), table[i].size);
+  }
+  tinyml_dtype_t bad[] = {TINYML_DTYPE_INVALID, (tinyml_dtype_t)9, (tinyml_dtype_t)-1};
+  for (size_t i = 0; i < 3; ++i) {
+    assert_int_equal(tinyml_dtype_size(bad[i]), 0);
+    assert_non_null(tinyml_dtype_name(bad[i]));
+  }
+}
+
+static void test_options_init(void **state) {
+  (void)state;
+  tinyml_compile_options_t co;
+  tinyml_module_options_t mo;
+  tinyml_context_options_t xo;
+  tinyml_tensor_info_t ti;
+  memset(&co, 0xa5, sizeof co);
+  memset(&mo, 0xa5, sizeof mo);
+  memset(&xo, 0xa5, sizeof xo);
+  memset(&ti, 0xa5, sizeof ti);
+  tinyml_compile_options_init(&co);
+  tinyml_module_options_init(&mo);
+  tinyml_context_options_init(&xo);
+  tinyml_tensor_info_init(&ti);
+  assert_int_equal(co.struct_size, sizeof co);
+  assert_true(!co.target && !co.cpu && !co.features && co.opt_level == 3);
+  assert_true(!co.allocator.alloc && !co.allocator.free && !co.allocator.self);
+  assert_int_equal(mo.struct_size, sizeof mo);
+  assert_null(mo.allocator.alloc);
+  assert_int_equal(xo.struct_size, sizeof xo);
+  assert_true(!xo.allocator.alloc && !xo.arena && xo.arena_size == 0);
+  assert_int_equal(ti.struct_size, sizeof ti);
+  assert_true(!ti.name && ti.rank == 0 && ti.byte_size == 0 && !ti.scales);
+  /* Not documented either way; must at least not crash. */
+  tinyml_compile_options_init(NULL);
+  tinyml_module_options_init(NULL);
+  tinyml_context_options_init(NULL);
+  tinyml_tensor_info_init(NULL);
+}
+
+static void test_null_getters_and_releases(void **state) {
+  (void)state;
+  assert_null(tinyml_blob_data(NULL));
+  assert_int_equal(tinyml_blob_size(NULL), 0);
+  assert_int_equal(tinyml_module_input_count(NULL), 0);
+  assert_int_equal(tinyml_module_output_count(NULL), 0);
+  assert_string_equal(tinyml_module_target(NULL), "");
+  assert_int_equal(tinyml_module_arena_size(NULL), 0);
+  assert_int_equal(tinyml_module_arena_alignment(NULL), 0);
+  assert_int_equal(tinyml_module_constant_size(NULL), 0);
+  assert_int_equal(tinyml_module_dispatch_count(NULL), 0);
+  tinyml_blob_release(NULL);
+  tinyml_module_release(NULL);
+  tinyml_context_release(NULL);
+  tinyml_status_free(NULL);
+}
+
+/* ==== compile ============================================================ */
+
+static void test_compile_bad_arguments(void **state) {
+  (void)state;
+  size_t size;
+  char *text = api_read_model(g_add.model, &size);
+  tinyml_blob_t *blob = SENTINEL;
+  api_expect_error(tinyml_compile(NULL, size, NULL, &blob),
+                   TINYML_STATUS_INVALID_ARGUMENT, "tinyml_compile", "model");
+  api_expect_error(tinyml_compile(text, size, NULL, NULL),
+                   TINYML_STATUS_INVALID_ARGUMENT, "tinyml_compile", "out_module");
+  api_expect_error(tinyml_compile(text, 0, NULL, &blob), TINYML_STATUS_INVALID_MODEL,
+                   "empty");
+  tinyml_compile_options_t o;
+  tinyml_compile_options_init(&o);
+  o.struct_size = 0;
+  api_expect_error(tinyml_compile(text, size, &o, &blob),
+                   TINYML_STATUS_INVALID_ARGUMENT, "struct_size");
+  int bad_levels[] = {-1, 4, 1000};
+  for (size_t i = 0; i < 3; ++i) {
+    tinyml_compile_options_init(&o);
+    o.opt_level = bad_levels[i];
+    api_expect_error(tinyml_compile(text, size, &o, &blob),
+                     TINYML_STATUS_INVALID_ARGUMENT, "opt_level");
+  }
+  assert_ptr_equal(blob, SENTINEL);
+  free(text);
+}
+
+static void test_compile_targets(void **state) {
+  (void)state;
+  const char *targets = tinyml_compile_targets();
+  assert_non_null(targets);
+  assert_non_null(strstr(targets, tinyml_module_target(g_add.module)));
+  tinyml_compile_options_t o;
+  tinyml_compile_options_init(&o);
+  o.target = "riscv-9000";
+  size_t size;
+  char *text = api_read_model(g_add.model, &size);
+  tinyml_blob_t *blob = SENTINEL;
+  /* The message names the bad target and every target that was built. */
+  api_expect_error(tinyml_compile(text, size, &o, &blob), TINYML_STATUS_UNSUPPORTED,
+                   "riscv-9000", targets);
+  assert_ptr_equal(blob, SENTINEL);
+  free(text);
+  o.target = "x86-64";
+  tinyml_blob_t *x86 = api_compile_model(g_add.model, &o);
+  tinyml_module_t *m = api_load_blob(x86);
+  assert_string_equal(tinyml_module_target(m), "x86-64");
+  tinyml_module_release(m);
+  tinyml_blob_release(x86);
+}
+
+/* Fields past struct_size belong to a newer header than the caller's: they
+ * must be ignored (here: a bad opt_level and allocators that count). */
+static void test_older_option_structs(void **state) {
+  (void)state;
+  api_counting_alloc_t c;
+  api_counting_alloc_init(&c, 0, 0);
+  tinyml_compile_options_t co;
+  tinyml_compile_options_init(&co);
+  co.struct_size = offsetof(tinyml_compile_options_t, opt_level);
+  co.opt_level = 99;
+  co.allocator = c.allocator;
+  tinyml_blob_t *blob = api_compile_model(g_add.model, &co);
+  tinyml_module_options_t mo;
+  tinyml_module_options_init(&mo);
+  mo.struct_size = offsetof(tinyml_module_options_t, allocator);
+  mo.allocator = c.allocator;
+  tinyml_module_t *m = NULL;
+  api_assert_ok(tinyml_module_load(tinyml_blob_data(blob), tinyml_blob_size(blob), &mo, &m),
+                "tinyml_module_load");
+  assert_int_equal(c.calls, 0);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
+static void test_compile_malformed_text(void **state) {
+  (void)state;
+  /* A truncated function: MLIR's own parser message must come through. */
+  const char *text =
+      "module {\n"
+      "  func.func @main(%arg0: tensor<4xf32>) -> (tensor<4xf32>) {\n"
+      "    %v0 = tosa.add %arg0, %arg0 : (tensor<4xf32>, tensor<4xf32>) ->\n"
+      "  }\n"
+      "}\n";
+  expect_compile_error(text, strlen(text), TINYML_STATUS_INVALID_MODEL, "expected");
+  expect_compile_error(text, strlen(text), TINYML_STATUS_INVALID_MODEL, "parse");
+  const char *not_mlir = "hello, world";
+  expect_compile_error(not_mlir, strlen(not_mlir), TINYML_STATUS_INVALID_MODEL, "'hello'");
+}
+
+static void test_compile_binary_garbage(void **state) {
+  (void)state;
+  uint8_t garbage[4096];
+  uint32_t s = 12345;
+  for (size_t i = 0; i < sizeof garbage; ++i) {
+    s = s * 1103515245u + 12345u;
+    garbage[i] = (uint8_t)(s >> 16);
+  }
+  expect_compile_error((const char *)garbage, sizeof garbage, TINYML_STATUS_INVALID_MODEL,
+                       "format");
+  const char nul_in_text[] = "module {\0}";
+  expect_compile_error(nul_in_text, sizeof nul_in_text, TINYML_STATUS_INVALID_MODEL,
+                       "format");
+  /* A FlatBuffer with the TFLite identifier: recognised, not supported. */
+  const char tflite[16] = {0x1c, 0, 0, 0, 'T', 'F', 'L', '3'};
+  expect_compile_error(tflite, sizeof tflite, TINYML_STATUS_UNSUPPORTED, "TFLite");
+}
+
+static void test_compile_unsupported_op(void **state) {
+  (void)state;
+  const char *custom =
+      "module {\n"
+      "  func.func @main(%arg0: tensor<4xf32>) -> (tensor<4xf32>) {\n"
+      "    %v0 = tosa.custom %arg0 {domain_name = \"tinyml\", operator_name = \"frob\","
+      " implementation_attrs = \"\"} : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "    return %v0 : tensor<4xf32>\n"
+      "  }\n"
+      "}\n";
+  expect_compile_error(custom, strlen(custom), TINYML_STATUS_UNSUPPORTED, "tosa.custom");
+}
+
+static void test_compile_dynamic_shape(void **state) {
+  (void)state;
+  const char *dynamic =
+      "module {\n"
+      "  func.func @main(%arg0: tensor<?x4xf32>) -> (tensor<?x4xf32>) {\n"
+      "    %v0 = tosa.add %arg0, %arg0 : (tensor<?x4xf32>, tensor<?x4xf32>) -> "
+      "tensor<?x4xf32>\n"
+      "    return %v0 : tensor<?x4xf32>\n"
+      "  }\n"
+      "}\n";
+  expect_compile_error(dynamic, strlen(dynamic), TINYML_STATUS_UNSUPPORTED, "dynamic");
+}
+
+static void test_blob_write_file_errors(void **state) {
+  (void)state;
+  api_expect_error(tinyml_blob_write_file(NULL, "/tmp/x"), TINYML_STATUS_INVALID_ARGUMENT,
+                   "tinyml_blob_write_file", "blob");
+  api_expect_error(tinyml_blob_write_file(g_add.blob, NULL),
+                   TINYML_STATUS_INVALID_ARGUMENT, "path");
+  const char *missing = "/nonexistent-tinyml-dir/m.tmlm";
+  api_expect_error(tinyml_blob_write_file(g_add.blob, missing), TINYML_STATUS_IO_ERROR,
+                   missing);
+}
+
+/* ==== module loading ===================================================== */
+
+static void expect_load_error(const void *data, size_t size,
+                              const tinyml_module_options_t *o,
+                              tinyml_status_code_t code, const char *needle) {
+  tinyml_module_t *m = SENTINEL;
+  api_expect_error(tinyml_module_load(data, size, o, &m), code, needle);
+  assert_ptr_equal(m, SENTINEL);
+}
+
+static void test_module_load_bad_arguments(void **state) {
+  (void)state;
+  const uint8_t *bytes = tinyml_blob_data(g_add.blob);
+  size_t size = tinyml_blob_size(g_add.blob);
+  expect_load_error(NULL, size, NULL, TINYML_STATUS_INVALID_ARGUMENT, "data");
+  api_expect_error(tinyml_module_load(bytes, size, NULL, NULL),
+                   TINYML_STATUS_INVALID_ARGUMENT, "out_module");
+  tinyml_module_options_t o;
+  tinyml_module_options_init(&o);
+  o.struct_size = 0;
+  expect_load_error(bytes, size, &o, TINYML_STATUS_INVALID_ARGUMENT, "struct_size");
+  for (size_t offset = 1; offset < 16; offset *= 2) {
+    uint8_t *copy = api_aligned_copy(bytes, size, 64, offset);
+    expect_load_error(copy, size, NULL, TINYML_STATUS_INVALID_ARGUMENT, "aligned");
+    api_aligned_free(copy);
+  }
+  expect_load_error(bytes, 0, NULL, TINYML_STATUS_INVALID_MODULE, "module");
+  expect_load_error(bytes, size / 2, NULL, TINYML_STATUS_INVALID_MODULE, "module");
+  uint8_t *garbage = api_aligned_copy(bytes, size, 64, 0);
+  for (size_t i = 0; i < size; ++i) garbage[i] = (uint8_t)(i * 7 + 3);
+  expect_load_error(garbage, size, NULL, TINYML_STATUS_INVALID_MODULE, "module");
+  api_aligned_free(garbage);
+}
+
+static void expect_load_file_error(const char *path, tinyml_status_code_t code,
+                                   const char *needle) {
+  tinyml_module_t *m = SENTINEL;
+  api_expect_error(tinyml_module_load_file(path, NULL, &m), code, needle);
+  assert_ptr_equal(m, SENTINEL);
+}
+
+static void test_module_load_file_errors(void **state) {
+  (void)state;
+  tinyml_module_t *m = SENTINEL;
+  api_expect_error(tinyml_module_load_file(NULL, NULL, &m),
+                   TINYML_STATUS_INVALID_ARGUMENT, "path");
+  api_expect_error(tinyml_module_load_file("/tmp/x", NULL, NULL),
+                   TINYML_STATUS_INVALID_ARGUMENT, "out_module");
+  tinyml_module_options_t o;
+  tinyml_module_options_init(&o);
+  o.struct_size = 0;
+  api_expect_error(tinyml_module_load_file("/tmp/x", &o, &m),
+                   TINYML_STATUS_INVALID_ARGUMENT, "struct_size");
+  assert_ptr_equal(m, SENTINEL);
+  const char *missing = "/nonexistent-tinyml-dir/missing.tmlm";
+  expect_load_file_error(missing, TINYML_STATUS_IO_ERROR, missing);
+  char path[512];
+  api_temp_path(path, sizeof path, ".tmlm"); /* empty */
+  expect_load_file_error(path, TINYML_STATUS_INVALID_MODULE, path);
+  remove(path);
+}
+
+/* A directory opens with fopen() on Linux, and ftell() at its end can say
+ * LONG_MAX: still an I/O error, not OUT_OF_MEMORY. */
+static void test_module_load_file_directory(void **state) {
+  (void)state;
+  char dir[512];
+  api_temp_dir(dir, sizeof dir);
+  tinyml_module_t *m = SENTINEL;
+  tinyml_status_t st = tinyml_module_load_file(dir, NULL, &m);
+  rmdir(dir);
+  assert_ptr_equal(m, SENTINEL);
+  api_expect_error(st, TINYML_STATUS_IO_ERROR, dir);
+}
+
+static void assert_same_io(const tinyml_module_t *a, const tinyml_module_t *b) {
+  assert_int_equal(tinyml_module_input_count(a), tinyml_module_input_count(b));
+  assert_int_equal(tinyml_module_output_count(a), tinyml_module_output_count(b));
+  assert_int_equal(tinyml_module_arena_size(a), tinyml_module_arena_size(b));
+  assert_int_equal(tinyml_module_constant_size(a), tinyml_module_constant_size(b));
+  assert_int_equal(tinyml_module_dispatch_count(a), tinyml_module_dispatch_count(b));
+  assert_string_equal(tinyml_module_target(a), tinyml_module_target(b));
+  for (size_t i = 0; i < tinyml_module_input_count(a); ++i) {
+    tinyml_tensor_info_t x, y;
+    tinyml_tensor_info_init(&x);
+    tinyml_tensor_info_init(&y);
+    api_assert_ok(tinyml_module_input_info(a, i, &x), "input_info");
+    api_assert_ok(tinyml_module_input_info(b, i, &y), "input_info");
+    assert_string_equal(x.name, y.name);
+    assert_int_equal(x.byte_size, y.byte_size);
+  }
+}
+
+/* Runs `m` on inputs from `seed`; the caller frees `io`. */
+static void run_module(const tinyml_module_t *m, uint32_t seed, api_io_t *io) {
+  assert_true(api_io_alloc(m, SIZE_MAX, seed, io));
+  api_io_poison_outputs(io, 0xcd);
+  api_assert_ok(api_run(m, NULL, io, 1), "run");
+}
+
+static void test_module_load_file_round_trip(void **state) {
+  (void)state;
+  char path[512];
+  api_temp_path(path, sizeof path, ".tmlm");
+  api_assert_ok(tinyml_blob_write_file(g_conv.blob, path), "tinyml_blob_write_file");
+  size_t size = 0;
+  char *bytes = api_read_file(path, &size);
+  assert_non_null(bytes);
+  assert_int_equal(size, tinyml_blob_size(g_conv.blob));
+  assert_memory_equal(bytes, tinyml_blob_data(g_conv.blob), size);
+  free(bytes);
+  tinyml_module_t *m = NULL;
+  api_assert_ok(tinyml_module_load_file(path, NULL, &m), "tinyml_module_load_file");
+  remove(path); /* the module owns a copy of the bytes */
+  assert_same_io(m, g_conv.module);
+  api_io_t from_file, from_blob;
+  run_module(m, 7, &from_file);
+  run_module(g_conv.module, 7, &from_blob);
+  assert_true(api_io_outputs_equal(&from_file, &from_blob));
+  api_io_free(&from_file);
+  api_io_free(&from_blob);
+  tinyml_module_release(m);
+}
+
+/* ==== queries ============================================================ */
+
+static void check_info(const tinyml_module_t *m, int input, size_t index,
+                       uint32_t rank, const int64_t *dims) {
+  tinyml_tensor_info_t info;
+  tinyml_tensor_info_init(&info);
+  api_assert_ok(input ? tinyml_module_input_info(m, index, &info)
+                      : tinyml_module_output_info(m, index, &info),
+                "tensor info");
+  assert_non_null(info.name);
+  assert_true(info.name[0] != '\0');
+  assert_int_equal(info.struct_size, sizeof info);
+  assert_int_equal(info.dtype, TINYML_DTYPE_FLOAT32);
+  assert_int_equal(info.rank, rank);
+  size_t elements = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    assert_int_equal(info.dims[d], dims[d]);
+    elements *= (size_t)dims[d];
+  }
+  assert_int_equal(info.byte_size, elements * tinyml_dtype_size(info.dtype));
+  assert_true(info.quant_count == 0 && !info.scales && !info.zero_points);
+}
+
+static void test_module_queries(void **state) {
+  (void)state;
+  static const int64_t full[] = {1, 4, 5, 3}, b[] = {1, 1, 1, 3}, c[] = {1, 1, 5, 1};
+  const tinyml_module_t *m = g_add.module;
+  assert_int_equal(tinyml_module_input_count(m), 3);
+  assert_int_equal(tinyml_module_output_count(m), 1);
+  check_info(m, 1, 0, 4, full);
+  check_info(m, 1, 1, 4, b);
+  check_info(m, 1, 2, 4, c);
+  check_info(m, 0, 0, 4, full);
+  tinyml_tensor_info_t x, y;
+  tinyml_tensor_info_init(&x);
+  tinyml_tensor_info_init(&y);
+  api_assert_ok(tinyml_module_input_info(m, 0, &x), "input_info");
+  api_assert_ok(tinyml_module_input_info(m, 1, &y), "input_info");
+  assert_string_not_equal(x.name, y.name);
+  static const int64_t conv_in[] = {1, 9, 8, 3}, conv_out[] = {1, 5, 4, 5};
+  check_info(g_conv.module, 1, 0, 4, conv_in);
+  check_info(g_conv.module, 0, 0, 4, conv_out);
+}
+
+static void check_plausible(const fixture_t *f, size_t min_constants, int has_arena) {
+  const tinyml_module_t *m = f->module;
+  size_t blob = tinyml_blob_size(f->blob);
+  size_t align = tinyml_module_arena_alignment(m);
+  assert_string_equal(tinyml_module_target(m), "x86-64");
+  assert_true(align >= 16 && align <= 4096 && (align & (align - 1)) == 0);
+  assert_true(has_arena ? tinyml_module_arena_size(m) > 0 : 1);
+  assert_true(tinyml_module_arena_size(m) < (1u << 20));
+  assert_true(tinyml_module_constant_size(m) >= min_constants);
+  assert_true(tinyml_module_constant_size(m) < blob);
+  assert_true(tinyml_module_dispatch_count(m) >= 1);
+  assert_true(tinyml_module_dispatch_count(m) <= 16);
+  print_message("%s: %zu-byte module, arena %zu (align %zu), constants %zu, %zu steps\n",
+                f->model, blob, tinyml_module_arena_size(m), align,
+                tinyml_module_constant_size(m), tinyml_module_dispatch_count(m));
+}
+
+static void test_module_sizes_plausible(void **state) {
+  (void)state;
+  check_plausible(&g_add, 0, 0);
+  /* conv2d: 5x3x3x3 float weights and 5 biases; a padded input in the arena. */
+  check_plausible(&g_conv, (5 * 3 * 3 * 3 + 5) * sizeof(float), 1);
+}
+
+typedef tinyml_status_t (*info_fn)(const tinyml_module_t *, size_t, tinyml_tensor_info_t *);
+
+static void check_info_errors(info_fn get, size_t count) {
+  tinyml_tensor_info_t info, before;
+  tinyml_tensor_info_init(&info);
+  api_expect_error(get(NULL, 0, &info), TINYML_STATUS_INVALID_ARGUMENT, "module");
+  api_expect_error(get(g_add.module, 0, NULL), TINYML_STATUS_INVALID_ARGUMENT, "out_info");
+  memset(&info, 0x77, sizeof info);
+  info.struct_size = sizeof info;
+  before = info;
+  api_expect_error(get(g_add.module, count, &info), TINYML_STATUS_INVALID_ARGUMENT,
+                   "index", "out of range");
+  api_expect_error(get(g_add.module, SIZE_MAX, &info), TINYML_STATUS_INVALID_ARGUMENT,
+                   "out of range");
+  assert_memory_equal(&info, &before, sizeof info);
+  info.struct_size = 0;
+  api_expect_error(get(g_add.module, 0, &info), TINYML_STATUS_INVALID_ARGUMENT,
+                   "struct_size");
+}
+
+static void test_tensor_info_errors(void **state) {
+  (void)state;
+  check_info_errors(tinyml_module_input_info, tinyml_module_input_count(g_add.module));
+  check_info_errors(tinyml_module_output_info, tinyml_module_output_count(g_add.module));
+}
+
+/* ==== contexts =========================================================== */
+
+static void expect_create_error(const tinyml_module_t *m,
+                                const tinyml_context_options_t *o,
+                                tinyml_status_code_t code, const char *needle) {
+  tinyml_context_t *ctx = SENTINEL;
+  api_expect_error(tinyml_context_create(m, o, &ctx), code, needle);
+  assert_ptr_equal(ctx, SENTINEL);
+}
+
+static void test_context_create_errors(void **state) {
+  (void)state;
+  const tinyml_module_t *m = g_conv.module;
+  expect_create_error(NULL, NULL, TINYML_STATUS_INVALID_ARGUMENT, "module");
+  api_expect_error(tinyml_context_create(m, NULL, NULL), TINYML_STATUS_INVALID_ARGUMENT,
+                   "out_context");
+  tinyml_context_options_t o;
+  tinyml_context_options_init(&o);
+  o.struct_size = 0;
+  expect_create_error(m, &o, TINYML_STATUS_INVALID_ARGUMENT, "struct_size");
+  size_t need = tinyml_module_arena_size(m), align = tinyml_module_arena_alignment(m);
+  void *arena = NULL;
+  assert_int_equal(posix_memalign(&arena, align, need + align), 0);
+  tinyml_context_options_init(&o);
+  o.arena = arena;
+  o.arena_size = need - 1;
+  expect_create_error(m, &o, TINYML_STATUS_INVALID_ARGUMENT, "arena");
+  o.arena_size = 0;
+  expect_create_error(m, &o, TINYML_STATUS_INVALID_ARGUMENT, "arena");
+  for (size_t off = 1; off < align; off *= 2) {
+    o.arena = (uint8_t *)arena + off;
+    o.arena_size = need;
+    expect_create_error(m, &o, TINYML_STATUS_INVALID_ARGUMENT, "aligned");
+  }
+  free(arena);
+}
+
+/* Runs `m` through a context made with `o`, after poisoning the outputs. */
+static void run_with(const tinyml_module_t *m, const tinyml_context_options_t *o,
+                     api_io_t *io) {
+  api_io_poison_outputs(io, 0xcd);
+  api_assert_ok(api_run(m, o, io, 1), "run");
+}
+
+static int arena_was_written(const uint8_t *arena, size_t size, uint8_t poison) {
+  for (size_t i = 0; i < size; ++i)
+    if (arena[i] != poison) return 1;
+  return 0;
+}
+
+/* Live bytes the context itself holds, measured with a counting allocator. */
+static size_t context_bytes(const tinyml_module_t *m, tinyml_context_options_t *o) {
+  api_counting_alloc_t c;
+  api_counting_alloc_init(&c, 0, 0);
+  o->allocator = c.allocator;
+  tinyml_context_t *ctx = NULL;
+  api_assert_ok(tinyml_context_create(m, o, &ctx), "tinyml_context_create");
+  size_t live = c.live_bytes;
+  tinyml_context_release(ctx);
+  assert_int_equal(c.allocs, c.frees);
+  memset(&o->allocator, 0, sizeof o->allocator);
+  return live;
+}
+
+static void test_caller_arena(void **state) {
+  (void)state;
+  const tinyml_module_t *m = g_conv.module;
+  size_t need = tinyml_module_arena_size(m), align = tinyml_module_arena_alignment(m);
+  uint8_t *arena = NULL;
+  assert_int_equal(posix_memalign((void **)&arena, align, need), 0);
+  memset(arena, 0xab, need);
+  api_io_t owned, caller;
+  assert_true(api_io_alloc(m, SIZE_MAX, 3, &owned));
+  assert_true(api_io_alloc(m, SIZE_MAX, 3, &caller));
+  run_with(m, NULL, &owned);
+  tinyml_context_options_t o;
+  tinyml_context_options_init(&o);
+  o.arena = arena;
+  o.arena_size = need; /* exactly the size, exactly the alignment */
+  run_with(m, &o, &caller);
+  assert_true(api_io_outputs_equal(&owned, &caller));
+  assert_true(arena_was_written(arena, need, 0xab));
+  /* With a caller arena the context does not allocate one. */
+  size_t with_arena = context_bytes(m, &o);
+  o.arena = NULL;
+  size_t without = context_bytes(m, &o);
+  assert_true(without >= need);
+  assert_true(with_arena + need <= without);
+  api_io_free(&owned);
+  api_io_free(&caller);
+  free(arena);
+}
+
+/* Older callers' context options end before the arena fields: a stale arena
+ * past struct_size must be ignored. */
+static void test_context_older_options(void **state) {
+  (void)state;
+  uint8_t tiny[1];
+  tinyml_context_options_t o;
+  tinyml_context_options_init(&o);
+  o.struct_size = offsetof(tinyml_context_options_t, arena);
+  o.arena = tiny + 1; /* misaligned and too small: must not be looked at */
+  o.arena_size = 1;
+  api_io_t io;
+  assert_true(api_io_alloc(g_conv.module, SIZE_MAX, 1, &io));
+  run_with(g_conv.module, &o, &io);
+  api_io_free(&io);
+}
+
+typedef struct binder {
+  tinyml_context_t *ctx;
+  int input;
+} binder_t;
+
+static tinyml_status_t bind_one(const binder_t *b, size_t index, void *data, size_t size) {
+  return b->input ? tinyml_context_set_input(b->ctx, index, data, size)
+                  : tinyml_context_set_output(b->ctx, index, data, size);
+}
+
+/* Every bad way to bind tensor `index` of one side; `buf` is correctly
+ * sized and aligned, with at least 8 spare bytes behind it. */
+static void check_bind_errors(const binder_t *b, size_t count, uint8_t *buf, size_t size,
+                              const char *name) {
+  binder_t null_ctx = {NULL, b->input};
+  api_expect_error(bind_one(&null_ctx, 0, buf, size), TINYML_STATUS_INVALID_ARGUMENT,
+                   "context");
+  api_expect_error(bind_one(b, 0, NULL, size), TINYML_STATUS_INVALID_ARGUMENT, "data");
+  api_expect_error(bind_one(b, count, buf, size), TINYML_STATUS_INVALID_ARGUMENT,
+                   "index", "out of range");
+  api_expect_error(bind_one(b, SIZE_MAX, buf, size), TINYML_STATUS_INVALID_ARGUMENT,
+                   "out of range");
+  api_expect_error(bind_one(b, 0, buf, size - 4), TINYML_STATUS_SIZE_MISMATCH, name,
+                   "too small");
+  api_expect_error(bind_one(b, 0, buf, size + 4), TINYML_STATUS_SIZE_MISMATCH, name,
+                   "too large");
+  api_expect_error(bind_one(b, 0, buf, 0), TINYML_STATUS_SIZE_MISMATCH, name);
+  for (size_t off = 1; off < 4; ++off)
+    api_expect_error(bind_one(b, 0, buf + off, size), TINYML_STATUS_INVALID_ARGUMENT,
+                     name, "aligned");
+}
+
+static void test_set_io_errors(void **state) {
+  (void)state;
+  const tinyml_module_t *m = g_add.module;
+  tinyml_context_t *ctx = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &ctx), "tinyml_context_create");
+  api_io_t io;
+  assert_true(api_io_alloc(m, SIZE_MAX, 1, &io));
+  uint8_t *buf = api_aligned_copy(io.inputs[0], io.input_sizes[0] + 8, 64, 0);
+  tinyml_tensor_info_t info;
+  tinyml_tensor_info_init(&info);
+  api_assert_ok(tinyml_module_input_info(m, 0, &info), "input_info");
+  binder_t in = {ctx, 1};
+  check_bind_errors(&in, io.input_count, buf, io.input_sizes[0], info.name);
+  api_assert_ok(tinyml_module_output_info(m, 0, &info), "output_info");
+  binder_t out = {ctx, 0};
+  check_bind_errors(&out, io.output_count, buf, io.output_sizes[0], info.name);
+  api_aligned_free(buf);
+  api_io_free(&io);
+  tinyml_context_release(ctx);
+}
+
+/* A rejected rebind leaves the previous binding in place. */
+static void test_failed_bind_keeps_binding(void **state) {
+  (void)state;
+  const tinyml_module_t *m = g_add.module;
+  api_io_t io, again;
+  assert_true(api_io_alloc(m, SIZE_MAX, 5, &io));
+  assert_true(api_io_alloc(m, SIZE_MAX, 5, &again));
+  tinyml_context_t *ctx = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &ctx), "tinyml_context_create");
+  api_assert_ok(api_io_bind(ctx, &io), "bind");
+  api_assert_ok(tinyml_context_invoke(ctx), "invoke");
+  uint8_t wrong[8];
+  api_expect_error(tinyml_context_set_input(ctx, 0, wrong, sizeof wrong),
+                   TINYML_STATUS_SIZE_MISMATCH, "too small");
+  api_expect_error(tinyml_context_set_output(ctx, 0, wrong, sizeof wrong),
+                   TINYML_STATUS_SIZE_MISMATCH, "too small");
+  api_io_poison_outputs(&again, 0);
+  memcpy(again.outputs[0], io.outputs[0], io.output_sizes[0]);
+  api_io_poison_outputs(&io, 0xcd);
+  api_assert_ok(tinyml_context_invoke(ctx), "invoke");
+  assert_true(api_io_outputs_equal(&io, &again));
+  tinyml_context_release(ctx);
+  api_io_free(&io);
+  api_io_free(&again);
+}
+
+static void test_invoke_preconditions(void **state) {
+  (void)state;
+  const tinyml_module_t *m = g_add.module;
+  api_expect_error(tinyml_context_invoke(NULL), TINYML_STATUS_INVALID_ARGUMENT, "context");
+  tinyml_context_t *ctx = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &ctx), "tinyml_context_create");
+  api_io_t io;
+  assert_true(api_io_alloc(m, SIZE_MAX, 1, &io));
+  tinyml_tensor_info_t info;
+  tinyml_tensor_info_init(&info);
+  api_assert_ok(tinyml_module_input_info(m, 0, &info), "input_info");
+  api_expect_error(tinyml_context_invoke(ctx), TINYML_STATUS_FAILED_PRECONDITION, "input",
+                   info.name);
+  /* All inputs but the last. */
+  for (size_t i = 0; i + 1 < io.input_count; ++i)
+    api_assert_ok(tinyml_context_set_input(ctx, i, io.inputs[i], io.input_sizes[i]), "in");
+  api_assert_ok(tinyml_module_input_info(m, io.input_count - 1, &info), "input_info");
+  api_expect_error(tinyml_context_invoke(ctx), TINYML_STATUS_FAILED_PRECONDITION, "input",
+                   info.name);
+  size_t last = io.input_count - 1;
+  api_assert_ok(tinyml_context_set_input(ctx, last, io.inputs[last], io.input_sizes[last]),
+                "in");
+  api_assert_ok(tinyml_module_output_info(m, 0, &info), "output_info");
+  api_expect_error(tinyml_context_invoke(ctx), TINYML_STATUS_FAILED_PRECONDITION, "output",
+                   info.name);
+  api_assert_ok(api_io_bind(ctx, &io), "bind");
+  api_assert_ok(tinyml_context_invoke(ctx), "invoke");
+  tinyml_context_release(ctx);
+  api_io_free(&io);
+}
+
+/* "Performs no allocation": the context's allocator is not called by invoke. */
+static void test_invoke_does_not_allocate(void **state) {
+  (void)state;
+  api_counting_alloc_t c;
+  api_counting_alloc_init(&c, 0, 0);
+  tinyml_context_options_t o;
+  tinyml_context_options_init(&o);
+  o.allocator = c.allocator;
+  tinyml_context_t *ctx = NULL;
+  api_assert_ok(tinyml_context_create(g_conv.module, &o, &ctx), "tinyml_context_create");
+  api_io_t io;
+  assert_true(api_io_alloc(g_conv.module, SIZE_MAX, 1, &io));
+  api_assert_ok(api_io_bind(ctx, &io), "bind");
+  size_t calls = c.calls;
+  for (int i = 0; i < 3; ++i) api_assert_ok(tinyml_context_invoke(ctx), "invoke");
+  assert_int_equal(c.calls, calls);
+  tinyml_context_release(ctx);
+  assert_int_equal(c.allocs, c.frees);
+  assert_int_equal(c.bad_requests, 0);
+  api_io_free(&io);
+}
+
+/* Two contexts on one module, invoked in turns on different inputs. */
+static void test_two_contexts(void **state) {
+  (void)state;
+  const tinyml_module_t *m = g_conv.module;
+  api_io_t io[2], want[2];
+  tinyml_context_t *ctx[2] = {NULL, NULL};
+  for (int i = 0; i < 2; ++i) {
+    run_module(m, 10 + (uint32_t)i, &want[i]); /* each alone, fresh context */
+    assert_true(api_io_alloc(m, SIZE_MAX, 10 + (uint32_t)i, &io[i]));
+    api_assert_ok(tinyml_context_create(m, NULL, &ctx[i]), "tinyml_context_create");
+    api_assert_ok(api_io_bind(ctx[i], &io[i]), "bind");
+  }
+  assert_false(api_io_outputs_equal(&want[0], &want[1]));
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 2; ++i) {
+      api_io_poison_outputs(&io[i], (uint8_t)round);
+      api_assert_ok(tinyml_context_invoke(ctx[i]), "invoke");
+      assert_true(api_io_outputs_equal(&io[i], &want[i]));
+    }
+  for (int i = 0; i < 2; ++i) {
+    tinyml_context_release(ctx[i]);
+    api_io_free(&io[i]);
+    api_io_free(&want[i]);
+  }
+}
+
+/* ==== every extra model ================================================== */
+
+static const char *g_extra_dir;
+
+/* References for output 0 of the extra models whose imports were once
+ * missing (erff; sincosf, whose argument order matters). */
+typedef void (*reference_fn)(const api_io_t *io, float *want);
+
+static void ref_erf(const api_io_t *io, float *want) {
+  const float *x = io->inputs[0];
+  for (size_t i = 0; i < io->output_sizes[0] / sizeof(float); ++i) want[i] = erff(x[i]);
+}
+
+/* TOSA FFT2D, forward, real part, for [1, 8, 8]. */
+static void ref_fft2d_real(const api_io_t *io, float *want) {
+  const float *re = io->inputs[0], *im = io->inputs[1];
+  const double pi = 3.14159265358979323846;
+  for (int oy = 0; oy < 8; ++oy)
+    for (int ox = 0; ox < 8; ++ox) {
+      double sum = 0.0;
+      for (int iy = 0; iy < 8; ++iy)
+        for (int ix = 0; ix < 8; ++ix) {
+          double a = 2 * pi * ((iy * oy) % 8 / 8.0 + (ix * ox) % 8 / 8.0);
+          sum += re[iy * 8 + ix] * cos(a) + im[iy * 8 + ix] * sin(a);
+        }
+      want[oy * 8 + ox] = (float)sum;
+    }
+}
+
+static const struct {
+  const char *file;
+  reference_fn fn;
+} g_references[] = {{"erf.mlir", ref_erf}, {"fft2d.mlir", ref_fft2d_real}};
+
+static void check_reference(const char *file, const api_io_t *io) {
+  for (size_t r = 0; r < sizeof g_references / sizeof g_references[0]; ++r) {
+    if (strcmp(file, g_references[r].file) != 0) continue;
+    size_t n = io->output_sizes[0] / sizeof(float);
+    float *want = malloc(n * sizeof *want);
+    assert_non_null(want);
+    g_references[r].fn(io, want);
+    const float *got = io->outputs[0];
+    for (size_t i = 0; i < n; ++i)
+      if (!(fabsf(got[i] - want[i]) <= 1e-4f * fmaxf(1.0f, fabsf(want[i]))))
+        fail_msg("%s element %zu: got %.9g, want %.9g", file, i, got[i], want[i]);
+    free(want);
+  }
+}
+
+/* Compiles, loads and runs the model at `path` twice on one context; both
+ * runs must write the same bytes. */
+static void run_twice(const char *path, const char *file) {
+  tinyml_blob_t *blob = api_compile_file(path, NULL);
+  tinyml_module_t *m = api_load_blob(blob);
+  api_io_t first, second;
+  assert_true(api_io_alloc(m, SIZE_MAX, 1, &first));
+  assert_true(api_io_alloc(m, SIZE_MAX, 1, &second));
+  run_with(m, NULL, &first);
+  run_with(m, NULL, &second);
+  assert_true(api_io_outputs_equal(&first, &second));
+  check_reference(file, &first);
+  print_message("%s: %zu inputs, %zu outputs, %zu steps\n", path, first.input_count,
+                first.output_count, tinyml_module_dispatch_count(m));
+  api_io_free(&first);
+  api_io_free(&second);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
+/* Models for ops the e2e models do not use (libm imports, float16, integer
+ * division) compile, load and run. */
+static void test_extra_models_run(void **state) {
+  (void)state;
+  if (!g_extra_dir) {
+    print_message("no EXTRA_MODEL_DIR argument: nothing to run\n");
+    skip();
+  }
+  DIR *d = opendir(g_extra_dir);
+  assert_non_null(d);
+  size_t count = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (len <= 5 || strcmp(e->d_name + len - 5, ".mlir") != 0) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g_extra_dir, e->d_name);
+    run_twice(path, e->d_name);
+    count++;
+  }
+  closedir(d);
+  assert_true(count > 0);
+}
+
+/* ==== threads ============================================================ */
+
+#define THREADS 4
+#define THREAD_INVOKES 200
+
+typedef struct worker {
+  const tinyml_module_t *module;
+  const api_io_t *want;
+  uint32_t seed;
+  int failures; /* cmocka asserts are not thread-safe: count instead */
+} worker_t;
+
+static void *worker_main(void *arg) {
+  worker_t *w = arg;
+  api_io_t io;
+  tinyml_context_t *ctx = NULL;
+  if (!api_io_alloc(w->module, SIZE_MAX, w->seed, &io)) return (w->failures = 1, NULL);
+  tinyml_status_t st = tinyml_context_create(w->module, NULL, &ctx);
+  if (!st) st = api_io_bind(ctx, &io);
+  for (int i = 0; !st && i < THREAD_INVOKES; ++i) {
+    api_io_poison_outputs(&io, (uint8_t)i);
+    st = tinyml_context_invoke(ctx);
+    if (!st && !api_io_outputs_equal(&io, w->want)) w->failures++;
+  }
+  if (st) w->failures++;
+  tinyml_status_free(st);
+  tinyml_context_release(ctx);
+  api_io_free(&io);
+  return NULL;
+}
+
+static void test_threads_share_module(void **state) {
+  (void)state;
+  api_io_t want;
+  run_module(g_conv.module, 21, &want);
+  pthread_t threads[THREADS];
+  worker_t workers[THREADS];
+  for (int i = 0; i < THREADS; ++i) {
+    workers[i] = (worker_t){g_conv.module, &want, 21, 0};
+    assert_int_equal(pthread_create(&threads[i], NULL, worker_main, &workers[i]), 0);
+  }
+  int failures = 0;
+  for (int i = 0; i < THREADS; ++i) {
+    assert_int_equal(pthread_join(threads[i], NULL), 0);
+    failures += workers[i].failures;
+  }
+  assert_int_equal(failures, 0);
+  api_io_free(&want);
+}
+
+int main(int argc, char **argv) {
+  api_init_model_dir(argc, argv);
+  g_extra_dir = argc > 2 ? argv[2] : NULL;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_version),
+      cmocka_unit_test(test_status_code_names),
+      cmocka_unit_test(test_dtypes),
+      cmocka_unit_test(test_options_init),
+      cmocka_unit_test(test_null_getters_and_releases),
+      cmocka_unit_test(test_compile_bad_arguments),
+      cmocka_unit_test(test_compile_targets),
+      cmocka_unit_test(test_older_option_structs),
+      cmocka_unit_test(test_compile_malformed_text),
+      cmocka_unit_test(test_compile_binary_garbage),
+      cmocka_unit_test(test_compile_unsupported_op),
+      cmocka_unit_test(test_compile_dynamic_shape),
+      cmocka_unit_test(test_blob_write_file_errors),
+      cmocka_unit_test(test_module_load_bad_arguments),
+      cmocka_unit_test(test_module_load_file_errors),
+      cmocka_unit_test(test_module_load_file_directory),
+      cmocka_unit_test(test_module_load_file_round_trip),
+      cmocka_unit_test(test_module_queries),
+      cmocka_unit_test(test_module_sizes_plausible),
+      cmocka_unit_test(test_tensor_info_errors),
+      cmocka_unit_test(test_context_create_errors),
+      cmocka_unit_test(test_caller_arena),
+      cmocka_unit_test(test_context_older_options),
+      cmocka_unit_test(test_set_io_errors),
+      cmocka_unit_test(test_failed_bind_keeps_binding),
+      cmocka_unit_test(test_invoke_preconditions),
+      cmocka_unit_test(test_invoke_does_not_allocate),
+      cmocka_unit_test(test_two_contexts),
+      cmocka_unit_test(test_threads_share_module),
+      cmocka_unit_test(test_extra_models_run),
+  };
+  return cmocka_run_group_tests(tests, setup_group, teardown_group);
+}
