@@ -30,6 +30,20 @@ const char *tinyml_compile_targets(void) {
 }
 
 #ifdef TINYML_WITH_COMPILER
+/* LLVM treats a feature without a sign as invalid IR much later; catch it
+ * here where the message can name it. */
+static tinyml_status_t check_features(const char *f, const tinyml_allocator_t *a) {
+  for (const char *item = f; item && *item;) {
+    size_t len = strcspn(item, ",");
+    if (len < 2 || (item[0] != '+' && item[0] != '-'))
+      return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                                 "tinyml_compile: feature '%.*s' must be +name or -name",
+                                 (int)len, item);
+    item += len + (item[len] == ',');
+  }
+  return TINYML_OK;
+}
+
 static tinyml_status_t make_request(const tinyml_compile_options_t *o,
                                     const tinyml_allocator_t *a,
                                     tinyml__compile_request_t *r) {
@@ -37,6 +51,7 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   r->cpu = HAS_FIELD(o, cpu) ? o->cpu : NULL;
   r->features = HAS_FIELD(o, features) ? o->features : NULL;
   r->opt_level = HAS_FIELD(o, opt_level) ? o->opt_level : 3;
+  TINYML_RETURN_IF_ERROR(check_features(r->features, a));
   if (r->opt_level < 0 || r->opt_level > 3)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "tinyml_compile: opt_level %d is not in 0..3", r->opt_level);
