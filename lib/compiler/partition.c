@@ -227,11 +227,10 @@ static int used_outside(const part_t *p, uint32_t i, MlirValue v) {
   return 0;
 }
 
-static tinyml_status_t assign_buffers(part_t *p, MlirOperation func) {
+static tinyml_status_t assign_buffers(part_t *p) {
   MlirBlock body = p->body;
   for (intptr_t i = 0; i < mlirBlockGetNumArguments(body); ++i)
     new_buffer(p, mlirBlockGetArgument(body, i), TC_BUFFER_INPUT, (uint32_t)i);
-  (void)func;
   for (uint32_t i = 0; i < p->n; ++i) {
     MlirOperation op = p->ops[i];
     if (p->kind[i] == K_CONST) {
@@ -587,7 +586,7 @@ tinyml_status_t tc_partition(MlirContext ctx, MlirModule module,
   if (!st) {
     assign_groups(&p);
     g->dispatch_module = mlirModuleCreateEmpty(mlirLocationUnknownGet(ctx));
-    st = assign_buffers(&p, func);
+    st = assign_buffers(&p);
   }
   if (!st) st = assign_outputs(&p);
   if (!st) st = outline_all(&p);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api_test_util.h"
 #include "tinyml.h"
 
 static int report(tinyml_status_t st, const char *what) {
@@ -13,28 +14,13 @@ static int report(tinyml_status_t st, const char *what) {
   return 1;
 }
 
-static char *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-  char *buf = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
-
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s MODEL.mlir OUT.tmlm\n", argv[0]);
     return 2;
   }
   size_t size = 0;
-  char *text = read_all(argv[1], &size);
+  char *text = api_read_file(argv[1], &size);
   if (!text) {
     fprintf(stderr, "gen_module: cannot read %s\n", argv[1]);
     return 1;
