@@ -74,7 +74,7 @@ tinyml_status_t tinyml_compile(const void *model, size_t model_size,
   if (!model_size)
     return tinyml__status_make(&a, TINYML_STATUS_INVALID_MODEL, "tinyml_compile: model is empty");
 #ifdef TINYML_WITH_COMPILER
-  tinyml__compile_request_t req;
+  tinyml__compile_request_t req = {0};
   TINYML_RETURN_IF_ERROR(make_request(o, &a, &req));
   tinyml_blob_t *blob = tinyml__calloc(&a, 1, sizeof(*blob), 16);
   if (!blob) return tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY, "tinyml_compile: out of memory");

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential meson ninja-build pkg-config python3
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
-  flatbuffers-compiler libcmocka-dev
+  flatbuffers-compiler libcmocka-dev libclang-rt-22-dev
 )
 
 sudo=""

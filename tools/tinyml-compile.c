@@ -27,9 +27,9 @@ static void print_usage(void) {
   printf(
       "Usage: %s MODEL -o MODULE [options]\n"
       "\n"
-      "Compiles MODEL (TOSA MLIR text; the format is detected from the bytes)\n"
-      "into a libtinyml module, which tinyml-run or tinyml_module_load() "
-      "runs.\n"
+      "Compiles MODEL (.tflite or TOSA MLIR text; the format is detected from\n"
+      "the bytes) into a libtinyml module, which tinyml-run or\n"
+      "tinyml_module_load() runs.\n"
       "\n"
       "Options:\n"
       "  -o, --output MODULE  write the module to MODULE (required)\n"

@@ -9,6 +9,7 @@
 #include "../common/status.h"
 #include "codegen.h"
 #include "graph.h"
+#include "../importers/tflite/tflite_import.h"
 
 #define TOSA_TO_LINALG                                                          \
   "builtin.module(func.func(tosa-optional-decompositions),canonicalize,"        \
@@ -24,6 +25,8 @@ typedef struct session {
   tc_codegen_target_t target;
   uint8_t *so;
   size_t so_size;
+  void (*dump_tosa)(void *user, const char *text, size_t length);
+  void *dump_user;
 } session_t;
 
 static int looks_like_mlir_text(const uint8_t *p, size_t n) {
@@ -32,28 +35,41 @@ static int looks_like_mlir_text(const uint8_t *p, size_t n) {
   return n > 0;
 }
 
-static tinyml_status_t parse_model(session_t *s, const void *model, size_t size,
-                                   MlirModule *out) {
-  const uint8_t *p = model;
-  if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0)
-    return tinyml__status_make(s->a, TINYML_STATUS_UNSUPPORTED,
-                               "compile: TFLite models are not supported yet");
-  if (!looks_like_mlir_text(p, size))
-    return tinyml__status_make(s->a, TINYML_STATUS_INVALID_MODEL,
-                               "compile: unrecognised model format (expected TOSA "
-                               "MLIR text)");
-  char *text = tinyml__alloc(s->a, size + 1, 1);
-  if (!text)
-    return tinyml__status_make(s->a, TINYML_STATUS_OUT_OF_MEMORY, "compile: out of memory");
-  memcpy(text, model, size);
-  text[size] = '\0';
+static tinyml_status_t parse_text(session_t *s, const char *text, size_t size,
+                                  MlirModule *out) {
   *out = mlirModuleCreateParse(s->ctx, mlirStringRefCreate(text, size));
-  tinyml__free(s->a, text);
   if (mlirModuleIsNull(*out))
     return tinyml__status_make(s->a, TINYML_STATUS_INVALID_MODEL,
                                "compile: cannot parse the model: %s",
                                s->diag.len ? s->diag.text : "(no diagnostic)");
   return TINYML_OK;
+}
+
+/* The format comes from the bytes: TFLite FlatBuffers carry "TFL3" at
+ * offset 4; anything else must be TOSA MLIR text. */
+static tinyml_status_t parse_model(session_t *s, const void *model, size_t size,
+                                   MlirModule *out) {
+  const uint8_t *p = model;
+  char *text = NULL;
+  size_t len = 0;
+  if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) {
+    TINYML_RETURN_IF_ERROR(tfl_import(model, size, s->a, &text, &len));
+  } else {
+    if (!looks_like_mlir_text(p, size))
+      return tinyml__status_make(s->a, TINYML_STATUS_INVALID_MODEL,
+                                 "compile: unrecognised model format (expected a "
+                                 ".tflite FlatBuffer or TOSA MLIR text)");
+    text = tinyml__alloc(s->a, size + 1, 1);
+    if (!text)
+      return tinyml__status_make(s->a, TINYML_STATUS_OUT_OF_MEMORY, "compile: out of memory");
+    memcpy(text, model, size);
+    text[size] = '\0';
+    len = size;
+  }
+  if (s->dump_tosa) s->dump_tosa(s->dump_user, text, len);
+  tinyml_status_t st = parse_text(s, text, len, out);
+  tinyml__free(s->a, text);
+  return st;
 }
 
 static tinyml_status_t import_and_partition(session_t *s, const void *model,
@@ -172,7 +188,7 @@ tinyml_status_t tinyml__compile(const void *model, size_t model_size,
                                 const tinyml__compile_request_t *req,
                                 const tinyml_allocator_t *a, uint8_t **out_data,
                                 size_t *out_size) {
-  session_t s = {.a = a};
+  session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user};
   s.backend = tinyml__backend_find(req->target);
   if (!s.backend)
     return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,

@@ -13,6 +13,10 @@ typedef struct tinyml__compile_request {
   const char *cpu;      /* NULL = backend default */
   const char *features; /* NULL = backend default */
   int opt_level;
+  /* Optional: receives the TOSA text the importer produced (for tools and
+   * debugging); NULL = none. */
+  void (*dump_tosa)(void *user, const char *text, size_t length);
+  void *dump_user;
 } tinyml__compile_request_t;
 
 /* Compiles `model` and returns module bytes allocated with `allocator`

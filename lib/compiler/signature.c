@@ -79,6 +79,9 @@ static tinyml_status_t read_tensor(const tinyml_allocator_t *a, MlirType type,
                                "compiler: %s '%s' must be a statically shaped tensor "
                                "of rank <= %d", prefix, t->name, TINYML_MAX_RANK);
   t->dtype = tc_dtype_of(mlirShapedTypeGetElementType(type));
+  /* TOSA 1.0 is signless: importers mark uint8 tensors carried as i8. */
+  if (t->dtype == TINYML_DTYPE_INT8 && !mlirAttributeIsNull(dict_get(attrs, i, "tinyml.unsigned")))
+    t->dtype = TINYML_DTYPE_UINT8;
   if (t->dtype == TINYML_DTYPE_INVALID)
     return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
                                "compiler: %s '%s' has an unsupported element type",

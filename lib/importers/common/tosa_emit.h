@@ -1,0 +1,83 @@
+/* Writes TOSA (MLIR 22, TOSA 1.0 syntax) as text, in MLIR's generic op form
+ * so the output does not depend on each op's custom assembly format.  Shared
+ * by the importers; knows nothing of any model format or target.
+ *
+ * Values are SSA names %v<id>; each carries its tensor type so helpers can
+ * derive result types.  Text goes to a strbuf, which latches allocation
+ * failure (see strbuf.h).  Thread-safety: none; one emitter per import. */
+#ifndef TINYML_IMPORTERS_TOSA_EMIT_H
+#define TINYML_IMPORTERS_TOSA_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+#define TE_MAX_RANK 8
+
+typedef enum te_elem { TE_F32, TE_I8, TE_I16, TE_I32, TE_I64, TE_I1, TE_SHAPE } te_elem_t;
+
+typedef struct te_type {
+  te_elem_t elem;
+  uint32_t rank;
+  int64_t dims[TE_MAX_RANK];
+} te_type_t;
+
+typedef struct te_value {
+  uint32_t id; /* 0 = no value */
+  te_type_t type;
+} te_value_t;
+
+typedef struct te {
+  strbuf_t *sb;
+  uint32_t next_id;
+} te_t;
+
+te_type_t te_type(te_elem_t elem, uint32_t rank, const int64_t *dims);
+te_type_t te_type_with(const te_type_t *t, te_elem_t elem);
+int64_t te_numel(const te_type_t *t);
+size_t te_elem_size(te_elem_t elem);
+const char *te_elem_name(te_elem_t elem);
+void te_print_type(te_t *e, const te_type_t *t);
+
+/* Constants.  `data` holds te_numel(t) little-endian elements. */
+te_value_t te_const(te_t *e, const te_type_t *t, const void *data);
+te_value_t te_splat_int(te_t *e, const te_type_t *t, int64_t v);
+te_value_t te_splat_f32(te_t *e, const te_type_t *t, float v);
+/* tensor<1xT> scalars, the form TOSA wants for zero points and shifts. */
+te_value_t te_scalar_int(te_t *e, te_elem_t elem, int64_t v);
+te_value_t te_scalar_f32(te_t *e, float v);
+te_value_t te_shape(te_t *e, uint32_t n, const int64_t *values);
+
+/* A generic op: "name"(operands) <{props}> : (types) -> result.  `props`
+ * may be NULL. */
+te_value_t te_op(te_t *e, const char *name, const te_value_t *operands,
+                 uint32_t n, const char *props, const te_type_t *result);
+
+/* Formats a float as an exact MLIR attribute, e.g. "0x40C00000 : f32". */
+void te_f32_attr(float v, char out[32]);
+/* Formats "array<i64: a, b, ...>" (or i32 with `bits` = 32) into out. */
+void te_array_attr(int bits, const int64_t *v, uint32_t n, char *out, size_t cap);
+
+/* Common ops. */
+te_value_t te_reshape(te_t *e, te_value_t x, uint32_t rank, const int64_t *dims);
+te_value_t te_transpose(te_t *e, te_value_t x, const int32_t *perms);
+te_value_t te_cast(te_t *e, te_value_t x, te_elem_t elem);
+te_value_t te_clamp_int(te_t *e, te_value_t x, int64_t lo, int64_t hi);
+te_value_t te_clamp_f32(te_t *e, te_value_t x, float lo, float hi);
+/* Elementwise binary op with TOSA broadcasting; ranks are equalised with a
+ * reshape first.  Comparisons (greater, greater_equal, equal) give i1. */
+te_value_t te_binary(te_t *e, const char *name, te_value_t a, te_value_t b);
+te_value_t te_binary_props(te_t *e, const char *name, te_value_t a, te_value_t b,
+                           const char *props);
+te_value_t te_mul(te_t *e, te_value_t a, te_value_t b, int shift);
+te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b);
+te_value_t te_unary(te_t *e, const char *name, te_value_t x);
+te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis);
+/* Rescale with `n` (1 = per tensor) multipliers and TOSA shifts. */
+te_value_t te_rescale(te_t *e, te_value_t x, te_elem_t out_elem,
+                      const int32_t *multipliers, const int8_t *shifts,
+                      uint32_t n, int64_t input_zp, int64_t output_zp,
+                      int double_round, int input_unsigned, int output_unsigned);
+
+#endif

@@ -1,0 +1,77 @@
+/* Internal to the TFLite importer: the state shared by the operator
+ * lowerings, and the lowerings themselves (one function per builtin). */
+#ifndef TINYML_IMPORTERS_TFL_LOWER_H
+#define TINYML_IMPORTERS_TFL_LOWER_H
+
+#include "../common/tosa_emit.h"
+#include "tflite_reader.h"
+
+typedef struct tfl_ctx {
+  const tinyml_allocator_t *allocator;
+  const tfl_model_t *model;
+  te_t e;
+  te_value_t *values;   /* per tensor; id 0 = not produced yet */
+  uint32_t op_index;    /* the operator being lowered, for messages */
+  const tfl_operator_t *op;
+  tinyml_status_t error;
+} tfl_ctx_t;
+
+/* Records the first error as "tflite: operator N (NAME): <message>" and
+ * returns it; later errors are dropped so the first cause is reported. */
+tinyml_status_t tfl_fail(tfl_ctx_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+const tfl_tensor_t *tfl_tensor(tfl_ctx_t *c, int32_t index);
+/* The operator's i-th input/output tensor; NULL if omitted (-1) or absent. */
+const tfl_tensor_t *tfl_in(tfl_ctx_t *c, uint32_t i);
+const tfl_tensor_t *tfl_out(tfl_ctx_t *c, uint32_t i);
+/* The TOSA value of input i (constants are materialised on first use);
+ * id 0 after recording an error. */
+te_value_t tfl_value_in(tfl_ctx_t *c, uint32_t i);
+/* Binds the operator's output i to `v` after checking its shape and type. */
+tinyml_status_t tfl_set_out(tfl_ctx_t *c, uint32_t i, te_value_t v);
+/* The TOSA type a tensor has (uint8 is carried as i8 + unsigned flags). */
+int tfl_te_type(const tfl_tensor_t *t, te_type_t *out);
+int tfl_is_quantized(const tfl_tensor_t *t);  /* int8/uint8/int16 with a scale */
+float tfl_scale(const tfl_tensor_t *t);        /* first scale, 0 if none */
+int32_t tfl_zero_point(const tfl_tensor_t *t); /* first zero point, 0 if none */
+/* The raw options table if it has the expected union tag, else NULL
+ * (a missing table is fine: every field reads as its default). */
+const tfl_table_t *tfl_options(tfl_ctx_t *c, uint8_t type);
+/* Quantised type limits: int8 -128..127, uint8 0..255, int16. */
+void tfl_qrange(const tfl_tensor_t *t, int32_t *qmin, int32_t *qmax);
+
+/* Clamps `v` for a fused activation (0 none, 1 RELU, 2 RELU_N1_TO_1,
+ * 3 RELU6) in the domain of tensor `out`. */
+te_value_t tfl_activation(tfl_ctx_t *c, te_value_t v, const tfl_tensor_t *out,
+                          int activation);
+/* Rescales an i32 accumulator to `out`'s quantisation with TFLite's
+ * multipliers for `real` scales (one per channel, or one). */
+te_value_t tfl_requantize(tfl_ctx_t *c, te_value_t acc, const double *real,
+                          uint32_t n, const tfl_tensor_t *out);
+/* Rounds a float tensor half away from zero (TfLiteRound). */
+te_value_t tfl_round_away(tfl_ctx_t *c, te_value_t x);
+/* Dequantises a constant int8/uint8 tensor to f32 at compile time. */
+te_value_t tfl_dequantized_const(tfl_ctx_t *c, const tfl_tensor_t *t,
+                                 uint32_t rank, const int64_t *dims);
+
+tinyml_status_t tfl_lower_conv2d(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_depthwise(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_fully_connected(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_avg_pool(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_max_pool(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_add_sub(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_mul(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_softmax(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_relu(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_unary_float(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_quantize(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_dequantize(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_reshape(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_pad(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
+
+#endif

@@ -1,0 +1,251 @@
+/* Data movement: RESHAPE/SQUEEZE/EXPAND_DIMS, PAD/PADV2, CONCATENATION,
+ * TRANSPOSE, STRIDED_SLICE; and MEAN.  Shape operands must be constant:
+ * only static shapes are supported. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/alloc.h"
+#include "tfl_lower.h"
+#include "tfl_quant.h"
+
+enum { OPT_CONCAT = 10, OPT_STRIDED_SLICE = 32 };
+
+/* Reads a constant int32/int64 vector operand into `out` (at most `cap`). */
+static int const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n) {
+  const tfl_tensor_t *t = tfl_in(c, input);
+  if (!t || !t->data || (t->type != TFL_INT32 && t->type != TFL_INT64)) {
+    tfl_fail(c, "operand %u must be a constant INT32 or INT64 tensor", input);
+    return 0;
+  }
+  size_t es = t->type == TFL_INT32 ? 4 : 8, count = t->data_size / es;
+  if (count > cap) {
+    tfl_fail(c, "operand %u has too many elements", input);
+    return 0;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (es == 4) {
+      int32_t v;
+      memcpy(&v, t->data + 4 * i, 4);
+      out[i] = v;
+    } else {
+      memcpy(&out[i], t->data + 8 * i, 8);
+    }
+  }
+  *n = (uint32_t)count;
+  return 1;
+}
+
+static int quant_matches(const tfl_tensor_t *a, const tfl_tensor_t *b) {
+  if (a->type != b->type) return 0;
+  if (!tfl_is_quantized(a) && !tfl_is_quantized(b)) return 1;
+  return tfl_scale(a) == tfl_scale(b) && tfl_zero_point(a) == tfl_zero_point(b);
+}
+
+/* Brings x to `out`'s quantisation when it differs (a TFLite requantise). */
+static te_value_t requant_to(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *in,
+                             const tfl_tensor_t *out) {
+  if (quant_matches(in, out)) return x;
+  if (!tfl_is_quantized(in) || !tfl_is_quantized(out) || in->type == TFL_INT16 ||
+      in->quant.scale_count != 1 || out->quant.scale_count != 1) {
+    tfl_fail(c, "operand '%s' and output '%s' differ in type or quantisation", in->name, out->name);
+    return (te_value_t){0};
+  }
+  int32_t m;
+  int s;
+  int8_t ts;
+  if (!tfl_quantize_multiplier((double)tfl_scale(in) / (double)tfl_scale(out), &m, &s) ||
+      !tfl_tosa_shift(s, &ts)) {
+    tfl_fail(c, "scale ratio of '%s' is out of range", in->name);
+    return (te_value_t){0};
+  }
+  return te_rescale(&c->e, x, TE_I8, &m, &ts, 1, tfl_zero_point(in), tfl_zero_point(out), 1, 0, 0);
+}
+
+tinyml_status_t tfl_lower_reshape(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  te_type_t t;
+  if (!in || !out || !tfl_te_type(out, &t)) return tfl_fail(c, "unsupported output");
+  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  if (te_numel(&x.type) != te_numel(&t))
+    return tfl_fail(c, "output '%s' has a different element count", out->name);
+  return tfl_set_out(c, 0, te_reshape(&c->e, x, t.rank, t.dims));
+}
+
+tinyml_status_t tfl_lower_pad(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  int64_t pads[2 * TE_MAX_RANK];
+  uint32_t n;
+  if (!in || !out || !const_ints(c, 1, pads, 2 * TE_MAX_RANK, &n)) return c->error;
+  if (n != 2 * in->rank) return tfl_fail(c, "paddings must be [rank, 2]");
+  for (uint32_t i = 0; i < n; ++i)
+    if (pads[i] < 0) return tfl_fail(c, "negative padding is not supported");
+  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  te_value_t pad_const;
+  const tfl_tensor_t *pv = c->op->builtin_code == 60 ? tfl_in(c, 2) : NULL;
+  if (pv) {
+    if (!pv->data || pv->type != in->type) return tfl_fail(c, "the pad value must be a constant of the input's type");
+    pad_const = te_reshape(&c->e, tfl_value_in(c, 2), 1, (int64_t[1]){1});
+  } else if (x.type.elem == TE_F32) {
+    pad_const = te_scalar_f32(&c->e, 0.0f);
+  } else {
+    pad_const = te_scalar_int(&c->e, x.type.elem, tfl_is_quantized(in) ? tfl_zero_point(in) : 0);
+  }
+  te_type_t t = x.type;
+  for (uint32_t d = 0; d < t.rank; ++d) t.dims[d] += pads[2 * d] + pads[2 * d + 1];
+  te_value_t ops[3] = {x, te_shape(&c->e, n, pads), pad_const};
+  return tfl_set_out(c, 0, te_op(&c->e, "tosa.pad", ops, 3, NULL, &t));
+}
+
+tinyml_status_t tfl_lower_concat(tfl_ctx_t *c) {
+  const tfl_table_t *o = tfl_options(c, OPT_CONCAT);
+  const tfl_tensor_t *out = tfl_out(c, 0);
+  if (!o || !out) return c->error ? c->error : tfl_fail(c, "missing output");
+  int bad = 0;
+  int32_t axis = tfl_table_i32(o, 0, 0, &bad);
+  int act = tfl_table_i8(o, 1, 0, &bad);
+  if (axis < 0) axis += (int32_t)out->rank;
+  if (bad || axis < 0 || (uint32_t)axis >= out->rank || c->op->input_count == 0 ||
+      c->op->input_count > 64)
+    return tfl_fail(c, "invalid axis or inputs");
+  te_value_t ops[64];
+  te_type_t t;
+  if (!tfl_te_type(out, &t)) return tfl_fail(c, "unsupported output type");
+  int64_t total = 0;
+  for (uint32_t i = 0; i < c->op->input_count; ++i) {
+    const tfl_tensor_t *in = tfl_in(c, i);
+    te_value_t x = tfl_value_in(c, i);
+    if (!x.id || !in) return c->error ? c->error : tfl_fail(c, "missing input %u", i);
+    if (x.type.rank != t.rank) return tfl_fail(c, "input %u has the wrong rank", i);
+    ops[i] = requant_to(c, x, in, out);
+    if (!ops[i].id) return c->error;
+    total += x.type.dims[axis];
+  }
+  t.dims[axis] = total;
+  char props[32];
+  snprintf(props, sizeof props, "axis = %d : i32", axis);
+  te_value_t y = te_op(&c->e, "tosa.concat", ops, c->op->input_count, props, &t);
+  return tfl_set_out(c, 0, tfl_activation(c, y, out, act));
+}
+
+tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  int64_t perm[TE_MAX_RANK];
+  uint32_t n;
+  if (!in || !out || !const_ints(c, 1, perm, TE_MAX_RANK, &n)) return c->error;
+  if (n != in->rank) return tfl_fail(c, "permutation length differs from the rank");
+  int32_t p[TE_MAX_RANK];
+  uint32_t seen = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (perm[i] < 0 || perm[i] >= (int64_t)n || (seen >> perm[i]) & 1)
+      return tfl_fail(c, "invalid permutation");
+    seen |= 1u << perm[i];
+    p[i] = (int32_t)perm[i];
+  }
+  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  te_value_t x = tfl_value_in(c, 0);
+  return x.id ? tfl_set_out(c, 0, te_transpose(&c->e, x, p)) : c->error;
+}
+
+/* Resolves TFLite's begin/end with masks for one axis, stride 1 only. */
+static int slice_axis(int64_t dim, int64_t b, int64_t e, int bmask, int emask, int shrink,
+                      int64_t *start, int64_t *size) {
+  if (b < 0) b += dim;
+  if (e < 0) e += dim;
+  if (bmask) b = 0;
+  if (emask) e = dim;
+  if (shrink) e = b + 1;
+  if (b < 0) b = 0;
+  if (e > dim) e = dim;
+  if (b > dim || e <= b) return 0;
+  *start = b;
+  *size = e - b;
+  return 1;
+}
+
+tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c) {
+  const tfl_table_t *o = tfl_options(c, OPT_STRIDED_SLICE);
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  int64_t b[TE_MAX_RANK], e[TE_MAX_RANK], s[TE_MAX_RANK];
+  uint32_t nb, ne, ns;
+  if (!o || !in || !out || !const_ints(c, 1, b, TE_MAX_RANK, &nb) ||
+      !const_ints(c, 2, e, TE_MAX_RANK, &ne) || !const_ints(c, 3, s, TE_MAX_RANK, &ns))
+    return c->error ? c->error : tfl_fail(c, "missing operands");
+  int bad = 0;
+  int bm = tfl_table_i32(o, 0, 0, &bad), em = tfl_table_i32(o, 1, 0, &bad);
+  int ellipsis = tfl_table_i32(o, 2, 0, &bad), newax = tfl_table_i32(o, 3, 0, &bad);
+  int shrink = tfl_table_i32(o, 4, 0, &bad);
+  if (bad || ellipsis || newax || tfl_table_bool(o, 5, 0, &bad))
+    return tfl_fail(c, "ellipsis, new-axis and offset masks are not supported");
+  if (nb != in->rank || ne != in->rank || ns != in->rank)
+    return tfl_fail(c, "begin/end/strides must have one entry per input dimension");
+  int64_t start[TE_MAX_RANK], size[TE_MAX_RANK];
+  for (uint32_t d = 0; d < in->rank; ++d) {
+    if (s[d] != 1) return tfl_fail(c, "strides other than 1 are not supported");
+    if (!slice_axis(in->shape[d], b[d], e[d], (bm >> d) & 1, (em >> d) & 1, (shrink >> d) & 1,
+                    &start[d], &size[d]))
+      return tfl_fail(c, "empty or out-of-range slice along dimension %u", d);
+  }
+  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  te_type_t t = te_type(x.type.elem, in->rank, size);
+  te_value_t ops[3] = {x, te_shape(&c->e, in->rank, start), te_shape(&c->e, in->rank, size)};
+  return tfl_set_out(c, 0, te_op(&c->e, "tosa.slice", ops, 3, NULL, &t));
+}
+
+/* MEAN over constant axes (int8: TFLite's reference_integer_ops::Mean). */
+tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  int64_t axes[TE_MAX_RANK];
+  uint32_t n;
+  if (!in || !out || !const_ints(c, 1, axes, TE_MAX_RANK, &n)) return c->error;
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  int is_float = in->type == TFL_FLOAT32 && out->type == TFL_FLOAT32;
+  if (!is_float && !(tfl_is_quantized(in) && tfl_is_quantized(out) && in->type == out->type &&
+                     in->type != TFL_INT16))
+    return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
+  te_value_t acc = is_float ? x : te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_I32),
+                                            te_scalar_int(&c->e, TE_I32, tfl_zero_point(in)));
+  int64_t count = 1;
+  uint32_t done = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + in->rank : axes[i];
+    if (a < 0 || a >= (int64_t)in->rank) return tfl_fail(c, "axis %lld out of range", (long long)axes[i]);
+    if ((done >> a) & 1) continue;
+    done |= 1u << a;
+    count *= in->shape[a];
+    acc = te_reduce(&c->e, "tosa.reduce_sum", acc, (int32_t)a);
+  }
+  te_value_t y;
+  if (is_float) {
+    y = te_mul(&c->e, acc, te_scalar_f32(&c->e, 1.0f / (float)count), 0);
+  } else {
+    /* TFLite's integer Mean: MultiplyByQuantizedMultiplier(sum, in/out
+     * scale), divide by the count rounding half away from zero, add the
+     * output zero point, clamp. */
+    int32_t m;
+    int s;
+    int8_t ts;
+    if (!tfl_quantize_multiplier((double)tfl_scale(in) / (double)tfl_scale(out), &m, &s) ||
+        !tfl_tosa_shift(s, &ts)) return tfl_fail(c, "scale ratio out of range");
+    te_value_t r = te_rescale(&c->e, acc, TE_I32, &m, &ts, 1, 0, 0, 1, 0, 0);
+    te_value_t half = te_scalar_int(&c->e, TE_I32, count / 2);
+    te_value_t pos = te_binary(&c->e, "tosa.greater", r, te_scalar_int(&c->e, TE_I32, 0));
+    te_value_t q = te_select(&c->e, pos, te_binary(&c->e, "tosa.add", r, half),
+                             te_binary(&c->e, "tosa.sub", r, half));
+    q = te_binary(&c->e, "tosa.intdiv", q, te_scalar_int(&c->e, TE_I32, count));
+    q = te_binary(&c->e, "tosa.add", q, te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
+    int32_t qmin, qmax;
+    tfl_qrange(out, &qmin, &qmax);
+    y = te_cast(&c->e, te_clamp_int(&c->e, q, qmin, qmax), TE_I8);
+  }
+  te_type_t t;
+  if (!tfl_te_type(out, &t) || te_numel(&t) != te_numel(&y.type))
+    return tfl_fail(c, "output shape disagrees with the reduced axes");
+  return tfl_set_out(c, 0, te_reshape(&c->e, y, t.rank, t.dims));
+}

@@ -1,0 +1,477 @@
+/* The TFLite importer's driver: verify the file, prune dead operators, write
+ * the function signature, lower each live operator to TOSA, and return. */
+#include "tflite_import.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "tfl_lower.h"
+#include "tfl_quant.h"
+
+typedef tinyml_status_t (*lower_fn)(tfl_ctx_t *c);
+
+typedef struct lowering {
+  int32_t code;
+  lower_fn fn;
+} lowering_t;
+
+static const lowering_t kLowerings[] = {
+    {0, tfl_lower_add_sub},           /* ADD */
+    {1, tfl_lower_avg_pool},          /* AVERAGE_POOL_2D */
+    {2, tfl_lower_concat},            /* CONCATENATION */
+    {3, tfl_lower_conv2d},            /* CONV_2D */
+    {4, tfl_lower_depthwise},         /* DEPTHWISE_CONV_2D */
+    {6, tfl_lower_dequantize},        /* DEQUANTIZE */
+    {9, tfl_lower_fully_connected},   /* FULLY_CONNECTED */
+    {14, tfl_lower_unary_float},      /* LOGISTIC */
+    {17, tfl_lower_max_pool},         /* MAX_POOL_2D */
+    {18, tfl_lower_mul},              /* MUL */
+    {19, tfl_lower_relu},             /* RELU */
+    {20, tfl_lower_relu},             /* RELU_N1_TO_1 */
+    {21, tfl_lower_relu},             /* RELU6 */
+    {22, tfl_lower_reshape},          /* RESHAPE */
+    {25, tfl_lower_softmax},          /* SOFTMAX */
+    {28, tfl_lower_unary_float},      /* TANH */
+    {34, tfl_lower_pad},              /* PAD */
+    {39, tfl_lower_transpose},        /* TRANSPOSE */
+    {40, tfl_lower_mean},             /* MEAN */
+    {41, tfl_lower_add_sub},          /* SUB */
+    {43, tfl_lower_reshape},          /* SQUEEZE */
+    {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
+    {60, tfl_lower_pad},              /* PADV2 */
+    {70, tfl_lower_reshape},          /* EXPAND_DIMS */
+    {114, tfl_lower_quantize},        /* QUANTIZE */
+};
+
+/* ---- helpers shared by the lowerings --------------------------------- */
+
+tinyml_status_t tfl_fail(tfl_ctx_t *c, const char *fmt, ...) {
+  if (c->error) return c->error;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->op)
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_UNSUPPORTED,
+                                   "tflite: operator %u (%s): %s", c->op_index,
+                                   c->op->custom_code ? c->op->custom_code
+                                                      : tfl_builtin_name(c->op->builtin_code),
+                                   msg);
+  else
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_UNSUPPORTED,
+                                   "tflite: %s", msg);
+  return c->error;
+}
+
+const tfl_tensor_t *tfl_tensor(tfl_ctx_t *c, int32_t index) {
+  if (index < 0 || (uint32_t)index >= c->model->tensor_count) return NULL;
+  return &c->model->tensors[index];
+}
+
+const tfl_tensor_t *tfl_in(tfl_ctx_t *c, uint32_t i) {
+  return i < c->op->input_count ? tfl_tensor(c, c->op->inputs[i]) : NULL;
+}
+
+const tfl_tensor_t *tfl_out(tfl_ctx_t *c, uint32_t i) {
+  return i < c->op->output_count ? tfl_tensor(c, c->op->outputs[i]) : NULL;
+}
+
+int tfl_te_type(const tfl_tensor_t *t, te_type_t *out) {
+  te_elem_t elem;
+  switch (t->type) {
+    case TFL_FLOAT32: elem = TE_F32; break;
+    case TFL_INT8: case TFL_UINT8: elem = TE_I8; break;
+    case TFL_INT16: elem = TE_I16; break;
+    case TFL_INT32: elem = TE_I32; break;
+    case TFL_INT64: elem = TE_I64; break;
+    case TFL_BOOL: elem = TE_I1; break;
+    default: return 0;
+  }
+  if (t->rank > TE_MAX_RANK) return 0;
+  int64_t dims[TE_MAX_RANK];
+  for (uint32_t i = 0; i < t->rank; ++i) dims[i] = t->shape[i];
+  *out = te_type(elem, t->rank, dims);
+  return 1;
+}
+
+int tfl_is_quantized(const tfl_tensor_t *t) {
+  return (t->type == TFL_INT8 || t->type == TFL_UINT8 || t->type == TFL_INT16) &&
+         t->quant.scale_count > 0;
+}
+
+float tfl_scale(const tfl_tensor_t *t) {
+  return t->quant.scale_count ? t->quant.scale[0] : 0.0f;
+}
+
+/* uint8 tensors are carried as int8 (value - 128) inside the graph, as
+ * TOSA 1.0 has no unsigned arithmetic; their zero point moves with them. */
+int32_t tfl_zero_point(const tfl_tensor_t *t) {
+  int32_t z = t->quant.zero_point_count ? (int32_t)t->quant.zero_point[0] : 0;
+  return t->type == TFL_UINT8 ? z - 128 : z;
+}
+
+void tfl_qrange(const tfl_tensor_t *t, int32_t *qmin, int32_t *qmax) {
+  switch (t->type) {
+    case TFL_INT16: *qmin = -32768; *qmax = 32767; break;
+    default: *qmin = -128; *qmax = 127; break;
+  }
+}
+
+const tfl_table_t *tfl_options(tfl_ctx_t *c, uint8_t type) {
+  static const tfl_table_t kAbsent = {NULL, 0, 0};
+  if (c->op->options_type == type) return &c->op->options;
+  if (c->op->options_type != 0) {
+    tfl_fail(c, "unexpected options type %u", c->op->options_type);
+    return NULL;
+  }
+  return &kAbsent;
+}
+
+static int same_type(const te_type_t *a, const te_type_t *b) {
+  return a->elem == b->elem && a->rank == b->rank &&
+         memcmp(a->dims, b->dims, sizeof(int64_t) * a->rank) == 0;
+}
+
+static te_value_t materialise_const(tfl_ctx_t *c, const tfl_tensor_t *t) {
+  te_type_t ty;
+  if (!tfl_te_type(t, &ty)) {
+    tfl_fail(c, "constant '%s' has unsupported type %s", t->name, tfl_type_name(t->type));
+    return (te_value_t){0};
+  }
+  if ((int64_t)t->data_size != te_numel(&ty) * (int64_t)te_elem_size(ty.elem)) {
+    tfl_fail(c, "constant '%s' holds %zu bytes, its shape needs %lld", t->name,
+             t->data_size, (long long)(te_numel(&ty) * (int64_t)te_elem_size(ty.elem)));
+    return (te_value_t){0};
+  }
+  if (t->type != TFL_UINT8) return te_const(&c->e, &ty, t->data);
+  uint8_t *shifted = tinyml__alloc(c->allocator, t->data_size, 16);
+  if (!shifted) {
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY,
+                                   "tflite: out of memory");
+    return (te_value_t){0};
+  }
+  for (size_t k = 0; k < t->data_size; ++k) shifted[k] = t->data[k] ^ 0x80;
+  te_value_t v = te_const(&c->e, &ty, shifted);
+  tinyml__free(c->allocator, shifted);
+  return v;
+}
+
+te_value_t tfl_value_in(tfl_ctx_t *c, uint32_t i) {
+  if (i >= c->op->input_count || c->op->inputs[i] < 0) {
+    tfl_fail(c, "input %u is missing", i);
+    return (te_value_t){0};
+  }
+  int32_t idx = c->op->inputs[i];
+  if (c->values[idx].id) return c->values[idx];
+  const tfl_tensor_t *t = &c->model->tensors[idx];
+  if (!t->data) {
+    tfl_fail(c, "input %u ('%s') is not produced by any earlier operator", i, t->name);
+    return (te_value_t){0};
+  }
+  c->values[idx] = materialise_const(c, t);
+  return c->values[idx];
+}
+
+tinyml_status_t tfl_set_out(tfl_ctx_t *c, uint32_t i, te_value_t v) {
+  const tfl_tensor_t *t = tfl_out(c, i);
+  te_type_t want;
+  if (c->error) return c->error;
+  if (!t || !v.id) return tfl_fail(c, "output %u is missing", i);
+  if (!tfl_te_type(t, &want))
+    return tfl_fail(c, "output '%s' has unsupported type %s", t->name, tfl_type_name(t->type));
+  if (!same_type(&want, &v.type)) {
+    if (want.elem != v.type.elem || te_numel(&want) != te_numel(&v.type))
+      return tfl_fail(c, "output '%s': computed shape or type disagrees with the model",
+                      t->name);
+    v = te_reshape(&c->e, v, want.rank, want.dims);
+  }
+  c->values[c->op->outputs[i]] = v;
+  return TINYML_OK;
+}
+
+te_value_t tfl_activation(tfl_ctx_t *c, te_value_t v, const tfl_tensor_t *out,
+                          int activation) {
+  if (activation < 0 || activation > 3) {
+    tfl_fail(c, "fused activation %d is not supported", activation);
+    return (te_value_t){0};
+  }
+  if (v.type.elem == TE_F32) {
+    static const float lo[4] = {0, 0, -1, 0}, hi[4] = {0, 3.4028235e38f, 1, 6};
+    return activation ? te_clamp_f32(&c->e, v, lo[activation], hi[activation]) : v;
+  }
+  int32_t qmin, qmax, a, b;
+  tfl_qrange(out, &qmin, &qmax);
+  tfl_activation_range_q(activation, tfl_scale(out), tfl_zero_point(out), qmin, qmax, &a, &b);
+  if (a == qmin && b == qmax) return v;
+  return te_clamp_int(&c->e, v, a, b);
+}
+
+te_value_t tfl_requantize(tfl_ctx_t *c, te_value_t acc, const double *real,
+                          uint32_t n, const tfl_tensor_t *out) {
+  int32_t *mult = tinyml__calloc(c->allocator, n, sizeof(int32_t), 4);
+  int8_t *shift = tinyml__calloc(c->allocator, n, 1, 1);
+  te_value_t v = {0};
+  if (!mult || !shift) {
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  } else {
+    uint32_t k = 0;
+    for (; k < n; ++k) {
+      int s;
+      if (!tfl_quantize_multiplier(real[k], &mult[k], &s) || !tfl_tosa_shift(s, &shift[k]))
+        break;
+    }
+    if (k < n)
+      tfl_fail(c, "output scale ratio %g of '%s' is out of range", real[k], out->name);
+    else
+      v = te_rescale(&c->e, acc, TE_I8, mult, shift, n, 0, tfl_zero_point(out), 1, 0, 0);
+  }
+  tinyml__free(c->allocator, mult);
+  tinyml__free(c->allocator, shift);
+  return v;
+}
+
+te_value_t tfl_dequantized_const(tfl_ctx_t *c, const tfl_tensor_t *t,
+                                 uint32_t rank, const int64_t *dims) {
+  te_type_t ty = te_type(TE_F32, rank, dims);
+  size_t n = t->data_size;
+  if ((t->type != TFL_INT8 && t->type != TFL_UINT8) || !t->data ||
+      (int64_t)n != te_numel(&ty) || t->quant.scale_count == 0) {
+    tfl_fail(c, "cannot dequantize constant '%s' (%s)", t->name, tfl_type_name(t->type));
+    return (te_value_t){0};
+  }
+  /* Channel k of axis `qd` is element (i / inner) % extent. */
+  uint32_t qd = (uint32_t)t->quant.quantized_dimension;
+  size_t inner = 1, extent = t->quant.scale_count;
+  for (uint32_t d = qd + 1; d < t->rank; ++d) inner *= (size_t)t->shape[d];
+  float *f = tinyml__alloc(c->allocator, n * sizeof(float), 16);
+  if (!f) {
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+    return (te_value_t){0};
+  }
+  for (size_t i = 0; i < n; ++i) {
+    size_t ch = extent > 1 ? (i / inner) % extent : 0;
+    int32_t q = t->type == TFL_INT8 ? (int8_t)t->data[i] : t->data[i];
+    int32_t z = t->quant.zero_point_count > ch ? (int32_t)t->quant.zero_point[ch] : 0;
+    f[i] = (float)(q - z) * t->quant.scale[ch];
+  }
+  te_value_t v = te_const(&c->e, &ty, f);
+  tinyml__free(c->allocator, f);
+  return v;
+}
+
+/* ---- the driver -------------------------------------------------------- */
+
+static const lowering_t *find_lowering(int32_t code) {
+  for (size_t i = 0; i < sizeof kLowerings / sizeof kLowerings[0]; ++i)
+    if (kLowerings[i].code == code) return &kLowerings[i];
+  return NULL;
+}
+
+/* Marks the operators whose results reach an output; the rest are dead and
+ * never lowered (so an unsupported dead op is no error). */
+static uint8_t *live_operators(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  uint8_t *needed = tinyml__calloc(c->allocator, m->tensor_count + 1, 1, 1);
+  uint8_t *live = tinyml__calloc(c->allocator, m->operator_count + 1, 1, 1);
+  if (!needed || !live) {
+    tinyml__free(c->allocator, needed);
+    tinyml__free(c->allocator, live);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < m->output_count; ++i) needed[m->outputs[i]] = 1;
+  for (uint32_t k = m->operator_count; k-- > 0;) {
+    const tfl_operator_t *op = &m->operators[k];
+    for (uint32_t j = 0; j < op->output_count && !live[k]; ++j) live[k] = needed[op->outputs[j]];
+    for (uint32_t j = 0; live[k] && j < op->input_count; ++j)
+      if (op->inputs[j] >= 0) needed[op->inputs[j]] = 1;
+  }
+  tinyml__free(c->allocator, needed);
+  return live;
+}
+
+static void put_string_attr(strbuf_t *sb, const char *s) {
+  strbuf_append(sb, "\"");
+  for (; *s; ++s) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') strbuf_printf(sb, "\\%02X", ch);
+    else strbuf_printf(sb, "%c", ch);
+  }
+  strbuf_append(sb, "\"");
+}
+
+static void put_tensor_attrs(tfl_ctx_t *c, const tfl_tensor_t *t) {
+  strbuf_t *sb = c->e.sb;
+  strbuf_append(sb, " {tinyml.name = ");
+  put_string_attr(sb, t->name);
+  if (t->type == TFL_UINT8) strbuf_append(sb, ", tinyml.unsigned");
+  if (tfl_is_quantized(t)) {
+    strbuf_append(sb, ", tinyml.scale = array<f32");
+    for (uint32_t k = 0; k < t->quant.scale_count; ++k)
+      strbuf_printf(sb, "%s%.9e", k ? ", " : ": ", (double)t->quant.scale[k]);
+    strbuf_append(sb, ">, tinyml.zero_point = array<i64");
+    for (uint32_t k = 0; k < t->quant.scale_count; ++k)
+      strbuf_printf(sb, "%s%lld", k ? ", " : ": ",
+                    (long long)(k < t->quant.zero_point_count ? t->quant.zero_point[k] : 0));
+    strbuf_append(sb, ">");
+    if (t->quant.scale_count > 1)
+      strbuf_printf(sb, ", tinyml.quant_axis = %d : i32", t->quant.quantized_dimension);
+  }
+  strbuf_append(sb, "}");
+}
+
+static tinyml_status_t io_type(tfl_ctx_t *c, int32_t idx, const char *what, te_type_t *ty) {
+  const tfl_tensor_t *t = &c->model->tensors[idx];
+  if (!tfl_te_type(t, ty) || ty->elem == TE_I1 || ty->elem == TE_I64)
+    return tfl_fail(c, "%s '%s' has unsupported type %s", what, t->name, tfl_type_name(t->type));
+  /* A -1 in shape_signature (usually the batch) is resolved the way TFLite
+   * Micro resolves it: `shape` holds the size the model was converted at. */
+  return TINYML_OK;
+}
+
+/* uint8 crosses the boundary as raw bytes and is carried as int8 inside:
+ * flipping the top bit maps u to u - 128. */
+static te_value_t flip_sign_bit(tfl_ctx_t *c, te_value_t v) {
+  return te_binary(&c->e, "tosa.bitwise_xor", v, te_scalar_int(&c->e, TE_I8, -128));
+}
+
+static tinyml_status_t write_signature(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  strbuf_t *sb = c->e.sb;
+  te_type_t ty;
+  strbuf_append(sb, "module {\n  func.func @main(");
+  for (uint32_t i = 0; i < m->input_count; ++i) {
+    TINYML_RETURN_IF_ERROR(io_type(c, m->inputs[i], "input", &ty));
+    te_value_t v = {++c->e.next_id, ty};
+    strbuf_printf(sb, "%s%%v%u: ", i ? ", " : "", v.id);
+    te_print_type(&c->e, &ty);
+    put_tensor_attrs(c, &m->tensors[m->inputs[i]]);
+    c->values[m->inputs[i]] = v;
+  }
+  strbuf_append(sb, ") -> (");
+  for (uint32_t i = 0; i < m->output_count; ++i) {
+    TINYML_RETURN_IF_ERROR(io_type(c, m->outputs[i], "output", &ty));
+    if (i) strbuf_append(sb, ", ");
+    te_print_type(&c->e, &ty);
+    put_tensor_attrs(c, &m->tensors[m->outputs[i]]);
+  }
+  strbuf_append(sb, ") {\n");
+  for (uint32_t i = 0; i < m->input_count; ++i)
+    if (m->tensors[m->inputs[i]].type == TFL_UINT8)
+      c->values[m->inputs[i]] = flip_sign_bit(c, c->values[m->inputs[i]]);
+  return TINYML_OK;
+}
+
+static tinyml_status_t write_return(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  te_value_t *res = tinyml__calloc(c->allocator, m->output_count + 1, sizeof(te_value_t), 8);
+  if (!res) return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  tinyml_status_t st = TINYML_OK;
+  for (uint32_t i = 0; i < m->output_count && !st; ++i) {
+    const tfl_tensor_t *t = &m->tensors[m->outputs[i]];
+    res[i] = c->values[m->outputs[i]];
+    if (!res[i].id && t->data) res[i] = materialise_const(c, t);
+    if (!res[i].id && !c->error)
+      st = tfl_fail(c, "output '%s' is never computed", t->name);
+    if (res[i].id && t->type == TFL_UINT8) res[i] = flip_sign_bit(c, res[i]);
+  }
+  if (!st && !c->error) {
+    strbuf_append(c->e.sb, "    return");
+    for (uint32_t i = 0; i < m->output_count; ++i)
+      strbuf_printf(c->e.sb, "%s %%v%u", i ? "," : "", res[i].id);
+    strbuf_append(c->e.sb, " : ");
+    for (uint32_t i = 0; i < m->output_count; ++i) {
+      if (i) strbuf_append(c->e.sb, ", ");
+      te_print_type(&c->e, &res[i].type);
+    }
+    strbuf_append(c->e.sb, "\n  }\n}\n");
+  }
+  tinyml__free(c->allocator, res);
+  return st ? st : c->error;
+}
+
+static tinyml_status_t lower_all(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  uint8_t *live = live_operators(c);
+  if (!live) return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  tinyml_status_t st = write_signature(c);
+  for (uint32_t k = 0; k < m->operator_count && !st && !c->error; ++k) {
+    if (!live[k]) continue;
+    c->op_index = k;
+    c->op = &m->operators[k];
+    const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
+    if (!l)
+      st = tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
+                                                : "operator not supported");
+    else
+      st = l->fn(c);
+    for (uint32_t j = 0; !st && !c->error && j < c->op->output_count; ++j)
+      if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
+  }
+  c->op = NULL;
+  tinyml__free(c->allocator, live);
+  if (!st && !c->error) st = write_return(c);
+  return st ? st : c->error;
+}
+
+/* Rescales divide by activation scales, and tensors this large cannot be
+ * real on our targets; both are refused up front. */
+static tinyml_status_t check_tensors(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  for (uint32_t i = 0; i < m->tensor_count; ++i) {
+    const tfl_tensor_t *t = &m->tensors[i];
+    te_type_t ty;
+    if (tfl_te_type(t, &ty) && te_numel(&ty) > ((int64_t)1 << 31))
+      return tfl_fail(c, "tensor '%s' has more than 2^31 elements", t->name);
+    for (uint32_t k = 0; !t->data && k < t->quant.scale_count; ++k)
+      if (!(t->quant.scale[k] > 0.0f))
+        return tfl_fail(c, "tensor '%s' has a non-positive scale", t->name);
+  }
+  return TINYML_OK;
+}
+
+static tinyml_status_t check_model(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  TINYML_RETURN_IF_ERROR(check_tensors(c));
+  if (m->version != 3)
+    return tfl_fail(c, "schema version %u is not supported (expected 3)", m->version);
+  if (m->input_count == 0 || m->output_count == 0)
+    return tfl_fail(c, "subgraph 0 has no inputs or no outputs");
+  for (uint32_t k = 0; k < m->operator_count; ++k)
+    for (uint32_t j = 0; j < m->operators[k].output_count; ++j)
+      if (m->tensors[m->operators[k].outputs[j]].data)
+        return tfl_fail(c, "operator %u writes to constant tensor '%s'", k,
+                        m->tensors[m->operators[k].outputs[j]].name);
+  return TINYML_OK;
+}
+
+tinyml_status_t tfl_import(const void *bytes, size_t size,
+                           const tinyml_allocator_t *allocator, char **text,
+                           size_t *length) {
+  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
+  *text = NULL;
+  *length = 0;
+  tfl_model_t *m = NULL;
+  TINYML_RETURN_IF_ERROR(tfl_read(bytes, size, &a, &m));
+  strbuf_t sb;
+  strbuf_init(&sb, &a);
+  tfl_ctx_t c = {.allocator = &a, .model = m, .e = {&sb, 0}};
+  c.values = tinyml__calloc(&a, m->tensor_count + 1, sizeof(te_value_t), 8);
+  tinyml_status_t st = c.values ? check_model(&c)
+                                : tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY,
+                                                      "tflite: out of memory");
+  if (!st) st = lower_all(&c);
+  if (!st) {
+    *text = strbuf_take(&sb, length);
+    if (!*text) st = tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  }
+  /* A failed import keeps exactly one status: the first error. */
+  if (st != c.error && c.error) tinyml_status_free(c.error);
+  strbuf_free(&sb);
+  tinyml__free(&a, c.values);
+  tfl_model_free(m, &a);
+  return st;
+}

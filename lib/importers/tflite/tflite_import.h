@@ -1,0 +1,25 @@
+/* TFLite → TOSA.  Reads a .tflite FlatBuffer (verified, see tflite_reader.h)
+ * and writes the equivalent TOSA MLIR text with TFLite's numerics: int8/uint8
+ * rescales use TFLite's fixed-point multipliers with double rounding, and
+ * ADD, AVERAGE_POOL_2D, SOFTMAX and MEAN round the way TFLite's reference
+ * kernels do.  Knows nothing of targets.
+ *
+ * Inputs and outputs keep their TFLite names (`tinyml.name`) and carry their
+ * quantisation (`tinyml.scale`, `tinyml.zero_point`, `tinyml.quant_axis`). */
+#ifndef TINYML_IMPORTERS_TFLITE_IMPORT_H
+#define TINYML_IMPORTERS_TFLITE_IMPORT_H
+
+#include <stddef.h>
+
+#include "tinyml.h"
+
+/* On success *text is a NUL-terminated string of *length bytes allocated
+ * with `allocator`; the caller frees it with tinyml__free.  On failure *text
+ * is NULL and the status names the problem; an unsupported operator names
+ * its builtin name, its operator index and the reason, e.g.
+ * "tflite: operator 3 (LSTM): not supported". */
+tinyml_status_t tfl_import(const void *bytes, size_t size,
+                           const tinyml_allocator_t *allocator, char **text,
+                           size_t *length);
+
+#endif

@@ -1,0 +1,86 @@
+/* Names of TFLite enum values for diagnostics, transcribed from the schema's
+ * BuiltinOperator and TensorType enums (../shared/schema/tflite/schema.fbs).
+ * Both enums are dense from 0, so an index is enough.  Unknown values give
+ * "UNKNOWN" rather than a formatted number: a static buffer would not be
+ * thread-safe. */
+#include <stddef.h>
+
+#include "tflite_reader.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const builtin_names[] = {
+    /*   0 */ "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D",
+    /*   4 */ "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE", "DEQUANTIZE",
+    /*   7 */ "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED",
+    /*  10 */ "HASHTABLE_LOOKUP", "L2_NORMALIZATION", "L2_POOL_2D",
+    /*  13 */ "LOCAL_RESPONSE_NORMALIZATION", "LOGISTIC", "LSH_PROJECTION",
+    /*  16 */ "LSTM", "MAX_POOL_2D", "MUL", "RELU", "RELU_N1_TO_1", "RELU6",
+    /*  22 */ "RESHAPE", "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH",
+    /*  27 */ "SVDF", "TANH", "CONCAT_EMBEDDINGS", "SKIP_GRAM", "CALL",
+    /*  32 */ "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD",
+    /*  35 */ "UNIDIRECTIONAL_SEQUENCE_RNN", "GATHER", "BATCH_TO_SPACE_ND",
+    /*  38 */ "SPACE_TO_BATCH_ND", "TRANSPOSE", "MEAN", "SUB", "DIV", "SQUEEZE",
+    /*  44 */ "UNIDIRECTIONAL_SEQUENCE_LSTM", "STRIDED_SLICE",
+    /*  46 */ "BIDIRECTIONAL_SEQUENCE_RNN", "EXP", "TOPK_V2", "SPLIT",
+    /*  50 */ "LOG_SOFTMAX", "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST",
+    /*  54 */ "PRELU", "MAXIMUM", "ARG_MAX", "MINIMUM", "LESS", "NEG", "PADV2",
+    /*  61 */ "GREATER", "GREATER_EQUAL", "LESS_EQUAL", "SELECT", "SLICE",
+    /*  66 */ "SIN", "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE", "EXPAND_DIMS",
+    /*  71 */ "EQUAL", "NOT_EQUAL", "LOG", "SUM", "SQRT", "RSQRT", "SHAPE",
+    /*  78 */ "POW", "ARG_MIN", "FAKE_QUANT", "REDUCE_PROD", "REDUCE_MAX",
+    /*  83 */ "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND", "LOGICAL_NOT",
+    /*  88 */ "UNPACK", "REDUCE_MIN", "FLOOR_DIV", "REDUCE_ANY", "SQUARE",
+    /*  93 */ "ZEROS_LIKE", "FILL", "FLOOR_MOD", "RANGE",
+    /*  97 */ "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE",
+    /* 100 */ "MIRROR_PAD", "ABS", "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2",
+    /* 106 */ "ADD_N", "GATHER_ND", "COS", "WHERE", "RANK", "ELU",
+    /* 112 */ "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG",
+    /* 116 */ "ROUND", "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4",
+    /* 121 */ "NON_MAX_SUPPRESSION_V5", "SCATTER_ND", "SELECT_V2", "DENSIFY",
+    /* 125 */ "SEGMENT_SUM", "BATCH_MATMUL", "PLACEHOLDER_FOR_GREATER_OP_CODES",
+    /* 128 */ "CUMSUM", "CALL_ONCE", "BROADCAST_TO", "RFFT2D", "CONV_3D",
+    /* 133 */ "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE", "HASHTABLE_FIND",
+    /* 138 */ "HASHTABLE_IMPORT", "HASHTABLE_SIZE", "REDUCE_ALL",
+    /* 141 */ "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE",
+    /* 144 */ "ASSIGN_VARIABLE", "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL",
+    /* 147 */ "BUCKETIZE", "RANDOM_UNIFORM", "MULTINOMIAL", "GELU",
+    /* 151 */ "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1", "UNSORTED_SEGMENT_PROD",
+    /* 154 */ "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_SUM", "ATAN2",
+    /* 157 */ "UNSORTED_SEGMENT_MIN", "SIGN", "BITCAST", "BITWISE_XOR",
+    /* 161 */ "RIGHT_SHIFT", "STABLEHLO_LOGISTIC", "STABLEHLO_ADD",
+    /* 164 */ "STABLEHLO_DIVIDE", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM",
+    /* 167 */ "STABLEHLO_RESHAPE", "STABLEHLO_CLAMP", "STABLEHLO_CONCATENATE",
+    /* 170 */ "STABLEHLO_BROADCAST_IN_DIM", "STABLEHLO_CONVOLUTION",
+    /* 172 */ "STABLEHLO_SLICE", "STABLEHLO_CUSTOM_CALL", "STABLEHLO_REDUCE",
+    /* 175 */ "STABLEHLO_ABS", "STABLEHLO_AND", "STABLEHLO_COSINE",
+    /* 178 */ "STABLEHLO_EXPONENTIAL", "STABLEHLO_FLOOR", "STABLEHLO_LOG",
+    /* 181 */ "STABLEHLO_MINIMUM", "STABLEHLO_NEGATE", "STABLEHLO_OR",
+    /* 184 */ "STABLEHLO_POWER", "STABLEHLO_REMAINDER", "STABLEHLO_RSQRT",
+    /* 187 */ "STABLEHLO_SELECT", "STABLEHLO_SUBTRACT", "STABLEHLO_TANH",
+    /* 190 */ "STABLEHLO_SCATTER", "STABLEHLO_COMPARE", "STABLEHLO_CONVERT",
+    /* 193 */ "STABLEHLO_DYNAMIC_SLICE", "STABLEHLO_DYNAMIC_UPDATE_SLICE",
+    /* 195 */ "STABLEHLO_PAD", "STABLEHLO_IOTA", "STABLEHLO_DOT_GENERAL",
+    /* 198 */ "STABLEHLO_REDUCE_WINDOW", "STABLEHLO_SORT", "STABLEHLO_WHILE",
+    /* 201 */ "STABLEHLO_GATHER", "STABLEHLO_TRANSPOSE", "DILATE",
+    /* 204 */ "STABLEHLO_RNG_BIT_GENERATOR", "REDUCE_WINDOW",
+    /* 206 */ "STABLEHLO_COMPOSITE", "STABLEHLO_SHIFT_LEFT", "STABLEHLO_CBRT",
+    /* 209 */ "STABLEHLO_CASE",
+};
+
+static const char *const type_names[] = {
+    "FLOAT32", "FLOAT16", "INT32", "UINT8", "INT64", "STRING", "BOOL",
+    "INT16", "COMPLEX64", "INT8", "FLOAT64", "COMPLEX128", "UINT64",
+    "RESOURCE", "VARIANT", "UINT32", "UINT16", "INT4", "BFLOAT16", "INT2",
+    "UINT4", "FLOAT8_E4M3FN", "FLOAT8_E5M2",
+};
+
+const char *tfl_builtin_name(int32_t code) {
+  if (code < 0 || (size_t)code >= COUNT(builtin_names)) return "UNKNOWN";
+  return builtin_names[code];
+}
+
+const char *tfl_type_name(int32_t type) {
+  if (type < 0 || (size_t)type >= COUNT(type_names)) return "UNKNOWN";
+  return type_names[type];
+}

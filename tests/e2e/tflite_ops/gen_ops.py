@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""Writes small single-purpose .tflite models that exercise the TFLite
+operators and options the models in ../shared do not (padding modes,
+strides, dilation, broadcasting, uint8, every activation...).
+
+Each model is described here in Python, written as flatc JSON, and turned
+into a .tflite with `flatc -b` against the TFLite schema, so the models are
+reproducible from source.  Expected outputs come from TFLite itself
+(../shared/tools/reference/tflite_run.js) and live in expected/.
+
+Usage:
+  gen_ops.py FLATC SCHEMA OUTDIR            write OUTDIR/<name>.tflite + manifest.json
+  gen_ops.py FLATC SCHEMA OUTDIR --refresh  also rerun TFLite into expected/ (needs node)
+"""
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPECTED = os.path.join(HERE, "expected")
+
+CODES = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3,
+         "DEPTHWISE_CONV_2D": 4, "DEQUANTIZE": 6, "FULLY_CONNECTED": 9, "LOGISTIC": 14,
+         "MAX_POOL_2D": 17, "MUL": 18, "RELU": 19, "RELU_N1_TO_1": 20, "RELU6": 21,
+         "RESHAPE": 22, "SOFTMAX": 25, "TANH": 28, "PAD": 34, "TRANSPOSE": 39, "MEAN": 40,
+         "SUB": 41, "STRIDED_SLICE": 45, "QUANTIZE": 114, "GATHER": 36, "CUSTOM": 32,
+         "LSTM": 16}
+OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
+           "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
+           "FULLY_CONNECTED": "FullyConnectedOptions", "SOFTMAX": "SoftmaxOptions",
+           "CONCATENATION": "ConcatenationOptions", "ADD": "AddOptions", "SUB": "SubOptions",
+           "MUL": "MulOptions", "RESHAPE": "ReshapeOptions", "MEAN": "ReducerOptions",
+           "STRIDED_SLICE": "StridedSliceOptions", "PAD": "PadOptions",
+           "TRANSPOSE": "TransposeOptions"}
+PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT32": "i"}
+DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT32": "int32"}
+
+
+class Model:
+    def __init__(self, name, seed):
+        self.name = name
+        self.rng = random.Random(seed)
+        self.tensors, self.buffers, self.ops, self.codes = [], [{}], [], []
+        self.inputs, self.outputs = [], []
+
+    def tensor(self, shape, ttype="FLOAT32", q=None, data=None, name=None):
+        t = {"shape": list(shape), "type": ttype, "name": name or "t%d" % len(self.tensors)}
+        if q:
+            t["quantization"] = {"scale": list(q[0]), "zero_point": list(q[1])}
+            if len(q) > 2:
+                t["quantization"]["quantized_dimension"] = q[2]
+        if data is not None:
+            raw = struct.pack("<%d%s" % (len(data), PACK[ttype]), *data)
+            self.buffers.append({"data": list(raw)})
+            t["buffer"] = len(self.buffers) - 1
+        else:
+            self.buffers.append({})
+            t["buffer"] = len(self.buffers) - 1
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def const(self, shape, ttype="FLOAT32", q=None, lo=-1.0, hi=1.0):
+        n = 1
+        for d in shape:
+            n *= d
+        if ttype == "FLOAT32":
+            data = [self.rng.uniform(lo, hi) for _ in range(n)]
+        elif ttype == "INT32":
+            data = [self.rng.randint(int(lo), int(hi)) for _ in range(n)]
+        elif ttype == "UINT8":
+            data = [self.rng.randint(0, 255) for _ in range(n)]
+        else:
+            data = [self.rng.randint(-127, 127) for _ in range(n)]
+        return self.tensor(shape, ttype, q, data)
+
+    def ints(self, values):
+        return self.tensor([len(values)], "INT32", data=list(values))
+
+    def op(self, kind, inputs, outputs, **options):
+        if kind not in self.codes:
+            self.codes.append(kind)
+        o = {"opcode_index": self.codes.index(kind), "inputs": inputs, "outputs": outputs}
+        if kind in OPTIONS:
+            o["builtin_options_type"] = OPTIONS[kind]
+            o["builtin_options"] = options
+        self.ops.append(o)
+
+    def opcode(self, k):
+        if k.startswith("custom:"):
+            return {"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                    "custom_code": k[7:], "version": 1}
+        return {"deprecated_builtin_code": CODES[k], "builtin_code": k, "version": 1}
+
+    def json(self):
+        return {"version": 3,
+                "operator_codes": [self.opcode(k) for k in self.codes],
+                "subgraphs": [{"tensors": self.tensors, "inputs": self.inputs,
+                               "outputs": self.outputs, "operators": self.ops,
+                               "name": "main"}],
+                "description": "libtinyml op test " + self.name,
+                "buffers": self.buffers}
+
+
+def q8(scale, zp):
+    return ([scale], [zp])
+
+
+def per_channel(n, lo=0.002, hi=0.02, axis=0, rng=None):
+    rng = rng or random.Random(n)
+    return ([rng.uniform(lo, hi) for _ in range(n)], [0] * n, axis)
+
+
+def conv_model(name, ttype, in_shape, oc, k, stride, padding, dil=1, act="NONE", seed=1):
+    m = Model(name, seed)
+    n, h, w, c = in_shape
+    eff = (k - 1) * dil + 1
+    oh = -(-h // stride) if padding == "SAME" else (h - eff) // stride + 1
+    ow = -(-w // stride) if padding == "SAME" else (w - eff) // stride + 1
+    if ttype == "FLOAT32":
+        x = m.tensor(in_shape, name="x")
+        wt = m.const([oc, k, k, c])
+        b = m.const([oc])
+        y = m.tensor([n, oh, ow, oc], name="y")
+    else:
+        x = m.tensor(in_shape, ttype, q8(0.05, 3 if ttype == "INT8" else 130), name="x")
+        if ttype == "UINT8":  # uint8 kernels take per-tensor uint8 weights
+            wq = ([0.012] * oc, [0] * oc)
+            wt = m.const([oc, k, k, c], "UINT8", q8(0.012, 131))
+        else:
+            wq = per_channel(oc, rng=m.rng)
+            wt = m.const([oc, k, k, c], "INT8", wq)
+        b = m.const([oc], "INT32", ([0.05 * s for s in wq[0]], [0] * oc), lo=-500, hi=500)
+        y = m.tensor([n, oh, ow, oc], ttype, q8(0.07, -5 if ttype == "INT8" else 120), name="y")
+    m.op("CONV_2D", [x, wt, b], [y], padding=padding, stride_w=stride, stride_h=stride,
+         dilation_w_factor=dil, dilation_h_factor=dil, fused_activation_function=act)
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def depthwise_model(name, ttype, mult, stride, padding, act="RELU6"):
+    m = Model(name, 7)
+    c = 3
+    oh = -(-9 // stride) if padding == "SAME" else (9 - 3) // stride + 1
+    if ttype == "FLOAT32":
+        x = m.tensor([1, 9, 9, c], name="x")
+        wt = m.const([1, 3, 3, c * mult])
+        b = m.const([c * mult])
+        y = m.tensor([1, oh, oh, c * mult], name="y")
+    else:
+        x = m.tensor([1, 9, 9, c], "INT8", q8(0.04, -10), name="x")
+        wq = per_channel(c * mult, 0.005, 0.03, 3, m.rng)
+        wt = m.const([1, 3, 3, c * mult], "INT8", wq)
+        b = m.const([c * mult], "INT32", ([0.04 * s for s in wq[0]], [0] * (c * mult)), -300, 300)
+        y = m.tensor([1, oh, oh, c * mult], "INT8", q8(0.03, 2), name="y")
+    m.op("DEPTHWISE_CONV_2D", [x, wt, b], [y], padding=padding, stride_w=stride, stride_h=stride,
+         depth_multiplier=mult, fused_activation_function=act)
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def pool_model(name, kind, ttype, k, stride, padding, act="NONE"):
+    m = Model(name, 3)
+    h = 11
+    oh = -(-h // stride) if padding == "SAME" else (h - k) // stride + 1
+    q = q8(0.06, -7) if ttype != "FLOAT32" else None
+    x = m.tensor([1, h, h, 4], ttype, q, name="x")
+    y = m.tensor([1, oh, oh, 4], ttype, q, name="y")
+    m.op(kind, [x], [y], padding=padding, stride_w=stride, stride_h=stride, filter_width=k,
+         filter_height=k, fused_activation_function=act)
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def binary_model(name, kind, ttype, act="NONE", broadcast=True):
+    m = Model(name, 5)
+    if ttype == "FLOAT32":
+        a = m.tensor([1, 5, 5, 3], name="a")
+        b = m.const([1, 1, 1, 3]) if broadcast else m.tensor([1, 5, 5, 3], name="b")
+        y = m.tensor([1, 5, 5, 3], name="y")
+    else:
+        off = 128 if ttype == "UINT8" else 0
+        a = m.tensor([1, 5, 5, 3], ttype, q8(0.03, 4 + off), name="a")
+        bq = q8(0.05, -9 + off)
+        b = m.const([1, 1, 1, 3], ttype, bq) if broadcast else m.tensor([1, 5, 5, 3], ttype, bq, name="b")
+        y = m.tensor([1, 5, 5, 3], ttype, q8(0.06, 1 + off), name="y")
+    m.op(kind, [a, b], [y], fused_activation_function=act)
+    m.inputs = [a] if broadcast else [a, b]
+    m.outputs = [y]
+    return m
+
+
+def unary_model(name, kind, ttype, qin=(0.05, -3), qout=None):
+    m = Model(name, 9)
+    x = m.tensor([2, 7, 5], ttype, q8(*qin) if ttype != "FLOAT32" else None, name="x")
+    if qout is None and ttype != "FLOAT32":
+        qout = (1.0 / 256, -128) if kind == "LOGISTIC" else (1.0 / 128, 0)
+    y = m.tensor([2, 7, 5], ttype, q8(*qout) if ttype != "FLOAT32" else None, name="y")
+    m.op(kind, [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def quant_models():
+    out = []
+    m = Model("quantize_f32_int8", 11)
+    x = m.tensor([3, 10], name="x")
+    y = m.tensor([3, 10], "INT8", q8(0.0078125, -1), name="y")
+    m.op("QUANTIZE", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("dequantize_int8", 12)
+    x = m.tensor([3, 10], "INT8", q8(0.02, 5), name="x")
+    y = m.tensor([3, 10], name="y")
+    m.op("DEQUANTIZE", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("requantize_int8", 13)
+    x = m.tensor([3, 10], "INT8", q8(0.02, 5), name="x")
+    y = m.tensor([3, 10], "INT8", q8(0.031, -20), name="y")
+    m.op("QUANTIZE", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    return out
+
+
+def shape_models():
+    out = []
+    m = Model("pad_int8", 21)
+    x = m.tensor([1, 4, 5, 2], "INT8", q8(0.1, 7), name="x")
+    p = m.tensor([4, 2], "INT32", data=[0, 0, 1, 2, 2, 1, 0, 0])
+    y = m.tensor([1, 7, 8, 2], "INT8", q8(0.1, 7), name="y")
+    m.op("PAD", [x, p], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("concat_int8", 22)  # TFLite requires equal int8 quantisation
+    a = m.tensor([1, 3, 3, 2], "INT8", q8(0.05, 1), name="a")
+    b = m.tensor([1, 3, 3, 3], "INT8", q8(0.05, 1), name="b")
+    y = m.tensor([1, 3, 3, 5], "INT8", q8(0.05, 1), name="y")
+    m.op("CONCATENATION", [a, b], [y], axis=3)
+    m.inputs, m.outputs = [a, b], [y]
+    out.append(m)
+    m = Model("concat_float_axis1", 23)
+    a = m.tensor([2, 3, 4], name="a")
+    b = m.tensor([2, 2, 4], name="b")
+    y = m.tensor([2, 5, 4], name="y")
+    m.op("CONCATENATION", [a, b], [y], axis=1)
+    m.inputs, m.outputs = [a, b], [y]
+    out.append(m)
+    m = Model("transpose_float", 24)
+    x = m.tensor([2, 3, 4, 5], name="x")
+    p = m.ints([0, 3, 1, 2])
+    y = m.tensor([2, 5, 3, 4], name="y")
+    m.op("TRANSPOSE", [x, p], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("strided_slice_int8", 25)
+    x = m.tensor([1, 6, 7, 4], "INT8", q8(0.1, 0), name="x")
+    y = m.tensor([4, 4, 2], "INT8", q8(0.1, 0), name="y")
+    m.op("STRIDED_SLICE", [x, m.ints([0, 1, 2, 1]), m.ints([1, 5, -1, 3]), m.ints([1, 1, 1, 1])],
+         [y], begin_mask=0, end_mask=0, shrink_axis_mask=1)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    for name, ttype, q_in, q_out in (("mean_int8", "INT8", (0.05, -3), (0.05, -3)),
+                                     ("mean_int8_rescale", "INT8", (0.05, -3), (0.02, 10)),
+                                     ("mean_float", "FLOAT32", None, None)):
+        m = Model(name, 26)
+        x = m.tensor([1, 6, 5, 8], ttype, q8(*q_in) if q_in else None, name="x")
+        y = m.tensor([1, 1, 1, 8], ttype, q8(*q_out) if q_out else None, name="y")
+        m.op("MEAN", [x, m.ints([1, 2])], [y], keep_dims=True)
+        m.inputs, m.outputs = [x], [y]
+        out.append(m)
+    return out
+
+
+def fc_models():
+    out = []
+    m = Model("fc_float_batch3_relu", 31)
+    x = m.tensor([3, 16], name="x")
+    y = m.tensor([3, 10], name="y")
+    m.op("FULLY_CONNECTED", [x, m.const([10, 16]), m.const([10])], [y],
+         fused_activation_function="RELU")
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("fc_int8_nobias", 32)
+    x = m.tensor([2, 24], "INT8", q8(0.05, -2), name="x")
+    y = m.tensor([2, 7], "INT8", q8(0.3, 3), name="y")
+    m.op("FULLY_CONNECTED", [x, m.const([7, 24], "INT8", q8(0.01, 0)), -1], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("fc_hybrid_batch2", 33)
+    x = m.tensor([2, 20], name="x")
+    y = m.tensor([2, 6], name="y")
+    m.op("FULLY_CONNECTED", [x, m.const([6, 20], "INT8", q8(0.01, 0)), m.const([6])], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("softmax_float_beta", 34)
+    x = m.tensor([3, 9], name="x")
+    y = m.tensor([3, 9], name="y")
+    m.op("SOFTMAX", [x], [y], beta=1.7)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("softmax_int8_rows", 35)
+    x = m.tensor([4, 11], "INT8", q8(0.09, 5), name="x")
+    y = m.tensor([4, 11], "INT8", q8(1.0 / 256, -128), name="y")
+    m.op("SOFTMAX", [x], [y], beta=1.0)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    return out
+
+
+def error_models():
+    """Models that must be refused, with the text the error must contain."""
+    out = []
+    m = Model("err_gather", 41)
+    x = m.tensor([4, 3], name="x")
+    y = m.tensor([2, 3], name="y")
+    m.op("GATHER", [x, m.ints([0, 2])], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (GATHER): operator not supported"))
+    m = Model("err_custom", 42)
+    x = m.tensor([4], name="x")
+    h = m.tensor([4], name="h")
+    y = m.tensor([4], name="y")
+    m.op("RELU", [x], [h])
+    m.op("custom:MyFancyOp", [h], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 1 (MyFancyOp): custom operators are not supported"))
+    m = Model("err_softmax_int8_scale", 43)
+    x = m.tensor([1, 8], "INT8", q8(0.1, 0), name="x")
+    y = m.tensor([1, 8], "INT8", q8(0.1, 0), name="y")
+    m.op("SOFTMAX", [x], [y], beta=1.0)
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (SOFTMAX): unsupported types INT8 -> INT8 (int8 needs output "
+                   "scale 1/256"))
+    m = Model("err_fc_shuffled", 44)
+    x = m.tensor([1, 16], name="x")
+    y = m.tensor([1, 4], name="y")
+    m.op("FULLY_CONNECTED", [x, m.const([4, 16]), -1], [y], weights_format="SHUFFLED4x16INT8")
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (FULLY_CONNECTED): shuffled weights formats are not supported"))
+    return out
+
+
+def dead_code_model():
+    """An unsupported operator whose result nobody uses is pruned, not refused."""
+    m = Model("dead_gather", 45)
+    x = m.tensor([4, 3], name="x")
+    dead = m.tensor([2, 3], name="dead")
+    y = m.tensor([4, 3], name="y")
+    m.op("GATHER", [x, m.ints([0, 2])], [dead])
+    m.op("RELU", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def all_models():
+    ms = [
+        conv_model("conv_int8_same_s2", "INT8", [1, 9, 9, 3], 5, 3, 2, "SAME", act="RELU"),
+        conv_model("conv_int8_valid_s2", "INT8", [1, 10, 10, 2], 4, 3, 2, "VALID", act="RELU6"),
+        conv_model("conv_uint8_same", "UINT8", [1, 7, 7, 2], 3, 3, 1, "SAME"),
+        conv_model("conv_float_dilated", "FLOAT32", [1, 12, 12, 3], 4, 3, 1, "SAME", dil=2,
+                   act="RELU_N1_TO_1"),
+        conv_model("conv_float_5x5_s2", "FLOAT32", [1, 13, 13, 2], 3, 5, 2, "SAME", act="RELU6"),
+        depthwise_model("depthwise_int8_mult2_s2", "INT8", 2, 2, "SAME"),
+        depthwise_model("depthwise_float_mult2", "FLOAT32", 2, 1, "VALID", act="NONE"),
+        pool_model("max_pool_int8_same", "MAX_POOL_2D", "INT8", 3, 2, "SAME"),
+        pool_model("max_pool_float_valid_relu", "MAX_POOL_2D", "FLOAT32", 2, 2, "VALID", "RELU"),
+        pool_model("avg_pool_int8_same", "AVERAGE_POOL_2D", "INT8", 3, 2, "SAME"),
+        pool_model("avg_pool_float_same", "AVERAGE_POOL_2D", "FLOAT32", 3, 2, "SAME"),
+        pool_model("avg_pool_uint8_valid", "AVERAGE_POOL_2D", "UINT8", 2, 2, "VALID"),
+        binary_model("add_int8_broadcast_relu", "ADD", "INT8", "RELU"),
+        binary_model("sub_int8", "SUB", "INT8", broadcast=False),
+        binary_model("mul_int8_broadcast", "MUL", "INT8"),
+        binary_model("add_uint8", "ADD", "UINT8", broadcast=False),
+        binary_model("mul_float_relu6", "MUL", "FLOAT32", "RELU6"),
+        binary_model("sub_float", "SUB", "FLOAT32", broadcast=False),
+        unary_model("logistic_int8", "LOGISTIC", "INT8"),
+        unary_model("tanh_int8", "TANH", "INT8"),
+        unary_model("logistic_float", "LOGISTIC", "FLOAT32"),
+        unary_model("tanh_float", "TANH", "FLOAT32"),
+        unary_model("relu_int8", "RELU", "INT8", qout=(0.04, -128)),
+        unary_model("relu6_int8", "RELU6", "INT8", qout=(0.03, -128)),
+        unary_model("relu_n1_to_1_float", "RELU_N1_TO_1", "FLOAT32"),
+    ]
+    return ms + quant_models() + shape_models() + fc_models() + [dead_code_model()]
+
+
+def io_entry(m, t, kind, index, path):
+    tensor = m.tensors[t]
+    return {"kind": kind, "index": index, "name": tensor["name"],
+            "dtype": DTYPE[tensor["type"]], "shape": tensor["shape"], "file": path}
+
+
+def main():
+    flatc, schema, outdir = sys.argv[1:4]
+    refresh = "--refresh" in sys.argv[4:]
+    os.makedirs(outdir, exist_ok=True)
+    manifest = []
+    for m in all_models():
+        jpath = os.path.join(outdir, m.name + ".json")
+        with open(jpath, "w") as f:
+            json.dump(m.json(), f)
+        subprocess.run([flatc, "-b", "-o", outdir, schema, jpath], check=True)
+        model = os.path.join(outdir, m.name + ".tflite")
+        prefix = os.path.join(EXPECTED, m.name)
+        if refresh:
+            os.makedirs(EXPECTED, exist_ok=True)
+            ref = os.path.join(os.path.dirname(schema), "..", "..", "tools", "reference",
+                               "tflite_run.js")
+            subprocess.run(["node", ref, model, "--seed", "1", "--out", prefix], check=True,
+                           stdout=subprocess.DEVNULL)
+        case = {"label": "seed1",
+                "inputs": [io_entry(m, t, "input", i, prefix + "_in_%d.bin" % i)
+                           for i, t in enumerate(m.inputs)],
+                "outputs": [io_entry(m, t, "output", i, prefix + "_out_%d.bin" % i)
+                            for i, t in enumerate(m.outputs)]}
+        manifest.append({"model": model, "format": "tflite", "cases": [case]})
+    with open(os.path.join(outdir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    errors = []
+    for m, text in error_models():
+        jpath = os.path.join(outdir, m.name + ".json")
+        with open(jpath, "w") as f:
+            json.dump(m.json(), f)
+        subprocess.run([flatc, "-b", "-o", outdir, schema, jpath], check=True)
+        errors.append({"model": os.path.join(outdir, m.name + ".tflite"), "error": text})
+    with open(os.path.join(outdir, "errors.json"), "w") as f:
+        json.dump(errors, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
