@@ -251,6 +251,52 @@ static tinyml_status_t assign_buffers(part_t *p) {
   return TINYML_OK;
 }
 
+/* Element k of a dense attribute, stored little-endian at `out`. */
+static void store_element(MlirAttribute a, MlirType elem, intptr_t k, uint8_t *out) {
+  if (mlirTypeIsAF32(elem)) {
+    float f = mlirDenseElementsAttrGetFloatValue(a, k);
+    memcpy(out, &f, 4);
+    return;
+  }
+  unsigned w = mlirIntegerTypeGetWidth(elem);
+  int64_t v = w == 1    ? mlirDenseElementsAttrGetBoolValue(a, k)
+              : w == 8  ? mlirDenseElementsAttrGetInt8Value(a, k)
+              : w == 16 ? mlirDenseElementsAttrGetInt16Value(a, k)
+              : w == 32 ? mlirDenseElementsAttrGetInt32Value(a, k)
+                        : mlirDenseElementsAttrGetInt64Value(a, k);
+  unsigned bytes = w == 1 ? 1 : w / 8;
+  for (unsigned b = 0; b < bytes; ++b) out[b] = (uint8_t)((uint64_t)v >> (8 * b));
+}
+
+/* A result that is a small or splat constant (normally folded into the
+ * code that reads it) gets its own expanded copy in the module so the
+ * COPY step that writes the output has a source. */
+static uint32_t returned_constant(part_t *p, MlirValue v) {
+  if (!mlirValueIsAOpResult(v)) return NONE;
+  MlirOperation op = mlirOpResultGetOwner(v);
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str("value"));
+  if (!tc_op_is(op, "arith.constant") || mlirAttributeIsNull(a) ||
+      !mlirAttributeIsADenseElements(a))
+    return NONE;
+  MlirType t = mlirValueGetType(v), elem = mlirShapedTypeGetElementType(t);
+  if (!mlirTypeIsAF32(elem) && !mlirTypeIsAInteger(elem)) return NONE;
+  uint64_t size = tc_type_byte_size(t);
+  intptr_t n = 1;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d) n *= mlirShapedTypeGetDimSize(t, d);
+  uint8_t *data = tinyml__calloc(p->a, size + 1, 1, 64);
+  if (!data || n <= 0) {
+    tinyml__free(p->a, data);
+    return NONE;
+  }
+  size_t es = (size_t)size / (size_t)n;
+  for (intptr_t k = 0; k < n; ++k) store_element(a, elem, k, data + (size_t)k * es);
+  tc_constant_t *c = &p->g->constants[p->g->constant_count];
+  c->data = data;
+  c->size = size;
+  c->owned = 1;
+  return new_buffer(p, v, TC_BUFFER_CONSTANT, p->g->constant_count++);
+}
+
 static tinyml_status_t assign_outputs(part_t *p) {
   MlirOperation ret = p->ops[p->n - 1];
   tc_graph_t *g = p->g;
@@ -260,6 +306,7 @@ static tinyml_status_t assign_outputs(part_t *p) {
   for (uint32_t j = 0; j < g->output_count; ++j) {
     MlirValue v = mlirOperationGetOperand(ret, j);
     g->outputs[j] = buffer_of(p, v);
+    if (g->outputs[j] == NONE) g->outputs[j] = returned_constant(p, v);
     if (g->outputs[j] == NONE)
       return tinyml__status_make(p->a, TINYML_STATUS_UNSUPPORTED,
                                  "compiler: result %u is a constant folded into "
