@@ -27,8 +27,8 @@ static void print_usage(void) {
   printf(
       "Usage: %s MODEL -o MODULE [options]\n"
       "\n"
-      "Compiles MODEL (.tflite or TOSA MLIR text; the format is detected from\n"
-      "the bytes) into a libtinyml module, which tinyml-run or\n"
+      "Compiles MODEL (.tflite, .onnx or TOSA MLIR text; the format is\n"
+      "detected from the bytes) into a libtinyml module, which tinyml-run or\n"
       "tinyml_module_load() runs.\n"
       "\n"
       "Options:\n"

@@ -9,11 +9,13 @@
 #include "../common/status.h"
 #include "codegen.h"
 #include "graph.h"
+#include "../importers/onnx/onnx_import.h"
 #include "../importers/tflite/tflite_import.h"
 
 #define TOSA_TO_LINALG                                                          \
   "builtin.module(func.func(tosa-optional-decompositions),canonicalize,"        \
-  "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),"\
+  "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor,"     \
+  "convert-elementwise-to-linalg),"                                             \
   "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse)"
 
 typedef struct session {
@@ -54,11 +56,13 @@ static tinyml_status_t parse_model(session_t *s, const void *model, size_t size,
   size_t len = 0;
   if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) {
     TINYML_RETURN_IF_ERROR(tfl_import(model, size, s->a, &text, &len));
+  } else if (!looks_like_mlir_text(p, size) && onnx_looks_like(p, size)) {
+    TINYML_RETURN_IF_ERROR(onnx_import(model, size, s->a, &text, &len));
   } else {
     if (!looks_like_mlir_text(p, size))
       return tinyml__status_make(s->a, TINYML_STATUS_INVALID_MODEL,
                                  "compile: unrecognised model format (expected a "
-                                 ".tflite FlatBuffer or TOSA MLIR text)");
+                                 ".tflite FlatBuffer, an ONNX model or TOSA MLIR text)");
     text = tinyml__alloc(s->a, size + 1, 1);
     if (!text)
       return tinyml__status_make(s->a, TINYML_STATUS_OUT_OF_MEMORY, "compile: out of memory");

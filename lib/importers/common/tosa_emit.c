@@ -82,19 +82,38 @@ static void put_dense_hex(te_t *e, const te_type_t *t, const void *data) {
   te_print_type(e, t);
 }
 
+/* i1 hex literals are bit-packed in MLIR; spell booleans out, nested by
+ * dimension as MLIR's dense syntax wants (a splat when all agree). */
+static void put_bools(te_t *e, const te_type_t *t, const uint8_t *b, uint32_t dim,
+                      int64_t *index) {
+  if (dim == t->rank) {
+    strbuf_append(e->sb, b[(*index)++] ? "true" : "false");
+    return;
+  }
+  strbuf_append(e->sb, "[");
+  for (int64_t i = 0; i < t->dims[dim]; ++i) {
+    if (i) strbuf_append(e->sb, ", ");
+    put_bools(e, t, b, dim + 1, index);
+  }
+  strbuf_append(e->sb, "]");
+}
+
+static void put_dense_bools(te_t *e, const te_type_t *t, const uint8_t *b) {
+  int64_t n = te_numel(t), index = 0;
+  int splat = n > 0;
+  for (int64_t i = 1; splat && i < n; ++i) splat = (b[i] != 0) == (b[0] != 0);
+  strbuf_append(e->sb, "dense<");
+  if (splat) strbuf_append(e->sb, b[0] ? "true" : "false");
+  else put_bools(e, t, b, 0, &index);
+  strbuf_append(e->sb, "> : ");
+  te_print_type(e, t);
+}
+
 te_value_t te_const(te_t *e, const te_type_t *t, const void *data) {
   te_value_t v = new_value(e, t);
   strbuf_append(e->sb, "\"tosa.const\"() <{values = ");
-  if (t->elem == TE_I1) {
-    /* i1 hex literals are bit-packed in MLIR; spell booleans out. */
-    const uint8_t *b = data;
-    strbuf_append(e->sb, "dense<[");
-    for (int64_t i = 0; i < te_numel(t); ++i) strbuf_printf(e->sb, "%s%s", i ? ", " : "", b[i] ? "true" : "false");
-    strbuf_append(e->sb, "]> : ");
-    te_print_type(e, t);
-  } else {
-    put_dense_hex(e, t, data);
-  }
+  if (t->elem == TE_I1) put_dense_bools(e, t, data);
+  else put_dense_hex(e, t, data);
   strbuf_append(e->sb, "}> : () -> ");
   te_print_type(e, t);
   strbuf_append(e->sb, "\n");
@@ -123,9 +142,14 @@ static te_value_t splat_bytes(te_t *e, const te_type_t *t, const uint8_t elem[8]
 te_value_t te_splat_int(te_t *e, const te_type_t *t, int64_t v) {
   uint8_t b[8];
   store_int(t->elem, v, b);
-  if (t->elem == TE_I1) b[0] = v ? 1 : 0;
-  if (t->elem == TE_I1) return te_const(e, t, b); /* rank-1 size-1 only */
-  return splat_bytes(e, t, b);
+  if (t->elem != TE_I1) return splat_bytes(e, t, b);
+  te_value_t r = new_value(e, t);
+  strbuf_printf(e->sb, "\"tosa.const\"() <{values = dense<%s> : ", v ? "true" : "false");
+  te_print_type(e, t);
+  strbuf_append(e->sb, "}> : () -> ");
+  te_print_type(e, t);
+  strbuf_append(e->sb, "\n");
+  return r;
 }
 
 te_value_t te_splat_f32(te_t *e, const te_type_t *t, float v) {
@@ -272,6 +296,29 @@ te_value_t te_mul(te_t *e, te_value_t a, te_value_t b, int shift) {
   te_value_t ops[3] = {lift_rank(e, a, r), lift_rank(e, b, r), te_scalar_int(e, TE_I8, shift)};
   te_type_t t = broadcast_type(ops[0], ops[1], a.type.elem);
   return te_op(e, "tosa.mul", ops, 3, NULL, &t);
+}
+
+/* Tiles x up to `t`'s dims (x has equal rank, dims 1 or equal). */
+static te_value_t tile_to(te_t *e, te_value_t x, const te_type_t *t) {
+  int64_t mult[TE_MAX_RANK];
+  int need = 0;
+  for (uint32_t i = 0; i < t->rank; ++i) {
+    mult[i] = x.type.dims[i] == t->dims[i] ? 1 : t->dims[i];
+    need |= mult[i] != 1;
+  }
+  if (!need) return x;
+  te_type_t r = te_type_with(t, x.type.elem);
+  te_value_t ops[2] = {x, te_shape(e, t->rank, mult)};
+  return te_op(e, "tosa.tile", ops, 2, NULL, &r);
+}
+
+te_value_t te_divf(te_t *e, te_value_t a, te_value_t b) {
+  uint32_t r = a.type.rank > b.type.rank ? a.type.rank : b.type.rank;
+  te_value_t x = lift_rank(e, a, r), y = lift_rank(e, b, r);
+  te_type_t t = broadcast_type(x, y, TE_F32);
+  t = broadcast_type((te_value_t){0, t}, x, TE_F32);
+  te_value_t ops[2] = {tile_to(e, x, &t), tile_to(e, y, &t)};
+  return te_op(e, "arith.divf", ops, 2, NULL, &t);
 }
 
 te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b) {

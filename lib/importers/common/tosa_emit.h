@@ -71,6 +71,10 @@ te_value_t te_binary(te_t *e, const char *name, te_value_t a, te_value_t b);
 te_value_t te_binary_props(te_t *e, const char *name, te_value_t a, te_value_t b,
                            const char *props);
 te_value_t te_mul(te_t *e, te_value_t a, te_value_t b, int shift);
+/* a / b rounded once, as IEEE division (TOSA has no float division; this
+ * emits arith.divf on tensors after tiling both operands to the broadcast
+ * shape, which the compiler turns into Linalg). */
+te_value_t te_divf(te_t *e, te_value_t a, te_value_t b);
 te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b);
 te_value_t te_unary(te_t *e, const char *name, te_value_t x);
 te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis);

@@ -1,0 +1,590 @@
+/* The ONNX importer's driver: parse, collect initializers and inputs, lower
+ * each node in order (ONNX graphs are topologically sorted), then write the
+ * function signature around the body once every result type is known. */
+#include "onnx_import.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "onnx_lower.h"
+
+static const onnx_lowering_t *const kFamilies[] = {
+    onnx_lowerings_elementwise, onnx_lowerings_activation, onnx_lowerings_nn, onnx_lowerings_norm, onnx_lowerings_shape,
+    onnx_lowerings_shape_index,
+    onnx_lowerings_reduce, onnx_lowerings_quant,
+};
+
+/* ---- protobuf-c through the caller's allocator ------------------------ */
+
+static void *pb_alloc(void *data, size_t size) {
+  return tinyml__alloc((const tinyml_allocator_t *)data, size, 16);
+}
+
+static void pb_free(void *data, void *ptr) {
+  tinyml__free((const tinyml_allocator_t *)data, ptr);
+}
+
+int onnx_looks_like(const void *bytes, size_t size) {
+  const uint8_t *p = bytes;
+  /* Field 1 (ir_version, varint) = 0x08; some writers start with field 7
+   * (graph, bytes) = 0x3a or field 8 (opset_import) = 0x42. */
+  return size >= 2 && (p[0] == 0x08 || p[0] == 0x3a || p[0] == 0x42 || p[0] == 0x12 ||
+                       p[0] == 0x1a);
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+static onnx_value_t *find_value(onnx_ctx_t *c, const char *name) {
+  for (uint32_t i = c->value_count; i-- > 0;)
+    if (strcmp(c->values[i].name, name) == 0) return &c->values[i];
+  return NULL;
+}
+
+/* Adds (or, for SSA-violating graphs, replaces) a named value. */
+static onnx_value_t *add_value(onnx_ctx_t *c, const char *name) {
+  onnx_value_t *v = find_value(c, name);
+  if (v) {
+    tinyml__free(c->allocator, v->data);
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    return v;
+  }
+  if (c->value_count == c->value_capacity) {
+    uint32_t cap = c->value_capacity ? 2 * c->value_capacity : 64;
+    onnx_value_t *nv = tinyml__calloc(c->allocator, cap, sizeof *nv, 8);
+    if (!nv) return NULL;
+    if (c->value_count) memcpy(nv, c->values, c->value_count * sizeof *nv);
+    tinyml__free(c->allocator, c->values);
+    c->values = nv;
+    c->value_capacity = cap;
+  }
+  v = &c->values[c->value_count++];
+  memset(v, 0, sizeof *v);
+  v->name = name;
+  return v;
+}
+
+tinyml_status_t onnx_fail(onnx_ctx_t *c, const char *fmt, ...) {
+  if (c->error) return c->error;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->node)
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_UNSUPPORTED,
+                                   "onnx: node %u (%s '%s'): %s", c->node_index,
+                                   c->node->op_type ? c->node->op_type : "?",
+                                   c->node->name ? c->node->name : "", msg);
+  else
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_UNSUPPORTED, "onnx: %s", msg);
+  return c->error;
+}
+
+tinyml_status_t onnx_oom(onnx_ctx_t *c) {
+  if (!c->error)
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "onnx: out of memory");
+  return c->error;
+}
+
+/* ---- types ------------------------------------------------------------- */
+
+int onnx_te_elem(int32_t dtype, te_elem_t *elem) {
+  switch (dtype) {
+    case ONNX_FLOAT: *elem = TE_F32; return 1;
+    case ONNX_UINT8: case ONNX_INT8: *elem = TE_I8; return 1;
+    case ONNX_INT16: *elem = TE_I16; return 1;
+    case ONNX_INT32: *elem = TE_I32; return 1;
+    case ONNX_INT64: *elem = TE_I64; return 1;
+    case ONNX_BOOL: *elem = TE_I1; return 1;
+    default: return 0;
+  }
+}
+
+int32_t onnx_dtype_of(te_elem_t elem) {
+  switch (elem) {
+    case TE_F32: return ONNX_FLOAT;
+    case TE_I8: return ONNX_INT8;
+    case TE_I16: return ONNX_INT16;
+    case TE_I32: return ONNX_INT32;
+    case TE_I64: return ONNX_INT64;
+    case TE_I1: return ONNX_BOOL;
+    default: return 0;
+  }
+}
+
+size_t onnx_dtype_size(int32_t dtype) {
+  switch (dtype) {
+    case ONNX_FLOAT: case ONNX_INT32: return 4;
+    case ONNX_UINT8: case ONNX_INT8: case ONNX_BOOL: return 1;
+    case ONNX_INT16: return 2;
+    case ONNX_INT64: return 8;
+    default: return 0;
+  }
+}
+
+const char *onnx_dtype_name(int32_t dtype) {
+  static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16",
+                                      "INT16", "INT32", "INT64", "STRING", "BOOL",
+                                      "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                      "COMPLEX128", "BFLOAT16"};
+  return dtype >= 0 && dtype < (int32_t)(sizeof names / sizeof names[0]) ? names[dtype]
+                                                                         : "UNKNOWN";
+}
+
+int32_t onnx_axis(int64_t axis, uint32_t rank) {
+  if (axis < 0) axis += rank;
+  return axis < 0 || axis >= (int64_t)rank ? -1 : (int32_t)axis;
+}
+
+static int64_t numel(uint32_t rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; ++i) n *= dims[i];
+  return n;
+}
+
+/* ---- constants --------------------------------------------------------- */
+
+/* Copies a TensorProto's elements into host order; 0 on unsupported data. */
+static int decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v) {
+  size_t es = onnx_dtype_size(t->data_type);
+  if (!es || t->n_dims > TE_MAX_RANK || t->n_external_data ||
+      (t->has_data_location && t->data_location != 0)) {
+    onnx_fail(c, "tensor '%s': %s data%s is not supported", t->name ? t->name : "",
+              onnx_dtype_name(t->data_type), t->n_external_data ? " stored externally" : "");
+    return 0;
+  }
+  v->dtype = t->data_type;
+  v->rank = (uint32_t)t->n_dims;
+  for (uint32_t i = 0; i < v->rank; ++i) {
+    if (t->dims[i] < 0 || t->dims[i] > (1LL << 31)) {
+      onnx_fail(c, "tensor '%s' has a bad dimension", t->name ? t->name : "");
+      return 0;
+    }
+    v->dims[i] = t->dims[i];
+  }
+  int64_t n = numel(v->rank, v->dims);
+  if (n > (1LL << 30) / (int64_t)es) {
+    onnx_fail(c, "tensor '%s' is too large", t->name ? t->name : "");
+    return 0;
+  }
+  v->data = tinyml__calloc(c->allocator, (size_t)n + 1, es, 16);
+  if (!v->data) return onnx_oom(c), 0;
+  uint8_t *d = v->data;
+  if (t->has_raw_data) {
+    if (t->raw_data.len != (size_t)n * es) goto size_mismatch;
+    memcpy(d, t->raw_data.data, t->raw_data.len);
+    return 1;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (t->data_type == ONNX_FLOAT) {
+      if ((size_t)n != t->n_float_data) goto size_mismatch;
+      memcpy(d + 4 * i, &t->float_data[i], 4);
+    } else if (t->data_type == ONNX_INT64) {
+      if ((size_t)n != t->n_int64_data) goto size_mismatch;
+      memcpy(d + 8 * i, &t->int64_data[i], 8);
+    } else {
+      if ((size_t)n != t->n_int32_data) goto size_mismatch;
+      int32_t x = t->int32_data[i];
+      if (es == 4) memcpy(d + 4 * i, &x, 4);
+      else if (es == 2) { int16_t h = (int16_t)x; memcpy(d + 2 * i, &h, 2); }
+      else d[i] = (uint8_t)x;
+    }
+  }
+  return 1;
+size_mismatch:
+  onnx_fail(c, "tensor '%s' holds the wrong number of elements", t->name ? t->name : "");
+  return 0;
+}
+
+static te_value_t materialise(onnx_ctx_t *c, onnx_value_t *v) {
+  te_elem_t elem;
+  if (!onnx_te_elem(v->dtype, &elem)) {
+    onnx_fail(c, "value '%s' has unsupported type %s", v->name, onnx_dtype_name(v->dtype));
+    return (te_value_t){0};
+  }
+  te_type_t t = te_type(elem, v->rank, v->dims);
+  if (te_numel(&t) == 0) {
+    onnx_fail(c, "value '%s' has no elements; empty tensors are not supported", v->name);
+    return (te_value_t){0};
+  }
+  v->v = te_const(&c->e, &t, v->data);
+  return v->v;
+}
+
+/* ---- operand and attribute access for the lowerings ---------------------- */
+
+uint32_t onnx_input_count(onnx_ctx_t *c) { return (uint32_t)c->node->n_input; }
+uint32_t onnx_output_count(onnx_ctx_t *c) { return (uint32_t)c->node->n_output; }
+
+onnx_value_t *onnx_input(onnx_ctx_t *c, uint32_t i) {
+  if (i >= c->node->n_input || !c->node->input[i][0]) return NULL;
+  return find_value(c, c->node->input[i]);
+}
+
+te_value_t onnx_in(onnx_ctx_t *c, uint32_t i) {
+  onnx_value_t *v = onnx_input(c, i);
+  if (!v) {
+    onnx_fail(c, "input %u is missing", i);
+    return (te_value_t){0};
+  }
+  if (v->v.id) return v->v;
+  if (v->data) return materialise(c, v);
+  onnx_fail(c, "input %u ('%s') has no value", i, v->name);
+  return (te_value_t){0};
+}
+
+const onnx_value_t *onnx_const_input(onnx_ctx_t *c, uint32_t i) {
+  onnx_value_t *v = onnx_input(c, i);
+  return v && v->data ? v : NULL;
+}
+
+int64_t onnx_const_ints(onnx_ctx_t *c, uint32_t i, int64_t *out, uint32_t cap) {
+  const onnx_value_t *v = onnx_const_input(c, i);
+  if (!v || (v->dtype != ONNX_INT64 && v->dtype != ONNX_INT32)) return -1;
+  int64_t n = numel(v->rank, v->dims);
+  if (n > cap) return -1;
+  for (int64_t k = 0; k < n; ++k) {
+    if (v->dtype == ONNX_INT64) {
+      memcpy(&out[k], (const uint8_t *)v->data + 8 * k, 8);
+    } else {
+      int32_t x;
+      memcpy(&x, (const uint8_t *)v->data + 4 * k, 4);
+      out[k] = x;
+    }
+  }
+  return n;
+}
+
+int onnx_const_float(onnx_ctx_t *c, uint32_t i, float *out) {
+  const onnx_value_t *v = onnx_const_input(c, i);
+  if (!v || v->dtype != ONNX_FLOAT || numel(v->rank, v->dims) != 1) return 0;
+  memcpy(out, v->data, 4);
+  return 1;
+}
+
+static onnx_value_t *output_slot(onnx_ctx_t *c, uint32_t i) {
+  if (i >= c->node->n_output || !c->node->output[i][0]) return NULL;
+  onnx_value_t *v = add_value(c, c->node->output[i]);
+  if (!v) onnx_oom(c);
+  return v;
+}
+
+tinyml_status_t onnx_set_out(onnx_ctx_t *c, uint32_t i, te_value_t tv) {
+  return onnx_set_out_typed(c, i, tv, onnx_dtype_of(tv.type.elem));
+}
+
+tinyml_status_t onnx_set_out_typed(onnx_ctx_t *c, uint32_t i, te_value_t tv, int32_t dtype) {
+  if (c->error) return c->error;
+  if (!tv.id) return onnx_fail(c, "output %u was not computed", i);
+  if (i >= c->node->n_output || !c->node->output[i][0]) return TINYML_OK; /* unused */
+  onnx_value_t *v = output_slot(c, i);
+  if (!v) return c->error;
+  v->v = tv;
+  v->dtype = dtype;
+  v->rank = tv.type.rank;
+  memcpy(v->dims, tv.type.dims, sizeof(int64_t) * tv.type.rank);
+  return TINYML_OK;
+}
+
+tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uint32_t rank,
+                                   const int64_t *dims, const void *data) {
+  if (c->error) return c->error;
+  size_t es = onnx_dtype_size(dtype);
+  if (!es || rank > TE_MAX_RANK) return onnx_fail(c, "unsupported constant result");
+  if (i >= c->node->n_output || !c->node->output[i][0]) return TINYML_OK;
+  int64_t n = numel(rank, dims);
+  void *copy = tinyml__alloc(c->allocator, (size_t)n * es + 1, 16);
+  if (!copy) return onnx_oom(c);
+  memcpy(copy, data, (size_t)n * es);
+  onnx_value_t *v = output_slot(c, i);
+  if (!v) {
+    tinyml__free(c->allocator, copy);
+    return c->error;
+  }
+  v->dtype = dtype;
+  v->rank = rank;
+  memcpy(v->dims, dims, sizeof(int64_t) * rank);
+  v->data = copy;
+  return TINYML_OK;
+}
+
+const Onnx__AttributeProto *onnx_attr(onnx_ctx_t *c, const char *name) {
+  for (size_t i = 0; i < c->node->n_attribute; ++i)
+    if (c->node->attribute[i]->name && strcmp(c->node->attribute[i]->name, name) == 0)
+      return c->node->attribute[i];
+  return NULL;
+}
+
+int64_t onnx_attr_int(onnx_ctx_t *c, const char *name, int64_t def) {
+  const Onnx__AttributeProto *a = onnx_attr(c, name);
+  return a && a->has_i ? a->i : def;
+}
+
+float onnx_attr_float(onnx_ctx_t *c, const char *name, float def) {
+  const Onnx__AttributeProto *a = onnx_attr(c, name);
+  return a && a->has_f ? a->f : def;
+}
+
+int64_t onnx_attr_ints(onnx_ctx_t *c, const char *name, int64_t *out, uint32_t cap) {
+  const Onnx__AttributeProto *a = onnx_attr(c, name);
+  if (!a) return -1;
+  if (a->n_ints > cap) {
+    onnx_fail(c, "attribute '%s' has too many values", name);
+    return -1;
+  }
+  for (size_t k = 0; k < a->n_ints; ++k) out[k] = a->ints[k];
+  return (int64_t)a->n_ints;
+}
+
+const char *onnx_attr_string(onnx_ctx_t *c, const char *name, const char *def, char *out,
+                             size_t cap) {
+  const Onnx__AttributeProto *a = onnx_attr(c, name);
+  if (!a || !a->has_s) return def;
+  size_t n = a->s.len < cap - 1 ? a->s.len : cap - 1;
+  memcpy(out, a->s.data, n);
+  out[n] = '\0';
+  return out;
+}
+
+/* ---- the graph ------------------------------------------------------------ */
+
+static int64_t default_opset(const Onnx__ModelProto *m) {
+  for (size_t i = 0; i < m->n_opset_import; ++i) {
+    const char *d = m->opset_import[i]->domain;
+    if (!d || !d[0] || strcmp(d, "ai.onnx") == 0) return m->opset_import[i]->version;
+  }
+  return -1;
+}
+
+static int is_initializer(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_initializer; ++i)
+    if (g->initializer[i]->name && strcmp(g->initializer[i]->name, name) == 0) return 1;
+  return 0;
+}
+
+static tinyml_status_t add_initializers(onnx_ctx_t *c, const Onnx__GraphProto *g) {
+  if (g->n_sparse_initializer) return onnx_fail(c, "sparse initializers are not supported");
+  for (size_t i = 0; i < g->n_initializer; ++i) {
+    const Onnx__TensorProto *t = g->initializer[i];
+    if (!t->name) return onnx_fail(c, "an initializer has no name");
+    onnx_value_t *v = add_value(c, t->name);
+    if (!v) return onnx_oom(c);
+    if (!decode_tensor(c, t, v)) return c->error;
+  }
+  return TINYML_OK;
+}
+
+/* Reads a graph input/output's declared tensor type. */
+static int declared_type(onnx_ctx_t *c, const Onnx__ValueInfoProto *vi, int32_t *dtype,
+                         uint32_t *rank, int64_t *dims) {
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+      !tp->tensor_type->shape) {
+    onnx_fail(c, "'%s' is not a tensor with a known shape", vi->name);
+    return 0;
+  }
+  const Onnx__TensorShapeProto *s = tp->tensor_type->shape;
+  *dtype = tp->tensor_type->elem_type;
+  if (s->n_dim > TE_MAX_RANK) {
+    onnx_fail(c, "'%s' has rank %zu (at most %d)", vi->name, s->n_dim, TE_MAX_RANK);
+    return 0;
+  }
+  *rank = (uint32_t)s->n_dim;
+  for (size_t i = 0; i < s->n_dim; ++i) {
+    const Onnx__TensorShapeProto__Dimension *d = s->dim[i];
+    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+        d->dim_value < 0) {
+      onnx_fail(c, "'%s' has a dynamic dimension %zu; only static shapes are supported",
+                vi->name, i);
+      return 0;
+    }
+    dims[i] = d->dim_value;
+  }
+  return 1;
+}
+
+typedef struct io {
+  uint32_t count;
+  onnx_value_t **values; /* inputs: pointers into c->values (stable after setup) */
+  uint32_t *ids;
+  te_type_t *types;
+} io_t;
+
+static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t *in) {
+  in->types = tinyml__calloc(c->allocator, g->n_input + 1, sizeof(te_type_t), 8);
+  in->ids = tinyml__calloc(c->allocator, g->n_input + 1, sizeof(uint32_t), 4);
+  if (!in->types || !in->ids) return onnx_oom(c);
+  for (size_t i = 0; i < g->n_input; ++i) {
+    const Onnx__ValueInfoProto *vi = g->input[i];
+    if (!vi->name) return onnx_fail(c, "a graph input has no name");
+    if (is_initializer(g, vi->name)) continue; /* a default, overridable in ONNX: we fold it */
+    int32_t dtype;
+    uint32_t rank;
+    int64_t dims[TE_MAX_RANK];
+    te_elem_t elem;
+    if (!declared_type(c, vi, &dtype, &rank, dims)) return c->error;
+    if (!onnx_te_elem(dtype, &elem))
+      return onnx_fail(c, "input '%s' has unsupported type %s", vi->name, onnx_dtype_name(dtype));
+    onnx_value_t *v = add_value(c, vi->name);
+    if (!v) return onnx_oom(c);
+    v->dtype = dtype;
+    v->rank = rank;
+    memcpy(v->dims, dims, sizeof(int64_t) * rank);
+    v->v = (te_value_t){++c->e.next_id, te_type(elem, rank, dims)};
+    in->types[in->count] = v->v.type;
+    in->ids[in->count++] = v->v.id;
+  }
+  return TINYML_OK;
+}
+
+static const onnx_lowering_t *find_lowering(const char *op, int64_t opset, int *wrong_opset) {
+  *wrong_opset = 0;
+  for (size_t f = 0; f < sizeof kFamilies / sizeof kFamilies[0]; ++f)
+    for (const onnx_lowering_t *l = kFamilies[f]; l->op_type; ++l)
+      if (strcmp(l->op_type, op) == 0) {
+        if (opset >= l->min_opset && opset <= l->max_opset) return l;
+        *wrong_opset = 1;
+      }
+  return NULL;
+}
+
+static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
+  for (size_t k = 0; k < g->n_node && !c->error; ++k) {
+    c->node = g->node[k];
+    c->node_index = (uint32_t)k;
+    const char *op = c->node->op_type ? c->node->op_type : "";
+    const char *domain = c->node->domain ? c->node->domain : "";
+    if (domain[0] && strcmp(domain, "ai.onnx") != 0)
+      return onnx_fail(c, "operators of domain '%s' are not supported", domain);
+    int wrong_opset;
+    const onnx_lowering_t *l = find_lowering(op, c->opset, &wrong_opset);
+    if (!l)
+      return wrong_opset ? onnx_fail(c, "not supported at opset %lld", (long long)c->opset)
+                         : onnx_fail(c, "operator not supported");
+    TINYML_RETURN_IF_ERROR(l->fn(c));
+    for (size_t j = 0; j < c->node->n_output && !c->error; ++j)
+      if (c->node->output[j][0] && !find_value(c, c->node->output[j]))
+        return onnx_fail(c, "output %zu was not produced", j);
+  }
+  c->node = NULL;
+  return c->error;
+}
+
+static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
+  strbuf_append(sb, " {tinyml.name = \"");
+  for (const char *s = name; *s; ++s) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') strbuf_printf(sb, "\\%02X", ch);
+    else strbuf_printf(sb, "%c", ch);
+  }
+  strbuf_append(sb, dtype == ONNX_UINT8 ? "\", tinyml.unsigned}" : "\"}");
+}
+
+/* Writes the whole function: signature (now that result types are known),
+ * the body the lowerings wrote, and the return. */
+static tinyml_status_t assemble(onnx_ctx_t *c, const Onnx__GraphProto *g, const io_t *in,
+                                const strbuf_t *body, strbuf_t *out) {
+  te_t e = {out, 0};
+  te_value_t *res = tinyml__calloc(c->allocator, g->n_output + 1, sizeof(te_value_t), 8);
+  if (!res) return onnx_oom(c);
+  strbuf_append(out, "module {\n  func.func @main(");
+  uint32_t k = 0;
+  for (size_t i = 0; i < g->n_input; ++i) {
+    if (is_initializer(g, g->input[i]->name)) continue;
+    strbuf_printf(out, "%s%%v%u: ", k ? ", " : "", in->ids[k]);
+    te_print_type(&e, &in->types[k]);
+    put_name_attr(out, g->input[i]->name, find_value(c, g->input[i]->name)->dtype);
+    ++k;
+  }
+  strbuf_append(out, ") -> (");
+  tinyml_status_t st = TINYML_OK;
+  for (size_t i = 0; i < g->n_output && !st; ++i) {
+    onnx_value_t *v = g->output[i]->name ? find_value(c, g->output[i]->name) : NULL;
+    if (!v) {
+      st = onnx_fail(c, "graph output '%s' is never computed", g->output[i]->name);
+      break;
+    }
+    res[i] = v->v.id ? v->v : materialise(c, v);
+    if (!res[i].id) {
+      st = c->error;
+      break;
+    }
+    if (i) strbuf_append(out, ", ");
+    te_print_type(&e, &res[i].type);
+    put_name_attr(out, g->output[i]->name, v->dtype);
+  }
+  if (!st) {
+    strbuf_append(out, ") {\n");
+    if (body->length) strbuf_append(out, body->data);
+    strbuf_append(out, "    return");
+    for (size_t i = 0; i < g->n_output; ++i) strbuf_printf(out, "%s %%v%u", i ? "," : "", res[i].id);
+    strbuf_append(out, " : ");
+    for (size_t i = 0; i < g->n_output; ++i) {
+      if (i) strbuf_append(out, ", ");
+      te_print_type(&e, &res[i].type);
+    }
+    strbuf_append(out, "\n  }\n}\n");
+  }
+  tinyml__free(c->allocator, res);
+  return st;
+}
+
+static void free_ctx(onnx_ctx_t *c) {
+  for (uint32_t i = 0; i < c->value_count; ++i) tinyml__free(c->allocator, c->values[i].data);
+  tinyml__free(c->allocator, c->values);
+}
+
+static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, strbuf_t *body,
+                                    strbuf_t *out) {
+  const Onnx__GraphProto *g = m->graph;
+  if (!g) return onnx_fail(c, "the model has no graph");
+  c->opset = default_opset(m);
+  /* Each lowering states the opsets it implements; these bounds only
+   * reject nonsense. */
+  if (c->opset < 1 || c->opset > 23)
+    return onnx_fail(c, "default-domain opset %lld is not supported (1 to 23 are)",
+                     (long long)c->opset);
+  if (g->n_output == 0) return onnx_fail(c, "the graph has no outputs");
+  io_t in = {0};
+  tinyml_status_t st = add_initializers(c, g);
+  if (!st) st = add_inputs(c, g, &in);
+  if (!st) st = lower_nodes(c, g);
+  if (!st) st = assemble(c, g, &in, body, out);
+  tinyml__free(c->allocator, in.types);
+  tinyml__free(c->allocator, in.ids);
+  return st ? st : c->error;
+}
+
+tinyml_status_t onnx_import(const void *bytes, size_t size,
+                            const tinyml_allocator_t *allocator, char **text,
+                            size_t *length) {
+  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
+  *text = NULL;
+  *length = 0;
+  ProtobufCAllocator pa = {pb_alloc, pb_free, &a};
+  Onnx__ModelProto *m = onnx__model_proto__unpack(&pa, size, bytes);
+  if (!m)
+    return tinyml__status_make(&a, TINYML_STATUS_INVALID_MODEL,
+                               "onnx: unrecognised model format: not TFLite, not TOSA "
+                               "text, and not a valid ONNX ModelProto");
+  strbuf_t body, out;
+  strbuf_init(&body, &a);
+  strbuf_init(&out, &a);
+  onnx_ctx_t c = {.allocator = &a, .e = {&body, 0}};
+  tinyml_status_t st = import_graph(&c, m, &body, &out);
+  if (!st && (body.oom || out.oom)) st = onnx_oom(&c);
+  if (!st) {
+    *text = strbuf_take(&out, length);
+    if (!*text) st = onnx_oom(&c);
+  }
+  if (st != c.error && c.error) tinyml_status_free(c.error);
+  strbuf_free(&body);
+  strbuf_free(&out);
+  free_ctx(&c);
+  onnx__model_proto__free_unpacked(m, &pa);
+  return st;
+}

@@ -1,0 +1,26 @@
+/* ONNX → TOSA.  Parses a ModelProto with protobuf-c (code generated at build
+ * time from Debian's onnx.proto) and writes the equivalent TOSA MLIR text.
+ * Static shapes only; initializers become constants; each node is lowered
+ * by an entry of the per-family tables in onnx_lower.h, which also say
+ * which default-domain opsets they implement: a node at another opset, or
+ * in another domain, is refused rather than guessed.  Knows nothing of
+ * targets. */
+#ifndef TINYML_IMPORTERS_ONNX_IMPORT_H
+#define TINYML_IMPORTERS_ONNX_IMPORT_H
+
+#include <stddef.h>
+
+#include "tinyml.h"
+
+/* Cheap check of the first bytes: a ModelProto starts with field 1
+ * (ir_version, varint) or another low-numbered field.  A match only means
+ * "try to parse as ONNX". */
+int onnx_looks_like(const void *bytes, size_t size);
+
+/* As tfl_import: *text (NUL-terminated, allocated with `allocator`) on
+ * success; a status naming the node, op type and reason otherwise. */
+tinyml_status_t onnx_import(const void *bytes, size_t size,
+                            const tinyml_allocator_t *allocator, char **text,
+                            size_t *length);
+
+#endif

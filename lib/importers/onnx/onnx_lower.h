@@ -1,0 +1,123 @@
+/* Internal to the ONNX importer: the state shared by the operator
+ * lowerings, helpers to read operands and attributes, and the per-family
+ * tables of lowerings.
+ *
+ * A lowering reads its node's operands (onnx_in / onnx_const_*), writes TOSA
+ * through c->e (see ../common/tosa_emit.h) and binds each output with
+ * onnx_set_out.  It must refuse, with onnx_fail, anything it does not
+ * implement exactly (an attribute value, a dtype, an opset range): a refusal
+ * is "unsupported", a wrong answer is a bug. */
+#ifndef TINYML_IMPORTERS_ONNX_LOWER_H
+#define TINYML_IMPORTERS_ONNX_LOWER_H
+
+#include <stdint.h>
+
+#include "../common/tosa_emit.h"
+#include "onnx.pb-c.h"
+
+/* TensorProto.DataType values used here. */
+enum {
+  ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT8 = 3, ONNX_UINT16 = 4, ONNX_INT16 = 5,
+  ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_STRING = 8, ONNX_BOOL = 9, ONNX_FLOAT16 = 10,
+  ONNX_DOUBLE = 11, ONNX_UINT32 = 12, ONNX_UINT64 = 13
+};
+
+/* A named value of the graph.  Either a runtime tensor (`v` set) or a
+ * constant (initializer, Constant node or a folded result; `data` set and
+ * `v` materialised on first runtime use), or both. */
+typedef struct onnx_value {
+  const char *name;      /* borrowed from the ModelProto */
+  int32_t dtype;         /* ONNX data type */
+  te_value_t v;          /* id 0 until used at run time */
+  uint32_t rank;
+  int64_t dims[TE_MAX_RANK];
+  void *data;            /* owned host-order copy of a constant, or NULL;
+                            int64/int32/float/int8/uint8/bool element types */
+} onnx_value_t;
+
+typedef struct onnx_ctx {
+  const tinyml_allocator_t *allocator;
+  te_t e;
+  onnx_value_t *values;
+  uint32_t value_count, value_capacity;
+  int64_t opset;                 /* default-domain opset */
+  const Onnx__NodeProto *node;   /* the node being lowered */
+  uint32_t node_index;
+  tinyml_status_t error;
+} onnx_ctx_t;
+
+typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
+
+typedef struct onnx_lowering {
+  const char *op_type;  /* default domain only */
+  int min_opset;        /* the lowering implements opsets [min, max] */
+  int max_opset;
+  onnx_lower_fn fn;
+} onnx_lowering_t;
+
+/* Per-family tables, each terminated by an entry with op_type NULL. */
+extern const onnx_lowering_t onnx_lowerings_elementwise[];
+extern const onnx_lowering_t onnx_lowerings_activation[];
+extern const onnx_lowering_t onnx_lowerings_nn[];
+extern const onnx_lowering_t onnx_lowerings_norm[];
+extern const onnx_lowering_t onnx_lowerings_shape[];
+extern const onnx_lowering_t onnx_lowerings_shape_index[];
+extern const onnx_lowering_t onnx_lowerings_reduce[];
+extern const onnx_lowering_t onnx_lowerings_quant[];
+
+/* Records the first error as "onnx: node N (OpType 'name'): <message>",
+ * with code UNSUPPORTED, and returns it. */
+tinyml_status_t onnx_fail(onnx_ctx_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Out of memory; returns the status. */
+tinyml_status_t onnx_oom(onnx_ctx_t *c);
+
+/* ---- operands ---------------------------------------------------------- */
+
+uint32_t onnx_input_count(onnx_ctx_t *c);   /* including trailing "" */
+/* Input i, or NULL when absent (index past the end, or the name ""). */
+onnx_value_t *onnx_input(onnx_ctx_t *c, uint32_t i);
+/* Input i as a runtime TOSA value (a constant is materialised); id 0 and
+ * an error recorded when it is missing or its dtype has no TOSA type. */
+te_value_t onnx_in(onnx_ctx_t *c, uint32_t i);
+/* Input i if it is a constant (NULL otherwise). */
+const onnx_value_t *onnx_const_input(onnx_ctx_t *c, uint32_t i);
+/* Reads a constant integer tensor (int32/int64) input into out[cap];
+ * returns its element count, or -1 (no error recorded) if it is not a
+ * constant integer tensor or holds more than cap elements. */
+int64_t onnx_const_ints(onnx_ctx_t *c, uint32_t i, int64_t *out, uint32_t cap);
+/* Reads a constant scalar/1-element float input; 0 if not constant. */
+int onnx_const_float(onnx_ctx_t *c, uint32_t i, float *out);
+
+uint32_t onnx_output_count(onnx_ctx_t *c);
+/* Binds output i to a runtime value. */
+tinyml_status_t onnx_set_out(onnx_ctx_t *c, uint32_t i, te_value_t v);
+/* The same with an explicit ONNX dtype, for UINT8 (carried as i8). */
+tinyml_status_t onnx_set_out_typed(onnx_ctx_t *c, uint32_t i, te_value_t v, int32_t dtype);
+/* Binds output i to a compile-time constant (host-order `data`, copied). */
+tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uint32_t rank,
+                                   const int64_t *dims, const void *data);
+
+/* ---- attributes -------------------------------------------------------- */
+
+const Onnx__AttributeProto *onnx_attr(onnx_ctx_t *c, const char *name);
+int64_t onnx_attr_int(onnx_ctx_t *c, const char *name, int64_t def);
+float onnx_attr_float(onnx_ctx_t *c, const char *name, float def);
+/* Copies an INTS attribute; returns its length or -1 when absent (or
+ * longer than cap, after recording an error). */
+int64_t onnx_attr_ints(onnx_ctx_t *c, const char *name, int64_t *out, uint32_t cap);
+/* A STRING attribute as a NUL-terminated copy in out[cap]; `def` if absent. */
+const char *onnx_attr_string(onnx_ctx_t *c, const char *name, const char *def,
+                             char *out, size_t cap);
+
+/* ---- types ------------------------------------------------------------- */
+
+/* The TOSA element type for an ONNX dtype; 0 if none (sets *elem). */
+int onnx_te_elem(int32_t dtype, te_elem_t *elem);
+int32_t onnx_dtype_of(te_elem_t elem);      /* the reverse (int8 → INT8) */
+size_t onnx_dtype_size(int32_t dtype);      /* 0 if unsupported */
+const char *onnx_dtype_name(int32_t dtype);
+/* Normalises a possibly negative axis against `rank`; -1 if invalid. */
+int32_t onnx_axis(int64_t axis, uint32_t rank);
+
+#endif
