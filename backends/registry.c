@@ -7,10 +7,22 @@
 #ifdef TINYML_BACKEND_X86
 extern const tinyml_backend_t tinyml__backend_x86;
 #endif
+#ifdef TINYML_BACKEND_RVV
+extern const tinyml_backend_t tinyml__backend_rvv;
+#endif
+#ifdef TINYML_BACKEND_ARMV7EM
+extern const tinyml_backend_t tinyml__backend_armv7em;
+#endif
 
 static const tinyml_backend_t *const backends[] = {
 #ifdef TINYML_BACKEND_X86
     &tinyml__backend_x86,
+#endif
+#ifdef TINYML_BACKEND_RVV
+    &tinyml__backend_rvv,
+#endif
+#ifdef TINYML_BACKEND_ARMV7EM
+    &tinyml__backend_armv7em,
 #endif
     NULL,
 };

@@ -99,6 +99,12 @@ enum {
 #define HOST_CLASS ELFCLASS64
 enum { R_NONE = 0, R_ABS = 1, R_GLOB_DAT = 6, R_JUMP_SLOT = 7, R_RELATIVE = 8 };
 #define SLOT_ADDS_ADDEND 0 /* x86-64 GLOB_DAT/JUMP_SLOT are S, not S + A */
+#elif defined(__riscv) && __riscv_xlen == 64
+#define HOST_MACHINE 243u /* EM_RISCV */
+#define HOST_CLASS ELFCLASS64
+/* RISC-V has no GLOB_DAT: GOT entries are R_RISCV_64.  0xffff never occurs. */
+enum { R_NONE = 0, R_ABS = 2, R_RELATIVE = 3, R_JUMP_SLOT = 5, R_GLOB_DAT = 0xffff };
+#define SLOT_ADDS_ADDEND 0
 #else
 #error "elf_loader: add this architecture's e_machine and relocations"
 #endif

@@ -1,0 +1,19 @@
+/* RISC-V 64 with the V extension (RVV 1.0), Linux user mode.  The code is
+ * vector-length agnostic: LLVM's loop vectorizer emits scalable vectors, so
+ * one executable runs at any VLEN.  Strategy and lowering beside this file. */
+#include "../../lib/compiler/backend.h"
+
+extern const char tinyml__rvv_strategy[];
+extern const char tinyml__rvv_lowering[];
+
+const tinyml_backend_t tinyml__backend_rvv = {
+    .name = "rvv",
+    .triple = "riscv64-unknown-linux-gnu",
+    .default_cpu = "generic-rv64",
+    .default_features = "+m,+a,+f,+d,+c,+v",
+    .elf_arch = "riscv64",
+    .lld_emulation = "elf64lriscv",
+    .pointer_bits = 64,
+    .transform_script = tinyml__rvv_strategy,
+    .lowering_pipeline = tinyml__rvv_lowering,
+};
