@@ -92,9 +92,13 @@ static int load_tensor(const char *path, tensor_t *t, char *why, size_t cap) {
     if (ok) memcpy(t->data, p->raw_data.data, p->raw_data.len);
   } else if (ok) {
     for (size_t i = 0; i < count && ok; ++i) {
-      if (t->dtype == 1) ok = i < p->n_float_data, ok && (memcpy(t->data + 4 * i, &p->float_data[i], 4), 1);
-      else if (t->dtype == 7) ok = i < p->n_int64_data, ok && (memcpy(t->data + 8 * i, &p->int64_data[i], 8), 1);
-      else if (i < p->n_int32_data) {
+      if (t->dtype == 1) {
+        ok = i < p->n_float_data;
+        if (ok) memcpy(t->data + 4 * i, &p->float_data[i], 4);
+      } else if (t->dtype == 7) {
+        ok = i < p->n_int64_data;
+        if (ok) memcpy(t->data + 8 * i, &p->int64_data[i], 8);
+      } else if (i < p->n_int32_data) {
         int32_t x = p->int32_data[i];
         if (t->elem_size == 4) memcpy(t->data + 4 * i, &x, 4);
         else if (t->elem_size == 2) { int16_t h = (int16_t)x; memcpy(t->data + 2 * i, &h, 2); }

@@ -63,8 +63,13 @@ static void dump_graph(const Onnx__ModelProto *m) {
       if (at->has_i) printf("%lld", (long long)at->i);
       else if (at->has_f) printf("%g", (double)at->f);
       else if (at->has_s) printf("'%.*s'", (int)at->s.len, (const char *)at->s.data);
-      else if (at->n_ints) for (size_t j = 0; j < at->n_ints; ++j) printf("%s%lld", j ? "," : "[", (long long)at->ints[j]), j + 1 == at->n_ints && printf("]");
-      else if (at->n_floats) for (size_t j = 0; j < at->n_floats; ++j) printf("%s%g", j ? "," : "[", (double)at->floats[j]), j + 1 == at->n_floats && printf("]");
+      else if (at->n_ints) {
+        for (size_t j = 0; j < at->n_ints; ++j) printf("%s%lld", j ? "," : "[", (long long)at->ints[j]);
+        printf("]");
+      } else if (at->n_floats) {
+        for (size_t j = 0; j < at->n_floats; ++j) printf("%s%g", j ? "," : "[", (double)at->floats[j]);
+        printf("]");
+      }
       else if (at->t) printf("<tensor type %d>", at->t->data_type);
       else printf("?");
     }
