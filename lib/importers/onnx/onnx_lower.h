@@ -62,6 +62,7 @@ extern const onnx_lowering_t onnx_lowerings_nn[];
 extern const onnx_lowering_t onnx_lowerings_norm[];
 extern const onnx_lowering_t onnx_lowerings_shape[];
 extern const onnx_lowering_t onnx_lowerings_shape_index[];
+extern const onnx_lowering_t onnx_lowerings_resize[];
 extern const onnx_lowering_t onnx_lowerings_reduce[];
 extern const onnx_lowering_t onnx_lowerings_quant[];
 
