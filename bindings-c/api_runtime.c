@@ -1,9 +1,11 @@
 /* Public API: version, blobs, modules, contexts.  Validates every argument,
  * then maps onto lib/runtime. */
+#include <string.h>
+#if !TINYML_FREESTANDING /* bare metal: no files */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <string.h>
+#endif
 
 #include "../lib/common/alloc.h"
 #include "../lib/common/status.h"
@@ -29,6 +31,10 @@ void tinyml_blob_release(tinyml_blob_t *b) {
 
 tinyml_status_t tinyml_blob_write_file(const tinyml_blob_t *b, const char *path) {
   if (!b || !path) return BAD_ARG(NULL, "tinyml_blob_write_file: blob and path must not be NULL");
+#if TINYML_FREESTANDING
+  return tinyml__status_make(&b->allocator, TINYML_STATUS_UNSUPPORTED,
+                             "files are not supported by a freestanding runtime");
+#else
   FILE *f = fopen(path, "wb");
   if (!f)
     return tinyml__status_make(&b->allocator, TINYML_STATUS_IO_ERROR,
@@ -39,6 +45,7 @@ tinyml_status_t tinyml_blob_write_file(const tinyml_blob_t *b, const char *path)
     return tinyml__status_make(&b->allocator, TINYML_STATUS_IO_ERROR,
                                "cannot write '%s'", path);
   return TINYML_OK;
+#endif
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -94,6 +101,13 @@ tinyml_status_t tinyml_module_load(const void *data, size_t size,
 
 static tinyml_status_t read_file(const char *path, const tinyml_allocator_t *a,
                                  uint8_t **out, size_t *out_size) {
+#if TINYML_FREESTANDING
+  (void)out;
+  (void)out_size;
+  return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                             "cannot read '%s': a freestanding runtime has no files",
+                             path);
+#else
   FILE *f = fopen(path, "rb");
   if (!f)
     return tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot open '%s': %s", path,
@@ -125,6 +139,7 @@ static tinyml_status_t read_file(const char *path, const tinyml_allocator_t *a,
   *out = buf;
   *out_size = (size_t)n;
   return TINYML_OK;
+#endif
 }
 
 tinyml_status_t tinyml_module_load_file(const char *path,

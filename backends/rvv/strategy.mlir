@@ -1,8 +1,148 @@
-// Portable strategy: bufferize everything and leave vectorization to
-// LLVM's loop and SLP vectorizers.  Target-tuned tiling comes with issue 7.
+// RVV code-generation strategy: see README.md beside this file.
+//
+// Vector-length agnostic.  Convolutions and depthwise convolutions are
+// vectorized along their contiguous channel dimension with *scalable*
+// vectors (vector<[8]xi32>: 8 * vscale lanes, i.e. LMUL 4 at any VLEN),
+// tiled by [8] * vscale channels and masked for the remainder.  For regular
+// convolutions the accumulator is kept in registers across the reduction
+// loops (kh, kw, c); depthwise ones still read and write it per (kh, kw).
+// Everything else is bufferized, lowered to loops and left to LLVM's loop
+// and SLP vectorizers (which use scalable vectors and fixed-length ones that
+// need only VLEN >= 128, the minimum of the V extension).
+//
+// Every step that can fail is inside failures(suppress): an op that does not
+// vectorize stays a (correct) scalar loop nest.
 module attributes {transform.with_named_sequence} {
+  // Regular conv (HWCF filter): loops (n, oh, ow, kh, kw, c | f), vector f.
+  transform.named_sequence @conv_tile_vectorize(%g: !transform.any_op {transform.consumed}) {
+    %t1, %l0, %l1, %l2, %l3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 0, 0, 0, [8]] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t2, %l4, %l5, %l6 = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 1, 1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @fold_vectorize failures(propagate) (%t2) : (!transform.any_op) -> ()
+    transform.yield
+  }
+  // %tile: the tiled op.  Its unit dims are folded away (in its innermost
+  // loop, which always exists: the vector dimension's) and the 1-D rest is
+  // vectorized with scalable vectors, masked.
+  transform.named_sequence @fold_vectorize(%tile: !transform.any_op {transform.readonly}) {
+    %loop = transform.get_parent_op %tile {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %loop {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %v = transform.structured.match ops{["linalg.generic"]} in %loop : (!transform.any_op) -> !transform.any_op
+    transform.foreach %v : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      transform.structured.vectorize %x vector_sizes [[8]] : !transform.any_op
+    }
+    transform.yield
+  }
+  // conv_2d_nhwc_fhwc[_q]: the filter to HWCF (a small transpose into
+  // scratch), then the output channels f innermost.
+  transform.named_sequence @conv_fhwc(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%c0: !transform.any_op):
+      %c = transform.structured.transpose_conv2d %c0 : (!transform.any_op) -> !transform.any_op
+      %g = transform.structured.generalize %c : (!transform.any_op) -> !transform.any_op
+      %i = transform.structured.interchange %g iterator_interchange = [0, 1, 2, 4, 5, 6, 3] : (!transform.any_op) -> !transform.any_op
+      transform.include @conv_tile_vectorize failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+  transform.named_sequence @conv_hwcf(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%c: !transform.any_op):
+      %g = transform.structured.generalize %c : (!transform.any_op) -> !transform.any_op
+      %i = transform.structured.interchange %g iterator_interchange = [0, 1, 2, 4, 5, 6, 3] : (!transform.any_op) -> !transform.any_op
+      transform.include @conv_tile_vectorize failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+  // depthwise_conv_2d_nhwc_hwcm[_q] and _hwc[_q]: generalized, with the unit
+  // dims of its dispatch folded away (batch 1, multiplier 1, as contiguous
+  // reshapes), so that the loops are (oh, ow, c, kh, kw).  These become
+  // (oh, ow, kh, kw | c), vector c.  Only generics of exactly that shape are
+  // touched (@match_dw_folded); e.g. a 1x1-output average pool is not.
+  transform.named_sequence @dw(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%c: !transform.any_op):
+      %g = transform.structured.generalize %c : (!transform.any_op) -> !transform.any_op
+      %fn = transform.get_parent_op %g {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %fn {
+        transform.apply_patterns.linalg.fold_unit_extent_dims_via_reshapes
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %fn2 = transform.foreach_match in %fn @match_dw_folded -> @dw_folded : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // A generic with loops (p, p, p, r, r): the folded depthwise conv.
+  transform.named_sequence @match_dw_folded(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.match.structured %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c5 = transform.param.constant 5 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c5 : !transform.param<i64>
+      transform.match.structured.dim %s[0, 1, 2] {parallel} : !transform.any_op
+      transform.match.structured.dim %s[3, 4] {reduction} : !transform.any_op
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %m : !transform.any_op
+  }
+  transform.named_sequence @dw_folded(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %i = transform.structured.interchange %g iterator_interchange = [0, 1, 3, 4, 2] : (!transform.any_op) -> !transform.any_op
+      %t1, %l0, %l1, %l2 = transform.structured.tile_using_for %i tile_sizes [1, 1, 0, 0, [8]] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %t2, %l3, %l4 = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @fold_vectorize failures(propagate) (%t2) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+    %c1 = transform.structured.match ops{["linalg.conv_2d_nhwc_fhwc", "linalg.conv_2d_nhwc_fhwc_q"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %c1 : !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      transform.include @conv_fhwc failures(propagate) (%c) : (!transform.any_op) -> ()
+    }
+    %c2 = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nhwc_hwcf_q"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %c2 : !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      transform.include @conv_hwcf failures(propagate) (%c) : (!transform.any_op) -> ()
+    }
+    %d = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwcm", "linalg.depthwise_conv_2d_nhwc_hwcm_q", "linalg.depthwise_conv_2d_nhwc_hwc", "linalg.depthwise_conv_2d_nhwc_hwc_q"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %d : !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      transform.include @dw failures(propagate) (%c) : (!transform.any_op) -> ()
+    }
+    // Fold the unit-dim slices into the transfers, so that bufferization
+    // leaves no copies of a buffer onto itself.
+    %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f0 {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %f0 : !transform.any_op
     %b = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
+    // Transfers read and write the buffers directly; vector.mask regions
+    // become masked transfers (the lowering needs that).
+    %f = transform.structured.match ops{["func.func"]} in %b : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %f : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // Keep each accumulator vector in registers through the reduction loops
+    // (this also hoists loop-invariant code such as the masks).
+    transform.foreach %f : !transform.any_op {
+    ^bb0(%fn: !transform.any_op):
+      %h = transform.structured.hoist_redundant_vector_transfers %fn : (!transform.any_op) -> !transform.any_op
+    }
+    %fz = transform.structured.match ops{["func.func"]} in %b : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %fz {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
     transform.yield
   }
 }

@@ -1,7 +1,30 @@
 #include "alloc.h"
 
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+
+#if TINYML_FREESTANDING
+/* Bare metal has no malloc: every object needs the caller's allocator, and
+ * without one each allocation fails (OUT_OF_MEMORY), never crashes. */
+static void *no_alloc(void *self, size_t size, size_t alignment) {
+  (void)self;
+  (void)size;
+  (void)alignment;
+  return NULL;
+}
+
+static void no_free(void *self, void *ptr) {
+  (void)self;
+  (void)ptr;
+}
+
+tinyml_allocator_t tinyml__allocator_or_default(const tinyml_allocator_t *a) {
+  if (a && a->alloc && a->free) return *a;
+  tinyml_allocator_t d = {NULL, no_alloc, no_free};
+  return d;
+}
+#else
+#include <stdlib.h>
 
 static void *system_alloc(void *self, size_t size, size_t alignment) {
   (void)self;
@@ -21,6 +44,7 @@ tinyml_allocator_t tinyml__allocator_or_default(const tinyml_allocator_t *a) {
   tinyml_allocator_t d = {NULL, system_alloc, system_free};
   return d;
 }
+#endif
 
 void *tinyml__alloc(const tinyml_allocator_t *a, size_t size, size_t alignment) {
   if (alignment == 0) alignment = 1;

@@ -197,6 +197,35 @@ static void set_function_attrs(LLVMModuleRef m, const char *cpu, const char *fea
   }
 }
 
+/* LLVM-C cannot set TargetOptions::FloatABIType, so a target machine for
+ * an Arm "eabihf" triple still defaults to the soft-float procedure call
+ * standard.  The hard-float ABI is therefore requested per function and per
+ * call, as clang does with arm_aapcs_vfpcc: every definition, declaration
+ * (libm imports such as expf take floats in s0) and call site.  Runs before
+ * optimisation, so callers and callees agree, and again after it, for calls
+ * that LLVM created. */
+static int wants_arm_hard_float(const char *triple) {
+  size_t n = strlen(triple);
+  return (strncmp(triple, "arm", 3) == 0 || strncmp(triple, "thumb", 5) == 0) &&
+         n >= 6 && strcmp(triple + n - 6, "eabihf") == 0;
+}
+
+static void set_arm_hard_float(LLVMModuleRef m) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMGetIntrinsicID(f) != 0) continue;
+    LLVMSetFunctionCallConv(f, LLVMARMAAPCSVFPCallConv);
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb;
+         bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i;
+           i = LLVMGetNextInstruction(i)) {
+        if (LLVMGetInstructionOpcode(i) != LLVMCall) continue;
+        LLVMValueRef callee = LLVMGetCalledValue(i);
+        if (LLVMIsAFunction(callee) && LLVMGetIntrinsicID(callee) != 0) continue;
+        LLVMSetInstructionCallConv(i, LLVMARMAAPCSVFPCallConv);
+      }
+  }
+}
+
 static tinyml_status_t llvm_error(const tinyml_allocator_t *a, char *msg, const char *what) {
   tinyml_status_t st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "%s: %s", what,
                                            msg ? msg : "(no message)");
@@ -237,6 +266,8 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMSetModuleDataLayout(m, layout);
   LLVMDisposeTargetData(layout);
   set_function_attrs(m, tg->cpu, tg->features);
+  int hard_float = wants_arm_hard_float(tg->triple);
+  if (hard_float) set_arm_hard_float(m);
   char *err = NULL;
   if (LLVMVerifyModule(m, LLVMReturnStatusAction, &err))
     return llvm_error(a, err, "compiler: generated LLVM IR is invalid");
@@ -251,6 +282,7 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_error(a, LLVMGetErrorMessage(e), "compiler: LLVM optimisation");
+  if (hard_float) set_arm_hard_float(m);
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, out_obj))
     return llvm_error(a, err, "compiler: LLVM code emission");
   return TINYML_OK;

@@ -46,24 +46,39 @@
  * and the rest of the mapping becomes inaccessible.  Segments may not share a
  * host page, since a page has only one protection.
  *
- * Only ELFCLASS64 is implemented; the header decoding goes through
- * `elf_class_t` so a 32-bit class can be added next to it. */
+ * Classes.  The host's class is the only one accepted: ELFCLASS64 with RELA
+ * tables on x86-64 and riscv64, ELFCLASS32 on Arm (EM_ARM, Thumb code), where
+ * lld emits REL tables whose addends are implicit: the word at r_offset.
+ * Thumb function addresses carry bit 0 in symbol values, e_entry and the
+ * relocated pointers; the loader keeps it, so calls go through BLX.
+ *
+ * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) take
+ * the image memory from the caller's allocator instead of mmap and skip the
+ * page protections: there is nothing to protect with. */
 #include "elf_loader.h"
 
-#include <errno.h>
+#ifndef TINYML_FREESTANDING
+#define TINYML_FREESTANDING 0
+#endif
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
+#if !TINYML_FREESTANDING
+#include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#endif
 
 #include "../common/alloc.h"
 #include "../common/status.h"
 
 /* ELF numbers.  Our own copy: freestanding targets have no <elf.h>. */
+#define ELFCLASS32 1
+#define ELFCLASS64 2
 enum {
-  ELFCLASS64 = 2, ELFDATA2LSB = 1, EV_CURRENT = 1, ET_DYN = 3,
+  ELFDATA2LSB = 1, EV_CURRENT = 1, ET_DYN = 3,
   ELFOSABI_NONE = 0, ELFOSABI_GNU = 3,
   PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_TLS = 7,
   PT_GNU_RELRO = 0x6474e552,
@@ -86,6 +101,7 @@ enum {
   DT_PREINIT_ARRAY = 32, DT_PREINIT_ARRAYSZ = 33, DT_SYMTAB_SHNDX = 34,
   DT_RELRSZ = 35, DT_RELR = 36, DT_RELRENT = 37,
   DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_RELACOUNT = 0x6ffffff9,
+  DT_RELCOUNT = 0x6ffffffa,
   DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd,
   DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
 };
@@ -105,8 +121,32 @@ enum { R_NONE = 0, R_ABS = 1, R_GLOB_DAT = 6, R_JUMP_SLOT = 7, R_RELATIVE = 8 };
 /* RISC-V has no GLOB_DAT: GOT entries are R_RISCV_64.  0xffff never occurs. */
 enum { R_NONE = 0, R_ABS = 2, R_RELATIVE = 3, R_JUMP_SLOT = 5, R_GLOB_DAT = 0xffff };
 #define SLOT_ADDS_ADDEND 0
+#elif defined(__arm__)
+#define HOST_MACHINE 40u /* EM_ARM */
+#define HOST_CLASS ELFCLASS32
+#define HOST_USES_REL 1 /* lld emits DT_REL with implicit addends for Arm */
+enum { R_NONE = 0, R_ABS = 2, R_GLOB_DAT = 21, R_JUMP_SLOT = 22, R_RELATIVE = 23 };
+/* glibc's Arm ld.so stores S for GLOB_DAT/JUMP_SLOT, ignoring the word lld
+ * leaves there (for JUMP_SLOT that is the PLT header's address). */
+#define SLOT_ADDS_ADDEND 0
 #else
 #error "elf_loader: add this architecture's e_machine and relocations"
+#endif
+
+#ifndef HOST_USES_REL
+#define HOST_USES_REL 0 /* RELA tables */
+#endif
+/* The relocation table tags this host's images use. */
+#if HOST_USES_REL
+#define TAG_REL DT_REL
+#define TAG_RELSZ DT_RELSZ
+#define TAG_RELENT DT_RELENT
+#define REL_NAME "DT_REL"
+#else
+#define TAG_REL DT_RELA
+#define TAG_RELSZ DT_RELASZ
+#define TAG_RELENT DT_RELAENT
+#define REL_NAME "DT_RELA"
 #endif
 
 /* The ELF entry point's symbol name (lld -e); the loader insists on it. */
@@ -136,6 +176,7 @@ typedef struct {
 typedef struct {
   uint64_t offset, type, sym;
   uint64_t addend; /* two's complement; relocation arithmetic wraps */
+  bool implicit;   /* REL: the addend is the word at offset */
 } rela_t;
 typedef struct {
   uint32_t name;
@@ -153,6 +194,7 @@ static uint64_t le64(const uint8_t *p) {
   return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
+#if HOST_CLASS == ELFCLASS64
 static void ehdr64(const uint8_t *p, ehdr_t *h) {
   h->type = le16(p + 16);
   h->machine = le16(p + 18);
@@ -181,6 +223,7 @@ static void rela64(const uint8_t *p, rela_t *r) {
   r->type = info & 0xffffffffu;
   r->sym = info >> 32;
   r->addend = le64(p + 16);
+  r->implicit = false;
 }
 static void sym64(const uint8_t *p, sym_t *s) {
   s->name = le32(p);
@@ -188,6 +231,55 @@ static void sym64(const uint8_t *p, sym_t *s) {
   s->shndx = le16(p + 6);
   s->value = le64(p + 8);
 }
+#else
+static void ehdr32(const uint8_t *p, ehdr_t *h) {
+  h->type = le16(p + 16);
+  h->machine = le16(p + 18);
+  h->version = le32(p + 20);
+  h->entry = le32(p + 24);
+  h->phoff = le32(p + 28);
+  h->phentsize = le16(p + 42);
+  h->phnum = le16(p + 44);
+}
+static void phdr32(const uint8_t *p, phdr_t *h) {
+  h->type = le32(p);
+  h->offset = le32(p + 4);
+  h->vaddr = le32(p + 8);
+  h->filesz = le32(p + 16);
+  h->memsz = le32(p + 20);
+  h->flags = le32(p + 24);
+  h->align = le32(p + 28);
+}
+static void dyn32(const uint8_t *p, dyn_t *d) {
+  d->tag = le32(p);
+  d->val = le32(p + 4);
+}
+#if HOST_USES_REL
+static void rel32(const uint8_t *p, rela_t *r) {
+  uint32_t info = le32(p + 4);
+  r->offset = le32(p);
+  r->type = info & 0xffu;
+  r->sym = info >> 8;
+  r->addend = 0; /* read from r_offset once that is checked */
+  r->implicit = true;
+}
+#else
+static void rela32(const uint8_t *p, rela_t *r) {
+  uint32_t info = le32(p + 4);
+  r->offset = le32(p);
+  r->type = info & 0xffu;
+  r->sym = info >> 8;
+  r->addend = (uint64_t)(int64_t)(int32_t)le32(p + 8);
+  r->implicit = false;
+}
+#endif
+static void sym32(const uint8_t *p, sym_t *s) {
+  s->name = le32(p);
+  s->value = le32(p + 4);
+  s->info = p[12];
+  s->shndx = le16(p + 14);
+}
+#endif
 
 /* Sizes and decoders of one ELF class. */
 typedef struct {
@@ -199,8 +291,18 @@ typedef struct {
   void (*sym)(const uint8_t *, sym_t *);
 } elf_class_t;
 
-static const elf_class_t class64 = {64, 56, 16, 24, 24, 8,
-                                    ehdr64, phdr64, dyn64, rela64, sym64};
+/* Only the host's class is compiled in: an image of another class is
+ * refused by check_ident. */
+#if HOST_CLASS == ELFCLASS64
+static const elf_class_t host_class = {64, 56, 16, 24, 24, 8,
+                                       ehdr64, phdr64, dyn64, rela64, sym64};
+#elif HOST_USES_REL
+static const elf_class_t host_class = {52, 32, 8, 8, 16, 4,
+                                       ehdr32, phdr32, dyn32, rel32, sym32};
+#else
+static const elf_class_t host_class = {52, 32, 8, 12, 16, 4,
+                                       ehdr32, phdr32, dyn32, rela32, sym32};
+#endif
 
 /* Table addresses from the dynamic section. */
 typedef struct {
@@ -224,7 +326,7 @@ typedef struct {
   uint64_t align;  /* largest PT_LOAD alignment */
   uint64_t bias;   /* the vaddr that lands at `base` */
   uint64_t span;   /* bytes from `base`, page-rounded */
-  uint8_t *region; /* what mmap returned */
+  uint8_t *region; /* what mmap (or the allocator) returned */
   size_t region_size;
   uint8_t *base;
   dynamic_t dyn;
@@ -234,6 +336,32 @@ struct tinyml__elf {
   void *region;
   size_t region_size;
 };
+
+#if TINYML_FREESTANDING
+/* No MMU: the image lives in memory from the caller's allocator, aligned
+ * to the largest p_align, and nothing is protected. */
+static void *region_alloc(const loader_t *l) {
+  tinyml_allocator_t a = tinyml__allocator_or_default(l->allocator);
+  return tinyml__alloc(&a, l->region_size, (size_t)l->align);
+}
+static void region_free(const tinyml_allocator_t *allocator, void *region,
+                        size_t size) {
+  (void)size;
+  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
+  tinyml__free(&a, region);
+}
+#else
+static void *region_alloc(const loader_t *l) {
+  void *m = mmap(NULL, l->region_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? NULL : m;
+}
+static void region_free(const tinyml_allocator_t *allocator, void *region,
+                        size_t size) {
+  (void)allocator;
+  munmap(region, size);
+}
+#endif
 
 __attribute__((format(printf, 2, 3)))
 static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
@@ -300,7 +428,7 @@ static tinyml_status_t check_ident(loader_t *l) {
     return fail(l, "elf: unsupported ELF version %u", id[6]);
   if (id[7] != ELFOSABI_NONE && id[7] != ELFOSABI_GNU)
     return fail(l, "elf: unsupported OS ABI %u", id[7]);
-  l->cls = &class64;
+  l->cls = &host_class;
   return TINYML_OK;
 }
 
@@ -417,18 +545,20 @@ static tinyml_status_t plan_layout(loader_t *l) {
 /* ---- mapping ------------------------------------------------------------ */
 
 static tinyml_status_t map_segments(loader_t *l) {
-  /* Over-reserve so `base` can honour the largest p_align. */
-  uint64_t extra = l->align - l->page;
+  /* Over-reserve so `base` can honour the largest p_align (the allocator
+   * of a freestanding build aligns the region itself). */
+  uint64_t extra = TINYML_FREESTANDING ? 0 : l->align - l->page;
   l->region_size = (size_t)(l->span + extra);
-  void *m = mmap(NULL, l->region_size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED)
+  void *m = region_alloc(l);
+  if (!m)
     return tinyml__status_make(l->allocator, TINYML_STATUS_OUT_OF_MEMORY,
                                "elf: cannot map %zu bytes", l->region_size);
   l->region = m;
   uintptr_t a = (uintptr_t)m;
   uintptr_t aligned = (a + (uintptr_t)(l->align - 1)) & ~(uintptr_t)(l->align - 1);
   l->base = l->region + (aligned - a);
+  /* mmap gives zeros; an allocator may not (.bss and the gaps). */
+  if (TINYML_FREESTANDING) memset(l->region, 0, l->region_size);
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
     if (p->filesz) memcpy(at(l, p->vaddr), l->image + p->offset, (size_t)p->filesz);
@@ -436,6 +566,12 @@ static tinyml_status_t map_segments(loader_t *l) {
   return TINYML_OK;
 }
 
+#if TINYML_FREESTANDING
+static tinyml_status_t protect_segments(loader_t *l) {
+  (void)l;
+  return TINYML_OK;
+}
+#else
 static int prot_of(uint32_t flags) {
   int prot = PROT_NONE;
   if (flags & PF_R) prot |= PROT_READ;
@@ -467,6 +603,7 @@ static tinyml_status_t protect_segments(loader_t *l) {
   return protect(l, floor_to(l->relro.vaddr, l->page),
                  floor_to(l->relro.vaddr + l->relro.memsz, l->page), PROT_READ);
 }
+#endif
 
 /* ---- dynamic section ---------------------------------------------------- */
 
@@ -480,8 +617,13 @@ static tinyml_status_t reject_tag(loader_t *l, uint64_t tag) {
       return fail(l, "elf: constructors/destructors (dynamic tag %llu) are not "
                   "supported: the loader never runs them",
                   (unsigned long long)tag);
+#if HOST_USES_REL
+    case DT_RELA: case DT_RELASZ: case DT_RELAENT:
+      return fail(l, "elf: DT_RELA relocations are not supported (only REL)");
+#else
     case DT_REL: case DT_RELSZ: case DT_RELENT:
       return fail(l, "elf: DT_REL relocations are not supported (only RELA)");
+#endif
     case DT_TEXTREL:
       return fail(l, "elf: DT_TEXTREL: relocations in code are not supported");
     case DT_RELR: case DT_RELRSZ: case DT_RELRENT:
@@ -496,9 +638,9 @@ static tinyml_status_t reject_tag(loader_t *l, uint64_t tag) {
 /* Where each table-describing tag is stored; NULL for tags we do not keep. */
 static uint64_t *slot_of(dynamic_t *d, uint64_t tag) {
   switch (tag) {
-    case DT_RELA: return &d->rela;
-    case DT_RELASZ: return &d->relasz;
-    case DT_RELAENT: return &d->relaent;
+    case TAG_REL: return &d->rela;
+    case TAG_RELSZ: return &d->relasz;
+    case TAG_RELENT: return &d->relaent;
     case DT_JMPREL: return &d->jmprel;
     case DT_PLTRELSZ: return &d->pltrelsz;
     case DT_PLTREL: return &d->pltrel;
@@ -516,7 +658,12 @@ static bool harmless_tag(uint64_t tag) {
   switch (tag) {
     case DT_PLTGOT: case DT_SONAME: case DT_RPATH: case DT_SYMBOLIC:
     case DT_DEBUG: case DT_BIND_NOW: case DT_RUNPATH: case DT_SYMTAB_SHNDX:
-    case DT_GNU_HASH: case DT_VERSYM: case DT_RELACOUNT: case DT_FLAGS_1:
+    case DT_GNU_HASH: case DT_VERSYM: case DT_FLAGS_1:
+#if HOST_USES_REL
+    case DT_RELCOUNT:
+#else
+    case DT_RELACOUNT:
+#endif
     case DT_VERDEF: case DT_VERDEFNUM: case DT_VERNEED: case DT_VERNEEDNUM:
       return true;
     default:
@@ -599,12 +746,12 @@ static tinyml_status_t check_tables(loader_t *l) {
                 (unsigned long long)d->syment, l->cls->sym_size);
   if (!in_span(l, d->strtab, d->strsz))
     return fail(l, "elf: string table outside the image");
-  if (has_tag(l, DT_RELA) && d->relaent != l->cls->rela_size)
-    return fail(l, "elf: DT_RELAENT missing or not %zu", l->cls->rela_size);
-  if (has_tag(l, DT_JMPREL) && (!has_tag(l, DT_PLTREL) || d->pltrel != DT_RELA))
-    return fail(l, "elf: DT_PLTREL must be DT_RELA");
-  TINYML_RETURN_IF_ERROR(check_rela_table(l, DT_RELA, DT_RELASZ, d->rela,
-                                          d->relasz, "DT_RELA"));
+  if (has_tag(l, TAG_REL) && d->relaent != l->cls->rela_size)
+    return fail(l, "elf: " REL_NAME "ENT missing or not %zu", l->cls->rela_size);
+  if (has_tag(l, DT_JMPREL) && (!has_tag(l, DT_PLTREL) || d->pltrel != TAG_REL))
+    return fail(l, "elf: DT_PLTREL must be " REL_NAME);
+  TINYML_RETURN_IF_ERROR(check_rela_table(l, TAG_REL, TAG_RELSZ, d->rela,
+                                          d->relasz, REL_NAME));
   TINYML_RETURN_IF_ERROR(check_rela_table(l, DT_JMPREL, DT_PLTRELSZ, d->jmprel,
                                           d->pltrelsz, "DT_JMPREL"));
   return count_symbols(l);
@@ -694,7 +841,12 @@ static void put_word(const loader_t *l, uint64_t vaddr, uint64_t value) {
   for (size_t i = 0; i < l->cls->word_size; i++) p[i] = (uint8_t)(value >> (8 * i));
 }
 
-static tinyml_status_t apply_one(loader_t *l, const rela_t *r) {
+static uint64_t get_word(const loader_t *l, uint64_t vaddr) {
+  const uint8_t *p = at(l, vaddr);
+  return l->cls->word_size == 8 ? le64(p) : le32(p);
+}
+
+static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
   if (r->type == R_NONE) return TINYML_OK;
   if (r->type != R_RELATIVE && r->type != R_ABS && r->type != R_GLOB_DAT &&
       r->type != R_JUMP_SLOT)
@@ -703,6 +855,7 @@ static tinyml_status_t apply_one(loader_t *l, const rela_t *r) {
   if (!in_segment(l, r->offset, l->cls->word_size, PF_W))
     return fail(l, "elf: relocation at 0x%llx is outside writable segments",
                 (unsigned long long)r->offset);
+  if (r->implicit) r->addend = get_word(l, r->offset);
   uint64_t value = 0;
   if (r->type == R_RELATIVE) {
     /* Pointers into the image; one past the end is still fine. */
@@ -714,6 +867,7 @@ static tinyml_status_t apply_one(loader_t *l, const rela_t *r) {
     TINYML_RETURN_IF_ERROR(resolve_symbol(l, r->sym, &value));
     if (r->type == R_ABS || SLOT_ADDS_ADDEND) value += r->addend;
   }
+  /* A 32-bit class stores the low word; the arithmetic wraps there too. */
   put_word(l, r->offset, value);
   return TINYML_OK;
 }
@@ -730,7 +884,7 @@ static tinyml_status_t apply_table(loader_t *l, uint64_t addr, uint64_t size) {
 }
 
 static tinyml_status_t relocate(loader_t *l) {
-  if (has_tag(l, DT_RELA))
+  if (has_tag(l, TAG_REL))
     TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.rela, l->dyn.relasz));
   if (has_tag(l, DT_JMPREL))
     TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.jmprel, l->dyn.pltrelsz));
@@ -854,7 +1008,11 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
   if (!image || !out_elf || !out_library)
     return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
                                "elf: NULL argument");
+#if TINYML_FREESTANDING
+  long page = 4096; /* the layout unit; nothing is mapped */
+#else
   long page = sysconf(_SC_PAGESIZE);
+#endif
   loader_t l = {.allocator = allocator, .image = image, .size = size,
                 .page = page > 0 ? (uint64_t)page : 4096};
   const tinyml_exe_library_t *lib = NULL;
@@ -868,7 +1026,7 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
                               "elf: out of memory");
   }
   if (s) {
-    if (l.region) munmap(l.region, l.region_size);
+    if (l.region) region_free(allocator, l.region, l.region_size);
     return s;
   }
   elf->region = l.region;
@@ -880,7 +1038,7 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
 
 void tinyml__elf_unload(tinyml__elf_t *elf, const tinyml_allocator_t *allocator) {
   if (!elf) return;
-  munmap(elf->region, elf->region_size);
+  region_free(allocator, elf->region, elf->region_size);
   tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
   tinyml__free(&a, elf);
 }

@@ -14,6 +14,8 @@
 #define HOST_ARCH "aarch64"
 #elif defined(__riscv) && __riscv_xlen == 64
 #define HOST_ARCH "riscv64"
+#elif defined(__arm__)
+#define HOST_ARCH "arm" /* Armv7E-M, Thumb (backends/armv7em) */
 #else
 #define HOST_ARCH "unknown"
 #endif

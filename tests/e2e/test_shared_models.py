@@ -15,13 +15,22 @@ arena bytes and tinyml-run --bench latency (for issue notes).
 Usage: test_shared_models.py TINYML_COMPILE TINYML_RUN SHARED_DIR
            [--manifest FILE] [--report]
            [--ops FLATC OUTDIR] [--format tflite|onnx]
+           [--target NAME] [--runner "CMD ..."] [--run-exe PATH]
+           [--models a,b,c]
 --manifest reads another manifest of the same format (paths in it may be
 absolute).  --ops first builds the operator test models of tflite_ops/
 with FLATC into OUTDIR (gen_ops.py) and then checks those.
+
+Other targets: --target NAME is passed to tinyml-compile; --run-exe PATH
+replaces TINYML_RUN (e.g. a cross-built tinyml-run) and --runner prefixes
+every tinyml-run command (e.g. "qemu-riscv64 -cpu rv64,v=true,vlen=128").
+--models keeps only the models with those base names and skips the refusal
+checks of errors.json.
 """
 import json
 import os
 import re
+import shlex
 import struct
 import subprocess
 import sys
@@ -64,7 +73,7 @@ def run(cmd):
 
 
 def check_case(run_exe, module, shared, case, workdir):
-    cmd = [run_exe, module]
+    cmd = run_exe + [module]
     for inp in sorted(case["inputs"], key=lambda i: i["index"]):
         cmd += ["--input", os.path.join(shared, inp["file"])]
     cmd += ["--output-dir", workdir]
@@ -96,9 +105,20 @@ def info_value(text, key):
 
 
 def bench(run_exe, module):
-    r = run([run_exe, module, "--bench", "50"])
+    r = run(run_exe + [module, "--bench", "50"])
     m = re.search(r"median_ms=([0-9.]+)", r.stdout)
     return float(m.group(1)) if m else float("nan")
+
+
+def option(name, default=None):
+    """The value after --name in the options, or default."""
+    args = sys.argv[4:]
+    if name not in args:
+        return default
+    k = args.index(name)
+    if k + 1 >= len(args):
+        raise SystemExit("%s needs a value" % name)
+    return args[k + 1]
 
 
 def main():
@@ -107,6 +127,12 @@ def main():
         return 2
     compile_exe, run_exe, shared = sys.argv[1:4]
     report = "--report" in sys.argv[4:]
+    target = option("--target")
+    # tinyml-run as a command: the optional runner (an emulator) first.
+    run_exe = shlex.split(option("--runner", "")) + [option("--run-exe", run_exe)]
+    models = option("--models")
+    models = set(models.split(",")) if models else None
+    target_args = ["--target", target] if target else []
     manifest = os.path.join(shared, "reference", "manifest.json")
     if "--manifest" in sys.argv[4:]:
         manifest = sys.argv[sys.argv.index("--manifest") + 1]
@@ -124,6 +150,13 @@ def main():
         return 1 if os.environ.get("CI") == "true" else 77
     fmt = sys.argv[sys.argv.index("--format") + 1] if "--format" in sys.argv[4:] else "tflite"
     entries = [e for e in json.load(open(manifest)) if e["format"] == fmt]
+    if models is not None:
+        entries = [e for e in entries
+                   if os.path.splitext(os.path.basename(e["model"]))[0] in models]
+        missing = models - {os.path.splitext(os.path.basename(e["model"]))[0] for e in entries}
+        if missing:
+            print("FAIL: --models names not in the manifest: %s" % ", ".join(sorted(missing)))
+            return 1
     passed = failed = exact_cases = 0
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,7 +165,7 @@ def main():
             name = os.path.splitext(os.path.basename(model))[0]
             module = os.path.join(tmp, name + ".tmod")
             t0 = time.monotonic()
-            r = run([compile_exe, model, "-o", module])
+            r = run([compile_exe, model, "-o", module] + target_args)
             compile_s = time.monotonic() - t0
             if r.returncode != 0:
                 for case in entry["cases"]:
@@ -148,20 +181,21 @@ def main():
                 failed += not ok
                 exact_cases += ok and exact
             if report:
-                info = run([run_exe, "--info", module]).stdout
+                info = run(run_exe + ["--info", module]).stdout
                 rows.append((name, compile_s, os.path.getsize(module), os.path.getsize(model),
                              info_value(info, "arena_size"), bench(run_exe, module)))
     errors = os.path.join(os.path.dirname(manifest), "errors.json")
-    if os.path.exists(errors):
+    if os.path.exists(errors) and models is None:
         for e in json.load(open(errors)):
-            r = run([compile_exe, e["model"], "-o", os.devnull])
+            r = run([compile_exe, e["model"], "-o", os.devnull] + target_args)
             ok = r.returncode != 0 and e["error"] in r.stdout
             print("%s refuse %s: %s" % ("PASS" if ok else "FAIL", os.path.basename(e["model"]),
                                         r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "compiled"))
             passed += ok
             failed += not ok
-    print("%s models: %d cases passed, %d failed (%d bit-exact), %d models"
-          % (fmt, passed, failed, exact_cases, len(entries)))
+    print("%s models%s: %d cases passed, %d failed (%d bit-exact), %d models"
+          % (fmt, " (target %s)" % target if target else "", passed, failed, exact_cases,
+             len(entries)))
     if report:
         print("%-24s %9s %10s %10s %9s %9s" % ("model", "compile_s", "module_B", "tflite_B",
                                                "arena_B", "bench_ms"))

@@ -1,0 +1,137 @@
+/* Runs one embedded module on an MPS2 board under QEMU through the public
+ * API of the freestanding runtime: load -> context -> invoke, all memory
+ * from a static pool, outputs written to the host through semihosting.
+ *
+ * The module bytes, the inputs and the output directory come from
+ * fw_data.S, which tinyml-mcu-run generates (.incbin of the files).
+ *
+ * Instructions per inference: QEMU runs with -icount shift=0, so the
+ * virtual clock advances 1 ns per instruction, and the CMSDK APB timer 0
+ * (25 MHz, off the virtual clock) ticks once every 40 instructions.  A loop
+ * of known length calibrates the ratio at run time. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tinyml.h"
+
+typedef struct {
+  const uint8_t *data;
+  uint32_t size;
+} blob_ref_t;
+
+extern const uint8_t fw_model[];
+extern const uint32_t fw_model_size;
+extern const blob_ref_t fw_inputs[];
+extern const uint32_t fw_input_count;
+extern const char fw_output_dir[];
+
+/* ---- a static-pool allocator: bump allocation, free is a no-op ---------- */
+#ifndef POOL_BYTES
+#define POOL_BYTES (3u << 20)
+#endif
+static uint8_t pool[POOL_BYTES] __attribute__((aligned(64)));
+static size_t pool_used;
+
+static void *pool_alloc(void *self, size_t size, size_t alignment) {
+  (void)self;
+  size_t at = (pool_used + alignment - 1) & ~(alignment - 1);
+  if (at > POOL_BYTES || size > POOL_BYTES - at) return NULL;
+  pool_used = at + size;
+  return pool + at;
+}
+static void pool_free(void *self, void *ptr) {
+  (void)self;
+  (void)ptr;
+}
+
+/* ---- CMSDK APB timer 0 ---------------------------------------------------- */
+#define TIMER0 ((volatile uint32_t *)0x40000000u) /* CTRL, VALUE, RELOAD */
+static void timer_start(void) {
+  TIMER0[0] = 0;
+  TIMER0[2] = 0xFFFFFFFFu;
+  TIMER0[1] = 0xFFFFFFFFu;
+  TIMER0[0] = 1; /* enable, internal clock */
+}
+static uint32_t timer_now(void) { return TIMER0[1]; /* counts down */ }
+
+/* 2 instructions per iteration (subs, bne). */
+static void known_loop(uint32_t n) {
+  __asm volatile("1: subs %0, %0, #1\n\tbne 1b" : "+r"(n) : : "cc");
+}
+
+static int check(tinyml_status_t st, const char *what) {
+  if (!st) return 0;
+  printf("error: %s: %s\n", what, tinyml_status_message(st));
+  tinyml_status_free(st);
+  return 1;
+}
+
+int main(void) {
+  tinyml_allocator_t alloc = {NULL, pool_alloc, pool_free};
+  tinyml_module_options_t mo;
+  tinyml_module_options_init(&mo);
+  mo.allocator = alloc;
+  tinyml_module_t *module = NULL;
+  if (check(tinyml_module_load(fw_model, fw_model_size, &mo, &module), "load")) return 1;
+  size_t after_load = pool_used;
+
+  tinyml_context_options_t co;
+  tinyml_context_options_init(&co);
+  co.allocator = alloc;
+  tinyml_context_t *ctx = NULL;
+  if (check(tinyml_context_create(module, &co, &ctx), "context")) return 1;
+
+  size_t n_in = tinyml_module_input_count(module);
+  size_t n_out = tinyml_module_output_count(module);
+  if (n_in != fw_input_count) {
+    printf("error: the model takes %u inputs, %u given\n", (unsigned)n_in,
+           (unsigned)fw_input_count);
+    return 1;
+  }
+  for (size_t i = 0; i < n_in; ++i)
+    if (check(tinyml_context_set_input(ctx, i, fw_inputs[i].data, fw_inputs[i].size),
+              "input"))
+      return 1;
+  void *outs[16];
+  size_t out_sizes[16];
+  if (n_out > 16) return 1;
+  for (size_t i = 0; i < n_out; ++i) {
+    tinyml_tensor_info_t info;
+    tinyml_tensor_info_init(&info);
+    if (check(tinyml_module_output_info(module, i, &info), "output info")) return 1;
+    out_sizes[i] = info.byte_size;
+    outs[i] = pool_alloc(NULL, info.byte_size, 16);
+    if (!outs[i]) return 1;
+    if (check(tinyml_context_set_output(ctx, i, outs[i], info.byte_size), "output")) return 1;
+  }
+
+  timer_start();
+  uint32_t c0 = timer_now();
+  known_loop(1000000);
+  uint32_t c1 = timer_now();
+  uint32_t t0 = timer_now();
+  tinyml_status_t st = tinyml_context_invoke(ctx);
+  uint32_t t1 = timer_now();
+  if (check(st, "invoke")) return 1;
+
+  for (size_t i = 0; i < n_out; ++i) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/output_%u.bin", fw_output_dir, (unsigned)i);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(outs[i], 1, out_sizes[i], f) != out_sizes[i]) {
+      printf("error: cannot write %s\n", path);
+      return 1;
+    }
+    fclose(f);
+  }
+  printf("calibration_loop_instructions=2000000\n");
+  printf("calibration_ticks=%lu\n", (unsigned long)(c0 - c1));
+  printf("invoke_ticks=%lu\n", (unsigned long)(t0 - t1));
+  printf("arena=%u\n", (unsigned)tinyml_module_arena_size(module));
+  printf("pool_load=%u\n", (unsigned)after_load);
+  printf("pool_total=%u\n", (unsigned)pool_used);
+  tinyml_context_release(ctx);
+  tinyml_module_release(module);
+  return 0;
+}

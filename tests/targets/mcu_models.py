@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Runs the MLPerf Tiny models on an emulated Cortex-M with tinyml-mcu-run
+and compares with ../shared/reference (int8/uint8 within 1, others exact
+within 1e-5 relative).  Usage:
+  mcu_models.py --mcu-run PATH [--board mps2-an386] [--shared DIR] [--cases N] [models...]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+DEFAULT_MODELS = ["kws_ref_model", "vww_96_int8", "resnet8_int8", "ad01_int8", "person_detect"]
+NP = {"int8": ("b", 1), "uint8": ("B", 1), "float32": ("f", 4), "int32": ("i", 4)}
+
+
+def compare(got, ref, dtype):
+    import struct
+    fmt, size = NP[dtype]
+    if len(got) != len(ref):
+        return "size %d, expected %d" % (len(got), len(ref))
+    g = struct.unpack("<%d%s" % (len(got) // size, fmt), got)
+    r = struct.unpack("<%d%s" % (len(ref) // size, fmt), ref)
+    tol = 1 if dtype in ("int8", "uint8") else 0
+    worst = max((abs(x - y) for x, y in zip(g, r)), default=0)
+    if dtype == "float32":
+        bad = [i for i, (x, y) in enumerate(zip(g, r)) if abs(x - y) > 1e-5 * max(1, abs(y))]
+        return "float mismatch at %s" % bad[:5] if bad else None
+    return "max |diff| %s > %s" % (worst, tol) if worst > tol else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mcu-run", required=True)
+    ap.add_argument("--board", default="mps2-an386")
+    ap.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+    ap.add_argument("--cases", type=int, default=1, help="reference cases per model")
+    ap.add_argument("--xfail", action="append", default=[],
+                    help="a model with a known open bug: its failure is expected")
+    ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
+    a = ap.parse_args()
+    manifest = json.load(open(os.path.join(a.shared, "reference", "manifest.json")))
+    by_name = {os.path.splitext(os.path.basename(e["model"]))[0]: e for e in manifest}
+    failures = 0
+    for name in a.models:
+        e = by_name[name]
+        for case in e["cases"][: a.cases]:
+            with tempfile.TemporaryDirectory() as out:
+                cmd = [sys.executable, a.mcu_run, "--board", a.board,
+                       os.path.join(a.shared, e["model"])]
+                for i in sorted(case["inputs"], key=lambda x: x["index"]):
+                    cmd += ["--input", os.path.join(a.shared, i["file"])]
+                cmd += ["--output-dir", out]
+                r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                stats = dict(re.findall(r"^(\w+)=(\S+)$", r.stdout, re.M))
+                errs = []
+                if r.returncode != 0:
+                    errs.append(r.stdout.strip())
+                else:
+                    for o in case["outputs"]:
+                        got = open(os.path.join(out, "output_%d.bin" % o["index"]), "rb").read()
+                        ref = open(os.path.join(a.shared, o["file"]), "rb").read()
+                        err = compare(got, ref, o["dtype"])
+                        if err:
+                            errs.append("output %d: %s" % (o["index"], err))
+                if name in a.xfail:
+                    status = "XFAIL" if errs else "XPASS"
+                    failures += not errs
+                else:
+                    status = "FAIL" if errs else "ok"
+                    failures += bool(errs)
+                print("%-5s %s/%s instructions=%s runtime_text=%s arena=%s module=%s" % (
+                    status, name, case["label"], stats.get("instructions"),
+                    stats.get("runtime_text"), stats.get("arena"), stats.get("module")))
+                for err in errs:
+                    print("     " + err)
+    print("mcu_models: %d failure(s)" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
