@@ -58,7 +58,6 @@ mcu_failed=0
 if [ -d ../shared/reference ]; then
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
-    --xfail resnet8_int8 \
     kws_ref_model vww_96_int8 resnet8_int8 ad01_int8 person_detect \
     | tee build/meson-logs/mcu-models.txt || mcu_failed=1
 else

@@ -35,7 +35,10 @@ static size_t pool_used;
 
 static void *pool_alloc(void *self, size_t size, size_t alignment) {
   (void)self;
-  size_t at = (pool_used + alignment - 1) & ~(alignment - 1);
+  /* Align the address, not the offset: the pool itself is only 64-aligned
+   * and the ELF loader asks for its image's p_align (4 KiB). */
+  uintptr_t base = (uintptr_t)pool;
+  size_t at = (size_t)(((base + pool_used + alignment - 1) & ~(uintptr_t)(alignment - 1)) - base);
   if (at > POOL_BYTES || size > POOL_BYTES - at) return NULL;
   pool_used = at + size;
   return pool + at;

@@ -556,6 +556,11 @@ static tinyml_status_t map_segments(loader_t *l) {
   l->region = m;
   uintptr_t a = (uintptr_t)m;
   uintptr_t aligned = (a + (uintptr_t)(l->align - 1)) & ~(uintptr_t)(l->align - 1);
+  /* Nothing was over-reserved: a misaligned region would push the image's
+   * tail past its end, over whatever the allocator hands out next. */
+  if (TINYML_FREESTANDING && aligned != a) /* the caller frees l->region */
+    return fail(l, "elf: the allocator returned %zu bytes that are not aligned "
+                "to %llu", l->region_size, (unsigned long long)l->align);
   l->base = l->region + (aligned - a);
   /* mmap gives zeros; an allocator may not (.bss and the gaps). */
   if (TINYML_FREESTANDING) memset(l->region, 0, l->region_size);
