@@ -36,11 +36,11 @@ def fresh_dir(path):
     return path
 
 
-def copy_seeds(models_dir, seeds):
+def copy_seeds(models_dir, seeds, suffix):
     count = 0
     for root, _, files in os.walk(models_dir):
         for name in sorted(files):
-            if name.endswith(".tflite"):
+            if name.endswith(suffix):
                 shutil.copyfile(os.path.join(root, name), os.path.join(seeds, name))
                 count += 1
     return count
@@ -54,9 +54,11 @@ def main():
         sys.exit(__doc__)
     fuzzer, models_dir, work = args[:3]
     extra = args[3:]
-    seconds = "30"
+    seconds, suffix = "30", ".tflite"
     if extra[:1] == ["--time"]:
         seconds, extra = extra[1], extra[2:]
+    if extra[:1] == ["--suffix"]:
+        suffix, extra = extra[1], extra[2:]
     if not os.path.exists(fuzzer):
         skip(f"{fuzzer} was not built")
     if not os.path.isdir(models_dir):
@@ -64,7 +66,7 @@ def main():
     seeds = fresh_dir(os.path.join(work, "seeds"))
     corpus = fresh_dir(os.path.join(work, "corpus"))
     artifacts = fresh_dir(os.path.join(work, "artifacts")) + os.sep
-    print(f"{copy_seeds(models_dir, seeds)} seed models from {models_dir}")
+    print(f"{copy_seeds(models_dir, seeds, suffix)} seed models from {models_dir}")
     cmd = [fuzzer, f"-max_total_time={seconds}", "-timeout=10", "-rss_limit_mb=2048",
            "-print_final_stats=1", f"-artifact_prefix={artifacts}", *extra, corpus, seeds]
     print("$ " + " ".join(cmd), flush=True)
