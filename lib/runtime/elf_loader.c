@@ -594,6 +594,9 @@ static tinyml_status_t protect(loader_t *l, uint64_t from, uint64_t to, int prot
 }
 
 static tinyml_status_t protect_segments(loader_t *l) {
+  /* Code was written through the data side: RISC-V and Arm need the
+   * instruction side synchronised before it runs (a no-op on x86). */
+  __builtin___clear_cache((char *)l->region, (char *)l->region + l->region_size);
   if (mprotect(l->region, l->region_size, PROT_NONE) != 0)
     return tinyml__status_make(l->allocator, TINYML_STATUS_INTERNAL,
                                "elf: mprotect failed (errno %d)", errno);
