@@ -71,6 +71,15 @@ void strbuf_hex(strbuf_t *sb, const void *bytes, size_t size) {
   sb->data[sb->length] = '\0';
 }
 
+void strbuf_mlir_string(strbuf_t *sb, const char *text) {
+  strbuf_append(sb, "\"");
+  for (const unsigned char *s = (const unsigned char *)text; *s; ++s) {
+    if (*s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\') strbuf_printf(sb, "\\%02X", *s);
+    else strbuf_printf(sb, "%c", *s);
+  }
+  strbuf_append(sb, "\"");
+}
+
 char *strbuf_take(strbuf_t *sb, size_t *length) {
   if (sb->oom || !reserve(sb, 0)) {
     strbuf_free(sb);

@@ -26,6 +26,9 @@ void strbuf_printf(strbuf_t *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Appends `size` bytes as upper-case hex digits, two per byte. */
 void strbuf_hex(strbuf_t *sb, const void *bytes, size_t size);
+/* Appends `text` as an MLIR string literal, quotes included; bytes MLIR
+ * would misread are written as \XX escapes. */
+void strbuf_mlir_string(strbuf_t *sb, const char *text);
 /* Hands the NUL-terminated text to the caller (free with tinyml__free) and
  * empties the buffer; NULL if an append ran out of memory. */
 char *strbuf_take(strbuf_t *sb, size_t *length);

@@ -149,7 +149,7 @@ static int64_t numel(uint32_t rank, const int64_t *dims) {
 /* ---- constants --------------------------------------------------------- */
 
 /* Copies a TensorProto's elements into host order; 0 on unsupported data. */
-static int decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v) {
+int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v) {
   size_t es = onnx_dtype_size(t->data_type);
   if (!es || t->n_dims > TE_MAX_RANK || t->n_external_data ||
       (t->has_data_location && t->data_location != 0)) {
@@ -196,6 +196,8 @@ static int decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t
   }
   return 1;
 size_mismatch:
+  tinyml__free(c->allocator, v->data);
+  v->data = NULL;
   onnx_fail(c, "tensor '%s' holds the wrong number of elements", t->name ? t->name : "");
   return 0;
 }
@@ -373,7 +375,7 @@ static tinyml_status_t add_initializers(onnx_ctx_t *c, const Onnx__GraphProto *g
     if (!t->name) return onnx_fail(c, "an initializer has no name");
     onnx_value_t *v = add_value(c, t->name);
     if (!v) return onnx_oom(c);
-    if (!decode_tensor(c, t, v)) return c->error;
+    if (!onnx_decode_tensor(c, t, v)) return c->error;
   }
   return TINYML_OK;
 }
@@ -475,13 +477,9 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
 }
 
 static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
-  strbuf_append(sb, " {tinyml.name = \"");
-  for (const char *s = name; *s; ++s) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') strbuf_printf(sb, "\\%02X", ch);
-    else strbuf_printf(sb, "%c", ch);
-  }
-  strbuf_append(sb, dtype == ONNX_UINT8 ? "\", tinyml.unsigned}" : "\"}");
+  strbuf_append(sb, " {tinyml.name = ");
+  strbuf_mlir_string(sb, name);
+  strbuf_append(sb, dtype == ONNX_UINT8 ? ", tinyml.unsigned}" : "}");
 }
 
 /* Writes the whole function: signature (now that result types are known),

@@ -99,6 +99,11 @@ tinyml_status_t onnx_set_out_typed(onnx_ctx_t *c, uint32_t i, te_value_t v, int3
 tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uint32_t rank,
                                    const int64_t *dims, const void *data);
 
+/* Decodes a TensorProto (initializer or attribute) into v's dtype, rank,
+ * dims and an owned host-order copy in v->data; 0 with an error recorded
+ * (and v->data NULL) when its type or storage is unsupported. */
+int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v);
+
 /* ---- attributes -------------------------------------------------------- */
 
 const Onnx__AttributeProto *onnx_attr(onnx_ctx_t *c, const char *name);

@@ -13,53 +13,11 @@
 /* ---- Constant, ConstantOfShape, Identity, Shape, Size ------------------- */
 
 /* Decodes a TensorProto attribute into an allocated host-order buffer. */
-static void *decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, uint32_t *rank,
-                           int64_t *dims) {
-  size_t es = onnx_dtype_size(t->data_type);
-  if (!es || t->n_dims > TE_MAX_RANK || t->n_external_data) {
-    onnx_fail(c, "a %s tensor attribute is not supported", onnx_dtype_name(t->data_type));
-    return NULL;
-  }
-  *rank = (uint32_t)t->n_dims;
-  for (uint32_t i = 0; i < *rank; ++i) dims[i] = t->dims[i];
-  int64_t n = numel(*rank, dims);
-  if (n < 0 || n > MAX_MAP) {
-    onnx_fail(c, "bad tensor attribute size");
-    return NULL;
-  }
-  uint8_t *d = tinyml__calloc(c->allocator, (size_t)n + 1, es, 16);
-  if (!d) return onnx_oom(c), NULL;
-  size_t have = t->has_raw_data ? t->raw_data.len / es
-                : t->data_type == ONNX_FLOAT ? t->n_float_data
-                : t->data_type == ONNX_INT64 ? t->n_int64_data
-                                             : t->n_int32_data;
-  if (have != (size_t)n || (t->has_raw_data && t->raw_data.len != (size_t)n * es)) {
-    tinyml__free(c->allocator, d);
-    onnx_fail(c, "a tensor attribute holds the wrong number of elements");
-    return NULL;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (t->has_raw_data) break;
-    if (t->data_type == ONNX_FLOAT) memcpy(d + 4 * i, &t->float_data[i], 4);
-    else if (t->data_type == ONNX_INT64) memcpy(d + 8 * i, &t->int64_data[i], 8);
-    else {
-      int32_t x = t->int32_data[i];
-      if (es == 4) memcpy(d + 4 * i, &x, 4);
-      else if (es == 2) { int16_t h = (int16_t)x; memcpy(d + 2 * i, &h, 2); }
-      else d[i] = (uint8_t)x;
-    }
-  }
-  if (t->has_raw_data) memcpy(d, t->raw_data.data, (size_t)n * es);
-  return d;
-}
-
 static tinyml_status_t set_tensor_attr(onnx_ctx_t *c, const Onnx__TensorProto *t) {
-  uint32_t rank;
-  int64_t dims[TE_MAX_RANK];
-  void *d = decode_tensor(c, t, &rank, dims);
-  if (!d) return c->error;
-  tinyml_status_t st = onnx_set_out_const(c, 0, t->data_type, rank, dims, d);
-  tinyml__free(c->allocator, d);
+  onnx_value_t v = {0};
+  if (!onnx_decode_tensor(c, t, &v)) return c->error;
+  tinyml_status_t st = onnx_set_out_const(c, 0, v.dtype, v.rank, v.dims, v.data);
+  tinyml__free(c->allocator, v.data);
   return st;
 }
 
@@ -93,17 +51,15 @@ static tinyml_status_t lower_constant_of_shape(onnx_ctx_t *c) {
   uint8_t value[8] = {0};
   const Onnx__AttributeProto *a = onnx_attr(c, "value");
   if (a && a->t) {
-    uint32_t vr;
-    int64_t vd[TE_MAX_RANK];
-    void *d = decode_tensor(c, a->t, &vr, vd);
-    if (!d) return c->error;
-    if (numel(vr, vd) != 1) {
-      tinyml__free(c->allocator, d);
+    onnx_value_t v = {0};
+    if (!onnx_decode_tensor(c, a->t, &v)) return c->error;
+    if (numel(v.rank, v.dims) != 1) {
+      tinyml__free(c->allocator, v.data);
       return onnx_fail(c, "value must hold one element");
     }
-    dtype = a->t->data_type;
-    memcpy(value, d, onnx_dtype_size(dtype));
-    tinyml__free(c->allocator, d);
+    dtype = v.dtype;
+    memcpy(value, v.data, onnx_dtype_size(dtype));
+    tinyml__free(c->allocator, v.data);
   }
   size_t es = onnx_dtype_size(dtype);
   uint8_t *buf = tinyml__alloc(c->allocator, (size_t)n * es + 1, 16);

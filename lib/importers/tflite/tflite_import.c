@@ -293,20 +293,10 @@ static uint8_t *live_operators(tfl_ctx_t *c) {
   return live;
 }
 
-static void put_string_attr(strbuf_t *sb, const char *s) {
-  strbuf_append(sb, "\"");
-  for (; *s; ++s) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') strbuf_printf(sb, "\\%02X", ch);
-    else strbuf_printf(sb, "%c", ch);
-  }
-  strbuf_append(sb, "\"");
-}
-
 static void put_tensor_attrs(tfl_ctx_t *c, const tfl_tensor_t *t) {
   strbuf_t *sb = c->e.sb;
   strbuf_append(sb, " {tinyml.name = ");
-  put_string_attr(sb, t->name);
+  strbuf_mlir_string(sb, t->name);
   if (t->type == TFL_UINT8) strbuf_append(sb, ", tinyml.unsigned");
   if (tfl_is_quantized(t)) {
     strbuf_append(sb, ", tinyml.scale = array<f32");
