@@ -22,6 +22,8 @@ te_type_t te_type_with(const te_type_t *t, te_elem_t elem) {
  * refuse tensors far below that. */
 int64_t te_numel(const te_type_t *t) {
   int64_t n = 1;
+  for (uint32_t i = 0; i < t->rank; ++i)
+    if (t->dims[i] == 0) return 0; /* before any saturation below */
   for (uint32_t i = 0; i < t->rank; ++i) {
     if (t->dims[i] < 0) return -1;
     if (t->dims[i] && n > INT64_MAX / t->dims[i]) return INT64_MAX;

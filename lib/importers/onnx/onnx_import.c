@@ -140,11 +140,7 @@ int32_t onnx_axis(int64_t axis, uint32_t rank) {
   return axis < 0 || axis >= (int64_t)rank ? -1 : (int32_t)axis;
 }
 
-static int64_t numel(uint32_t rank, const int64_t *dims) {
-  int64_t n = 1;
-  for (uint32_t i = 0; i < rank; ++i) n *= dims[i];
-  return n;
-}
+static int64_t numel(uint32_t rank, const int64_t *dims) { return onnx_numel(rank, dims); }
 
 /* ---- constants --------------------------------------------------------- */
 
@@ -270,6 +266,12 @@ int onnx_const_float(onnx_ctx_t *c, uint32_t i, float *out) {
 
 static onnx_value_t *output_slot(onnx_ctx_t *c, uint32_t i) {
   if (i >= c->node->n_output || !c->node->output[i][0]) return NULL;
+  /* Lowerings hold pointers to their inputs' data while they write outputs;
+   * ONNX graphs are single-assignment, so a redefinition is refused. */
+  if (find_value(c, c->node->output[i])) {
+    onnx_fail(c, "'%s' is assigned more than once", c->node->output[i]);
+    return NULL;
+  }
   onnx_value_t *v = add_value(c, c->node->output[i]);
   if (!v) onnx_oom(c);
   return v;
@@ -283,8 +285,11 @@ tinyml_status_t onnx_set_out_typed(onnx_ctx_t *c, uint32_t i, te_value_t tv, int
   if (c->error) return c->error;
   if (!tv.id) return onnx_fail(c, "output %u was not computed", i);
   if (i >= c->node->n_output || !c->node->output[i][0]) return TINYML_OK; /* unused */
+  /* Later lowerings divide by dimensions; an empty result stops here. */
+  if (te_numel(&tv.type) == 0)
+    return onnx_fail(c, "output %u has no elements; empty tensors are not supported", i);
   onnx_value_t *v = output_slot(c, i);
-  if (!v) return c->error;
+  if (!v) return c->error ? c->error : onnx_oom(c);
   v->v = tv;
   v->dtype = dtype;
   v->rank = tv.type.rank;
@@ -299,9 +304,10 @@ tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uin
   if (!es || rank > TE_MAX_RANK) return onnx_fail(c, "unsupported constant result");
   if (i >= c->node->n_output || !c->node->output[i][0]) return TINYML_OK;
   int64_t n = numel(rank, dims);
+  if (n < 0 || n > (1LL << 30) / (int64_t)es) return onnx_fail(c, "constant result is too large");
   void *copy = tinyml__alloc(c->allocator, (size_t)n * es + 1, 16);
   if (!copy) return onnx_oom(c);
-  memcpy(copy, data, (size_t)n * es);
+  if (n) memcpy(copy, data, (size_t)n * es);
   onnx_value_t *v = output_slot(c, i);
   if (!v) {
     tinyml__free(c->allocator, copy);
@@ -309,7 +315,7 @@ tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uin
   }
   v->dtype = dtype;
   v->rank = rank;
-  memcpy(v->dims, dims, sizeof(int64_t) * rank);
+  if (rank) memcpy(v->dims, dims, sizeof(int64_t) * rank); /* dims may be NULL at rank 0 */
   v->data = copy;
   return TINYML_OK;
 }
@@ -401,6 +407,11 @@ static int declared_type(onnx_ctx_t *c, const Onnx__ValueInfoProto *vi, int32_t 
     if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
         d->dim_value < 0) {
       onnx_fail(c, "'%s' has a dynamic dimension %zu; only static shapes are supported",
+                vi->name, i);
+      return 0;
+    }
+    if (d->dim_value == 0) {
+      onnx_fail(c, "'%s' has an empty dimension %zu; empty tensors are not supported",
                 vi->name, i);
       return 0;
     }

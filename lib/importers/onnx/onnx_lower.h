@@ -15,6 +15,22 @@
 #include "../common/tosa_emit.h"
 #include "onnx.pb-c.h"
 
+/* Element counts of fuzzed or hostile shapes overflow int64: saturate, so a
+ * product that would overflow compares unequal to any real size. */
+static inline int64_t onnx_mul_sat(int64_t a, int64_t b) {
+  if (a < 0 || b < 0) return -1;
+  if (a && b > INT64_MAX / a) return INT64_MAX;
+  return a * b;
+}
+
+static inline int64_t onnx_numel(uint32_t rank, const int64_t *dims) {
+  for (uint32_t i = 0; i < rank; ++i)
+    if (dims[i] == 0) return 0;
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; ++i) n = onnx_mul_sat(n, dims[i]);
+  return n;
+}
+
 /* TensorProto.DataType values used here. */
 enum {
   ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT8 = 3, ONNX_UINT16 = 4, ONNX_INT16 = 5,

@@ -117,7 +117,7 @@ static tinyml_status_t lower_reshape(onnx_ctx_t *c) {
     } else if (dims[i] < 0) {
       return onnx_fail(c, "invalid shape entry %lld", (long long)dims[i]);
     } else {
-      known *= dims[i];
+      known = onnx_mul_sat(known, dims[i]);
     }
   }
   if (infer >= 0) {
@@ -359,7 +359,11 @@ static tinyml_status_t lower_split(onnx_ctx_t *c) {
     n = n_out;
   }
   int64_t sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += split[i];
+  for (int64_t i = 0; i < n; ++i) {
+    if (split[i] < 0 || split[i] > dim) return onnx_fail(c, "split size %lld is out of range",
+                                                         (long long)split[i]);
+    sum += split[i];
+  }
   if (n != n_out || sum != dim) return onnx_fail(c, "split sizes disagree with the input");
   int64_t start[TE_MAX_RANK] = {0}, size[TE_MAX_RANK], step[TE_MAX_RANK];
   memcpy(size, v->dims, sizeof size);

@@ -15,9 +15,7 @@
 #define MAX_MAP (1LL << 24)
 
 static inline int64_t numel(uint32_t rank, const int64_t *dims) {
-  int64_t n = 1;
-  for (uint32_t i = 0; i < rank; ++i) n *= dims[i];
-  return n;
+  return onnx_numel(rank, dims);
 }
 
 static inline void strides_of(uint32_t rank, const int64_t *dims, int64_t *s) {
