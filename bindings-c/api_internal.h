@@ -10,4 +10,13 @@ struct tinyml_blob_s {
   size_t size;
 };
 
+#define TINYML_FILES_MAX 3
+
+struct tinyml_files_s {
+  tinyml_allocator_t allocator;
+  size_t count;
+  char names[TINYML_FILES_MAX][64];
+  tinyml_blob_t blobs[TINYML_FILES_MAX];
+};
+
 #endif

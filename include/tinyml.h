@@ -167,6 +167,15 @@ TINYML_API void tinyml_blob_release(tinyml_blob_t *blob);
  * Compile
  * ========================================================================== */
 
+/* What a compile produces (see tinyml_compile_files). */
+typedef enum tinyml_emit_e {
+  TINYML_EMIT_MODULE = 0,     /* NAME.tmlm, for tinyml_module_load() */
+  TINYML_EMIT_C = 1,          /* NAME.c + NAME.h + NAME_kernels.o: the schedule as
+                                 C calling the kernels, no interpreter */
+  TINYML_EMIT_STATIC_LIB = 2, /* libNAME.a + NAME.h: the same, compiled for the
+                                 target (needs clang and llvm-ar) */
+} tinyml_emit_t;
+
 typedef struct tinyml_compile_options_s {
   size_t struct_size;  /* set by tinyml_compile_options_init() */
   const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
@@ -174,6 +183,11 @@ typedef struct tinyml_compile_options_s {
   const char *features;/* LLVM features, e.g. "+avx2,+fma"; NULL = default */
   int opt_level;       /* 0..3, default 3 */
   tinyml_allocator_t allocator; /* for the returned blob and the status */
+  tinyml_emit_t emit;  /* default TINYML_EMIT_MODULE */
+  /* Names the emitted files and prefixes their C symbols (NAME_invoke,
+   * NAME_ARENA_SIZE, ...): a C identifier of at most 48 characters.
+   * NULL = "model".  Borrowed for the call. */
+  const char *name;
 } tinyml_compile_options_t;
 
 TINYML_API void tinyml_compile_options_init(tinyml_compile_options_t *options);
@@ -186,13 +200,35 @@ TINYML_API const char *tinyml_compile_targets(void);
  * `model`/`model_size`: the model (TOSA MLIR text for now); the format is
  *   detected from the bytes.  Borrowed for the call.
  * `options`: may be NULL for defaults.
- * `out_module`: receives a blob owned by the caller.
+ * `out_module`: receives a blob owned by the caller.  options->emit must be
+ *   TINYML_EMIT_MODULE (the other forms are several files:
+ *   tinyml_compile_files).
  * Errors: INVALID_ARGUMENT, INVALID_MODEL (parse errors, with the parser's
  *   message), UNSUPPORTED (unknown target or op), OUT_OF_MEMORY, INTERNAL.
  * Thread-safe: concurrent compiles are independent. */
 TINYML_API tinyml_status_t tinyml_compile(const void *model, size_t model_size,
                                           const tinyml_compile_options_t *options,
                                           tinyml_blob_t **out_module);
+
+/* Named output files of one compile.  Immutable once returned; thread-safe
+ * to read. Owned by the caller: release with tinyml_files_release(). */
+typedef struct tinyml_files_s tinyml_files_t;
+
+/* Compiles a model into the files `options->emit` names (module, C or
+ * static library).  Arguments and errors as tinyml_compile(). */
+TINYML_API tinyml_status_t tinyml_compile_files(const void *model, size_t model_size,
+                                                const tinyml_compile_options_t *options,
+                                                tinyml_files_t **out_files);
+TINYML_API size_t tinyml_files_count(const tinyml_files_t *files);
+/* File `index`'s plain name, e.g. "kws.h"; NULL when out of range.  Borrowed
+ * from `files`. */
+TINYML_API const char *tinyml_files_name(const tinyml_files_t *files, size_t index);
+/* File `index`'s bytes; NULL when out of range.  Borrowed from `files`. */
+TINYML_API const tinyml_blob_t *tinyml_files_blob(const tinyml_files_t *files,
+                                                  size_t index);
+/* Writes every file into the existing directory `dir`, replacing files. */
+TINYML_API tinyml_status_t tinyml_files_write(const tinyml_files_t *files, const char *dir);
+TINYML_API void tinyml_files_release(tinyml_files_t *files);
 
 /* ============================================================================
  * Module

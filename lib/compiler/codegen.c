@@ -156,9 +156,10 @@ static tinyml_status_t add_entry(LLVMModuleRef m, const abi_types_t *t,
 }
 
 /* const tinyml_exe_library_t *tinyml_query(uint32_t max_abi_version) */
-static void add_query(LLVMModuleRef m, const abi_types_t *t, LLVMValueRef library) {
+static void add_query(LLVMModuleRef m, const abi_types_t *t, LLVMValueRef library,
+                      const char *symbol) {
   LLVMTypeRef qt = LLVMFunctionType(t->ptr, (LLVMTypeRef *)&t->i32, 1, 0);
-  LLVMValueRef q = LLVMAddFunction(m, "tinyml_query", qt);
+  LLVMValueRef q = LLVMAddFunction(m, symbol ? symbol : TINYML_EXE_QUERY_SYMBOL, qt);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, q, "entry"));
   LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntUGE, LLVMGetParam(q, 0),
@@ -167,7 +168,7 @@ static void add_query(LLVMModuleRef m, const abi_types_t *t, LLVMValueRef librar
   LLVMDisposeBuilder(b);
 }
 
-static tinyml_status_t add_abi(LLVMModuleRef m, const tc_graph_t *g,
+static tinyml_status_t add_abi(LLVMModuleRef m, const tc_graph_t *g, const char *query,
                                const tinyml_allocator_t *a) {
   abi_types_t t = abi_types(LLVMGetModuleContext(m));
   unsigned n = g->dispatch_count;
@@ -180,7 +181,7 @@ static tinyml_status_t add_abi(LLVMModuleRef m, const tc_graph_t *g,
                                 LLVMConstInt(t.i32, n, 0), table};
   LLVMValueRef library = private_constant(
       m, LLVMConstStructInContext(t.ctx, lib_fields, 3, 0), "tinyml_library");
-  add_query(m, &t, library);
+  add_query(m, &t, library, query);
   return TINYML_OK;
 }
 
@@ -300,7 +301,7 @@ tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *t
   if (!m)
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                              "compiler: translation to LLVM IR failed");
-  if (!st) st = add_abi(m, g, a);
+  if (!st) st = add_abi(m, g, tg->query_symbol, a);
   if (!st) st = make_target_machine(tg, a, &tm);
   if (!st) st = optimize_and_emit(m, tm, tg, a, &obj);
   if (!st) {

@@ -12,6 +12,7 @@ typedef struct tc_codegen_target {
   const char *triple, *cpu, *features;
   int opt_level;
   const char *lld_emulation;
+  const char *query_symbol; /* the object's one export; NULL = tinyml_query */
 } tc_codegen_target_t;
 
 /* Strategy, scratch rewrite and lowering to the LLVM dialect, in place on
@@ -32,5 +33,16 @@ tinyml_status_t tc_link_shared(const uint8_t *obj, size_t obj_size,
                                const tc_codegen_target_t *tg,
                                const tinyml_allocator_t *a, uint8_t **out_so,
                                size_t *out_size);
+
+/* Toolchain plumbing shared by linking and packaging (link.c).  tc_spawn
+ * runs argv[0] with output to `log`; a failure quotes the log and names the
+ * environment variable that overrides the tool. */
+int tc_write_file(const char *path, const void *data, size_t size);
+tinyml_status_t tc_read_file(const char *path, const tinyml_allocator_t *a, uint8_t **out,
+                             size_t *out_size);
+tinyml_status_t tc_temp_dir(char *dir, size_t cap, const tinyml_allocator_t *a);
+void tc_temp_dir_remove(const char *dir);
+tinyml_status_t tc_spawn(char *const *argv, const char *log, const char *env_hint,
+                         const tinyml_allocator_t *a);
 
 #endif

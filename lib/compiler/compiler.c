@@ -7,7 +7,11 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
+#include <stdio.h>
+
 #include "codegen.h"
+#include "deploy.h"
+#include "emit_c.h"
 #include "graph.h"
 #include "../importers/onnx/onnx_import.h"
 #include "../importers/tflite/tflite_import.h"
@@ -25,8 +29,11 @@ typedef struct session {
   tc_graph_t graph;
   const tinyml_backend_t *backend;
   tc_codegen_target_t target;
-  uint8_t *so;
-  size_t so_size;
+  uint8_t *so, *obj; /* the linked executable, or the kernels object */
+  size_t so_size, obj_size;
+  tinyml_emit_t emit;
+  const char *name;
+  char query_symbol[64];
   void (*dump_tosa)(void *user, const char *text, size_t length);
   void *dump_user;
 } session_t;
@@ -91,12 +98,9 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
 
 static tinyml_status_t generate_code(session_t *s) {
   TINYML_RETURN_IF_ERROR(tc_lower_dispatches(s->ctx, s->backend, &s->graph, &s->diag, s->a));
-  uint8_t *obj = NULL;
-  size_t obj_size = 0;
-  TINYML_RETURN_IF_ERROR(tc_emit_object(&s->graph, &s->target, s->a, &obj, &obj_size));
-  tinyml_status_t st = tc_link_shared(obj, obj_size, &s->target, s->a, &s->so, &s->so_size);
-  tinyml__free(s->a, obj);
-  return st;
+  TINYML_RETURN_IF_ERROR(tc_emit_object(&s->graph, &s->target, s->a, &s->obj, &s->obj_size));
+  if (s->emit != TINYML_EMIT_MODULE) return TINYML_OK; /* the object is the deliverable */
+  return tc_link_shared(s->obj, s->obj_size, &s->target, s->a, &s->so, &s->so_size);
 }
 
 /* ---- module assembly -------------------------------------------------- */
@@ -148,7 +152,41 @@ static uint8_t *gather_constants(const tc_graph_t *g, const tinyml_allocator_t *
   return blob;
 }
 
-static tinyml_status_t write_module(session_t *s, uint8_t **out, size_t *out_size) {
+static tinyml_status_t add_file(session_t *s, tinyml__files_t *out, const char *fmt,
+                                uint8_t *data, size_t size) {
+  tinyml__file_t *f = &out->file[out->count++];
+  snprintf(f->name, sizeof(f->name), fmt, s->name);
+  f->data = data;
+  f->size = size;
+  return TINYML_OK;
+}
+
+static tinyml_status_t deliver(session_t *s, const tmod_module_t *m, tinyml__files_t *out) {
+  uint8_t *data = NULL;
+  size_t size = 0;
+  if (s->emit == TINYML_EMIT_MODULE) {
+    TINYML_RETURN_IF_ERROR(tmod_write(m, s->a, &data, &size));
+    return add_file(s, out, "%s.tmlm", data, size);
+  }
+  tc_c_source_t c;
+  TINYML_RETURN_IF_ERROR(tc_emit_c(m, s->name, s->a, &c));
+  tinyml_status_t st = TINYML_OK;
+  if (s->emit == TINYML_EMIT_STATIC_LIB) {
+    st = tc_build_static_lib(&c, s->obj, s->obj_size, s->name, &s->target, s->a, &data, &size);
+    if (!st) add_file(s, out, "lib%s.a", data, size);
+  } else {
+    add_file(s, out, "%s.c", (uint8_t *)c.source, c.source_size);
+    c.source = NULL;
+    add_file(s, out, "%s_kernels.o", s->obj, s->obj_size);
+    s->obj = NULL;
+  }
+  if (!st) add_file(s, out, "%s.h", (uint8_t *)c.header, c.header_size);
+  if (!st) c.header = NULL;
+  tc_c_source_free(&c, s->a);
+  return st;
+}
+
+static tinyml_status_t write_module(session_t *s, tinyml__files_t *out) {
   const tc_graph_t *g = &s->graph;
   uint32_t step_cap = g->dispatch_count + count_copies(g) + 1;
   size_t binding_cap = 2 * (size_t)g->output_count + 1;
@@ -180,7 +218,8 @@ static tinyml_status_t write_module(session_t *s, uint8_t **out, size_t *out_siz
         .executable_count = 1,
         .executables = &exe,
     };
-    st = tmod_write(&m, s->a, out, out_size);
+    if (s->emit != TINYML_EMIT_MODULE) m.executable_count = 0; /* kernels go alongside */
+    st = deliver(s, &m, out);
   }
   tinyml__free(s->a, steps);
   tinyml__free(s->a, bindings);
@@ -188,29 +227,56 @@ static tinyml_status_t write_module(session_t *s, uint8_t **out, size_t *out_siz
   return st;
 }
 
-tinyml_status_t tinyml__compile(const void *model, size_t model_size,
-                                const tinyml__compile_request_t *req,
-                                const tinyml_allocator_t *a, uint8_t **out_data,
-                                size_t *out_size) {
-  session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user};
+tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
+                                      const tinyml__compile_request_t *req,
+                                      const tinyml_allocator_t *a, tinyml__files_t *out) {
+  memset(out, 0, sizeof(*out));
+  session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user,
+                 .emit = req->emit, .name = req->name ? req->name : "model"};
+  if (!tc_is_c_identifier(s.name))
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "compile: name '%s' must be a C identifier of at most 48 "
+                               "characters", s.name);
   s.backend = tinyml__backend_find(req->target);
   if (!s.backend)
     return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
                                "compile: unknown target '%s'; this build has: %s",
                                req->target, tinyml__backend_names());
+  snprintf(s.query_symbol, sizeof(s.query_symbol), "%s_query", s.name);
   s.target = (tc_codegen_target_t){
       .triple = s.backend->triple,
       .cpu = req->cpu ? req->cpu : s.backend->default_cpu,
       .features = req->features ? req->features : s.backend->default_features,
       .opt_level = req->opt_level,
-      .lld_emulation = s.backend->lld_emulation};
+      .lld_emulation = s.backend->lld_emulation,
+      .query_symbol = s.emit == TINYML_EMIT_MODULE ? NULL : s.query_symbol};
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
   if (!st) st = generate_code(&s);
   if (!st) st = tc_plan_memory(&s.graph, a);
-  if (!st) st = write_module(&s, out_data, out_size);
+  if (!st) st = write_module(&s, out);
+  if (st) tinyml__files_free(out, a);
   tinyml__free(a, s.so);
+  tinyml__free(a, s.obj);
   tc_graph_free(&s.graph, a);
   mlirContextDestroy(s.ctx);
   return st;
+}
+
+void tinyml__files_free(tinyml__files_t *files, const tinyml_allocator_t *a) {
+  for (uint32_t i = 0; i < files->count; ++i) tinyml__free(a, files->file[i].data);
+  memset(files, 0, sizeof(*files));
+}
+
+tinyml_status_t tinyml__compile(const void *model, size_t model_size,
+                                const tinyml__compile_request_t *req,
+                                const tinyml_allocator_t *a, uint8_t **out_data,
+                                size_t *out_size) {
+  tinyml__compile_request_t r = *req;
+  r.emit = TINYML_EMIT_MODULE;
+  tinyml__files_t files;
+  TINYML_RETURN_IF_ERROR(tinyml__compile_files(model, model_size, &r, a, &files));
+  *out_data = files.file[0].data;
+  *out_size = files.file[0].size;
+  return TINYML_OK;
 }

@@ -17,7 +17,34 @@ typedef struct tinyml__compile_request {
    * debugging); NULL = none. */
   void (*dump_tosa)(void *user, const char *text, size_t length);
   void *dump_user;
+  tinyml_emit_t emit; /* what tinyml__compile_files produces */
+  const char *name;   /* C identifier naming the model's files and symbols */
 } tinyml__compile_request_t;
+
+/* One output file: `name` is a plain file name (no directory). */
+typedef struct tinyml__file {
+  char name[64];
+  uint8_t *data; /* allocated with the compile's allocator */
+  size_t size;
+} tinyml__file_t;
+
+#define TINYML__MAX_FILES 3
+
+typedef struct tinyml__files {
+  uint32_t count;
+  tinyml__file_t file[TINYML__MAX_FILES];
+} tinyml__files_t;
+
+/* Compiles `model` into the files of `request->emit`:
+ *   module:     NAME.tmlm
+ *   c:          NAME.c, NAME.h, NAME_kernels.o (the kernels, exporting
+ *               NAME_query)
+ *   static-lib: libNAME.a (schedule + kernels), NAME.h */
+tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
+                                      const tinyml__compile_request_t *request,
+                                      const tinyml_allocator_t *allocator,
+                                      tinyml__files_t *out);
+void tinyml__files_free(tinyml__files_t *files, const tinyml_allocator_t *allocator);
 
 /* Compiles `model` and returns module bytes allocated with `allocator`
  * (64-byte aligned; free with tinyml__free). */

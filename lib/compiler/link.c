@@ -1,6 +1,7 @@
 /* Linking runs ld.lld as a child process, as IREE does for its embedded ELF:
  * LLVM's linker has no C API.  Files live in a private temp directory that
  * is always removed. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -22,7 +23,7 @@
 
 extern char **environ;
 
-static int write_all(const char *path, const uint8_t *data, size_t size) {
+int tc_write_file(const char *path, const void *data, size_t size) {
   FILE *f = fopen(path, "wb");
   if (!f) return -1;
   size_t n = fwrite(data, 1, size, f);
@@ -30,19 +31,19 @@ static int write_all(const char *path, const uint8_t *data, size_t size) {
   return (n == size && rc == 0) ? 0 : -1;
 }
 
-static tinyml_status_t read_all(const char *path, const tinyml_allocator_t *a,
-                                uint8_t **out, size_t *out_size) {
+tinyml_status_t tc_read_file(const char *path, const tinyml_allocator_t *a, uint8_t **out,
+                             size_t *out_size) {
   FILE *f = fopen(path, "rb");
-  if (!f) return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "linker produced no output");
+  if (!f) return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: %s was not produced", path);
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
   uint8_t *buf = n > 0 ? tinyml__alloc(a, (size_t)n, 64) : NULL;
   tinyml_status_t st = TINYML_OK;
-  if (n <= 0) st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "linker output is empty");
+  if (n <= 0) st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: %s is empty", path);
   else if (!buf) st = tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   else if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-    st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "cannot read linker output");
+    st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "compiler: cannot read %s", path);
   fclose(f);
   if (st) {
     tinyml__free(a, buf);
@@ -51,6 +52,57 @@ static tinyml_status_t read_all(const char *path, const tinyml_allocator_t *a,
   *out = buf;
   *out_size = (size_t)n;
   return TINYML_OK;
+}
+
+tinyml_status_t tc_temp_dir(char *dir, size_t cap, const tinyml_allocator_t *a) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, cap, "%s/tinyml-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR,
+                               "compiler: cannot create a temp directory: %s", strerror(errno));
+  return TINYML_OK;
+}
+
+void tc_temp_dir_remove(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    char path[4400];
+    for (struct dirent *e; (e = readdir(d));) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* The tool's output goes to `log`, whose start becomes the error message. */
+tinyml_status_t tc_spawn(char *const *argv, const char *log, const char *env_hint,
+                         const tinyml_allocator_t *a) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: cannot run '%s': %s (set %s)", argv[0],
+                               strerror(rc), env_hint);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return TINYML_OK;
+  char text[1024] = "";
+  FILE *f = fopen(log, "r");
+  if (f) {
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+  }
+  return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: %s failed: %s", argv[0], text);
 }
 
 static tinyml_status_t run_lld(const char *dir, const tc_codegen_target_t *tg,
@@ -67,63 +119,26 @@ static tinyml_status_t run_lld(const char *dir, const tc_codegen_target_t *tg,
                   "-z", "relro", "--hash-style=sysv", "--strip-all",
                   "--gc-sections", "-z", "max-page-size=4096",
                   "-o", out, in, NULL};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, lld, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
-                               "compiler: cannot run the linker '%s': %s (set "
-                               "TINYML_LLD)", lld, strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return TINYML_OK;
-  char text[1024] = "";
-  FILE *f = fopen(log, "r");
-  if (f) {
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    text[n] = '\0';
-    fclose(f);
-  }
-  return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: linking failed: %s", text);
-}
-
-static void remove_dir(const char *dir) {
-  const char *names[] = {"kernels.o", "kernels.so", "lld.log"};
-  char path[4200];
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
-    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  return tc_spawn(argv, log, "TINYML_LLD", a);
 }
 
 tinyml_status_t tc_link_shared(const uint8_t *obj, size_t obj_size,
                                const tc_codegen_target_t *tg,
                                const tinyml_allocator_t *a, uint8_t **out_so,
                                size_t *out_size) {
-  const char *tmp = getenv("TMPDIR");
   char dir[4096];
-  snprintf(dir, sizeof(dir), "%s/tinyml-link-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir))
-    return tinyml__status_make(a, TINYML_STATUS_IO_ERROR,
-                               "compiler: cannot create a temp directory: %s",
-                               strerror(errno));
+  TINYML_RETURN_IF_ERROR(tc_temp_dir(dir, sizeof(dir), a));
   char in[4200];
   snprintf(in, sizeof(in), "%s/kernels.o", dir);
   tinyml_status_t st = TINYML_OK;
-  if (write_all(in, obj, obj_size) != 0)
+  if (tc_write_file(in, obj, obj_size) != 0)
     st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "compiler: cannot write %s", in);
   if (!st) st = run_lld(dir, tg, a);
   if (!st) {
     char out[4200];
     snprintf(out, sizeof(out), "%s/kernels.so", dir);
-    st = read_all(out, a, out_so, out_size);
+    st = tc_read_file(out, a, out_so, out_size);
   }
-  remove_dir(dir);
+  tc_temp_dir_remove(dir);
   return st;
 }

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Deployment without the interpreter: `--emit c` and `--emit static-lib`.
+
+For each model it compiles a module and the two emitted forms for the host,
+runs the module with tinyml-run, builds the generated C (with the kernels
+object) and the static library into a small program, and requires the
+outputs to be byte-identical to the module's.  It also checks that the
+generated C is warning-free under -Wall -Wextra -Werror, that a misaligned
+arena is refused, and that a bad --name is refused with a message.
+
+usage: test_emit.py TINYML_COMPILE TINYML_RUN SHARED_DIR WORK_DIR
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+MODELS = [
+    "models/mlperf-tiny/kws_ref_model.tflite",  # int8, per-channel
+    "models/mlperf-tiny/ad01_int8.tflite",      # large constants
+    "models/tflm/hello_world_float.tflite",
+    "models/onnx/mnist.onnx",
+]
+CC = os.environ.get("CC", "cc").split()[0]
+
+MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "@NAME@.h"
+
+static size_t in_sizes[] = {@IN_SIZES@};
+static size_t out_sizes[] = {@OUT_SIZES@};
+
+int main(int argc, char **argv) {
+  /* argv: OUTDIR IN0 IN1 ...; "--misaligned" checks the refusal. */
+  int misaligned = argc > 1 && argv[1][0] == '-';
+  void *arena = aligned_alloc(@UP@_ARENA_ALIGNMENT,
+                              ((@UP@_ARENA_SIZE + 64) / 64 + 1) * 64);
+  const void *ins[@UP@_INPUT_COUNT + 1];
+  void *outs[@UP@_OUTPUT_COUNT + 1];
+  for (unsigned i = 0; i < @UP@_INPUT_COUNT; ++i) {
+    void *p = malloc(in_sizes[i]);
+    FILE *f = misaligned ? NULL : fopen(argv[2 + i], "rb");
+    if (f && fread(p, 1, in_sizes[i], f) != in_sizes[i]) return 3;
+    if (f) fclose(f);
+    ins[i] = p;
+  }
+  for (unsigned i = 0; i < @UP@_OUTPUT_COUNT; ++i) outs[i] = calloc(1, out_sizes[i]);
+  if (misaligned) return @NAME@_invoke((char *)arena + 8, ins, outs) == -1 ? 0 : 4;
+  if (@NAME@_invoke(arena, ins, outs) != 0) return 5;
+  for (unsigned i = 0; i < @UP@_OUTPUT_COUNT; ++i) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/output_%u.bin", argv[1], i);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(outs[i], 1, out_sizes[i], f) != out_sizes[i]) return 6;
+    fclose(f);
+  }
+  return 0;
+}
+"""
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} -> {p.returncode}\n{p.stdout}")
+    return p.stdout
+
+
+def first_case(manifest, model):
+    for entry in manifest["models"] if isinstance(manifest, dict) and "models" in manifest else manifest:
+        if entry["model"] == model:
+            return entry["cases"][0]
+    raise RuntimeError(f"{model} is not in the manifest")
+
+
+def write_main(d, name, header):
+    sizes = {k: dict(re.findall(rf"#define {name.upper()}_{k}(\d+)_SIZE (\d+)u", header))
+             for k in ("INPUT", "OUTPUT")}
+    text = MAIN.replace("@NAME@", name).replace("@UP@", name.upper())
+    for k, key in (("INPUT", "@IN_SIZES@"), ("OUTPUT", "@OUT_SIZES@")):
+        text = text.replace(key, ", ".join(sizes[k][str(i)] for i in range(len(sizes[k]))))
+    with open(os.path.join(d, "main.c"), "w") as f:
+        f.write(text)
+
+
+def outputs_of(d):
+    return {n: open(os.path.join(d, n), "rb").read()
+            for n in sorted(os.listdir(d)) if n.startswith("output_")}
+
+
+def check_model(tc, tr, shared, work, model, manifest):
+    name = re.sub(r"\W", "_", os.path.splitext(os.path.basename(model))[0])
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    path = os.path.join(shared, model)
+    inputs = [os.path.join(shared, i["file"]) for i in first_case(manifest, model)["inputs"]]
+    run([tc, path, "-o", os.path.join(d, "m.tmlm")])
+    run([tr, os.path.join(d, "m.tmlm"), *sum((["--input", i] for i in inputs), []),
+         "--output-dir", os.path.join(d, "ref")])
+    expected = outputs_of(os.path.join(d, "ref"))
+    for emit in ("c", "static-lib"):
+        e = os.path.join(d, emit)
+        run([tc, path, "--emit", emit, "--name", name, "-o", e])
+        header = open(os.path.join(e, f"{name}.h")).read()
+        write_main(e, name, header)
+        objs = ([f"{name}.c", f"{name}_kernels.o"] if emit == "c" else [f"lib{name}.a"])
+        warn = ["-Wall", "-Wextra", "-Werror"] if emit == "c" else []
+        run([CC, "-std=c11", "-O2", *warn, "-I.", "main.c", *objs, "-lm", "-o", "prog"], cwd=e)
+        out = os.path.join(e, "out")
+        os.makedirs(out)
+        run([os.path.join(e, "prog"), out, *inputs])
+        got = outputs_of(out)
+        if got != expected:
+            raise RuntimeError(f"{emit}: outputs differ from the module's "
+                               f"({sorted(got)} vs {sorted(expected)})")
+        run([os.path.join(e, "prog"), "--misaligned"])
+    sizes = {n: os.path.getsize(os.path.join(d, "c", n)) for n in os.listdir(os.path.join(d, "c"))
+             if n.startswith(name)}
+    print(f"PASS {model}: c and static-lib outputs identical to the module's "
+          f"({len(expected)} output(s)); files {sizes}")
+
+
+def check_bad_name(tc, shared, work):
+    p = subprocess.run([tc, os.path.join(shared, MODELS[2]), "--emit", "c", "--name", "9lives",
+                        "-o", os.path.join(work, "bad")], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 1 or "9lives" not in p.stdout or "C identifier" not in p.stdout:
+        raise RuntimeError(f"bad --name: rc {p.returncode}, message {p.stdout!r}")
+    print("PASS --name 9lives refused:", p.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    tc, tr, shared, work = sys.argv[1:]
+    if not os.path.isdir(shared):
+        print(f"SKIP: {shared} is missing (the shared models and references)")
+        sys.exit(77)
+    manifest = json.load(open(os.path.join(shared, "reference", "manifest.json")))
+    os.makedirs(work, exist_ok=True)
+    failures = 0
+    for model in MODELS:
+        try:
+            check_model(tc, tr, shared, work, model, manifest)
+        except Exception as e:  # report every model, then fail
+            failures += 1
+            print(f"FAIL {model}: {e}")
+    try:
+        check_bad_name(tc, shared, work)
+    except Exception as e:
+        failures += 1
+        print(f"FAIL {e}")
+    print(f"emit: {len(MODELS) + 1 - failures} passed, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
