@@ -241,6 +241,7 @@ static tinyml_status_t make_target_machine(const tc_codegen_target_t *tg,
   LLVMInitializeAllTargets();
   LLVMInitializeAllTargetMCs();
   LLVMInitializeAllAsmPrinters();
+  LLVMInitializeAllAsmParsers(); /* for the module asm of Arm hard-float objects */
   LLVMTargetRef target;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(tg->triple, &target, &err))
@@ -268,7 +269,15 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMDisposeTargetData(layout);
   set_function_attrs(m, tg->cpu, tg->features);
   int hard_float = wants_arm_hard_float(tg->triple);
-  if (hard_float) set_arm_hard_float(m);
+  if (hard_float) {
+    set_arm_hard_float(m);
+    /* ...and the object must say so (Tag_ABI_VFP_args = VFP registers), or
+     * GNU ld refuses to link it into hard-float firmware (--emit c and
+     * static-lib).  The ARM asm parser applies .eabi_attribute directives in
+     * module asm to the object's attributes section. */
+    static const char kVfpArgs[] = ".eabi_attribute 28, 1\n";
+    LLVMAppendModuleInlineAsm(m, kVfpArgs, sizeof(kVfpArgs) - 1);
+  }
   char *err = NULL;
   if (LLVMVerifyModule(m, LLVMReturnStatusAction, &err))
     return llvm_error(a, err, "compiler: generated LLVM IR is invalid");

@@ -42,8 +42,10 @@ static tinyml_status_t compile_schedule(const char *dir, const char *name,
   char *argv[] = {(char *)tool("TINYML_CLANG", TINYML_CLANG_PATH), target,
                   "-ffreestanding", "-O2", "-ffunction-sections", "-fdata-sections",
                   "-w", "-c", src, "-o", obj,
-                  /* hosts link into PIEs; firmware is linked at fixed addresses */
-                  is_arm(tg->triple) ? cpu : "-fPIC", NULL};
+                  /* hosts link into PIEs; firmware is linked at fixed addresses,
+                   * with arm-none-eabi-gcc's short enums */
+                  is_arm(tg->triple) ? cpu : "-fPIC",
+                  is_arm(tg->triple) ? "-fshort-enums" : NULL, NULL};
   return tc_spawn(argv, log, "TINYML_CLANG", a);
 }
 
