@@ -266,7 +266,9 @@ static inline int broadcast_dims(const onnx_value_t *const *in, uint32_t n, int6
     dims[d] = 1;
     for (uint32_t i = 0; i < n; ++i) {
       int32_t vd = (int32_t)d - (int32_t)(rank - in[i]->rank);
-      if (vd >= 0 && in[i]->dims[vd] != 1) dims[d] = in[i]->dims[vd];
+      if (vd < 0 || in[i]->dims[vd] == 1) continue;
+      if (dims[d] != 1 && dims[d] != in[i]->dims[vd]) return -1;
+      dims[d] = in[i]->dims[vd];
     }
   }
   return (int)rank;
@@ -282,9 +284,10 @@ static inline int try_fold(onnx_ctx_t *c, enum fop op, uint32_t n, int32_t out_d
     in[i] = onnx_const_input(c, i);
     if (!in[i] || !foldable_dtype(in[i]->dtype)) return 0;
   }
-  uint32_t rank = (uint32_t)broadcast_dims(in, n, dims);
-  int64_t total = 1;
-  for (uint32_t d = 0; d < rank; ++d) total *= dims[d];
+  int brank = broadcast_dims(in, n, dims);
+  if (brank < 0) return onnx_fail(c, "the input shapes do not broadcast"), 1;
+  uint32_t rank = (uint32_t)brank;
+  int64_t total = onnx_numel(rank, dims);
   if (total > (1 << 20) || !castable(in[0], out_dtype)) return 0;
   int is_f = (op == F_WHERE ? in[1] : in[0])->dtype == ONNX_FLOAT;
   uint8_t *buf = tinyml__alloc(c->allocator, (size_t)total * 8 + 8, 16);

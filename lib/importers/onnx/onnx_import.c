@@ -288,6 +288,7 @@ tinyml_status_t onnx_set_out_typed(onnx_ctx_t *c, uint32_t i, te_value_t tv, int
   /* Later lowerings divide by dimensions; an empty result stops here. */
   if (te_numel(&tv.type) == 0)
     return onnx_fail(c, "output %u has no elements; empty tensors are not supported", i);
+  if (te_numel(&tv.type) > (1LL << 31)) return onnx_fail(c, "output %u is too large", i);
   onnx_value_t *v = output_slot(c, i);
   if (!v) return c->error ? c->error : onnx_oom(c);
   v->v = tv;

@@ -434,8 +434,9 @@ static tinyml_status_t out_tiled(onnx_ctx_t *c, uint32_t rank, const int64_t *mu
   int64_t in[TE_MAX_RANK], out[TE_MAX_RANK];
   uint32_t lift = rank - v->rank;
   for (uint32_t d = 0; d < rank; ++d) {
+    if (mult[d] < 0) return onnx_fail(c, "negative repeat or shape entry");
     in[d] = d < lift ? 1 : v->dims[d - lift];
-    out[d] = in[d] * mult[d];
+    out[d] = onnx_mul_sat(in[d], mult[d]);
   }
   int64_t n = numel(rank, out);
   if (v->data || n == 0) {
