@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks: libtinyml against the runtime a user would
+otherwise pick, measured in the same run on the same machine.
+
+  python3 bench/run.py [--build DIR] [--runs N] [--models a,b] [--csv FILE]
+                       [--no-onnx-zoo] [--mcu]
+
+Rows (model, target, ours, peer, ratio = peer / ours, > 1 means faster):
+- every .tflite model in ../shared/reference/manifest.json on x86-64:
+  `tinyml-run --bench N` median against TFLite's wasm build
+  (../shared/tools/reference/tflite_run.js --bench N; wasm, XNNPACK);
+- mnist.onnx and the architecture-faithful MobileNetV2, SqueezeNet-1.1 and
+  ResNet-50 that ../shared/tools/models/gen_models.py writes (cached in
+  ~/.cache/tinyml-bench), against onnxruntime-node with one thread
+  (ort_run.js --bench N --threads 1);
+- with --mcu, the MLPerf Tiny int8 models on Cortex-M4 under QEMU
+  (tinyml-mcu-run): instructions per inference, no peer.
+
+It builds what it needs (scripts/build.sh when DIR lacks the tools, the
+peers' npm install via ../shared/tools/reference/setup.sh) and writes every
+row to the CSV (default bench/results.csv).  Timings on shared 2-core
+machines are noisy: compare ratios, not milliseconds.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+SHARED = os.path.abspath(os.path.join(ROOT, "..", "shared"))
+REF_TOOLS = os.path.join(SHARED, "tools", "reference")
+CACHE = os.path.join(os.path.expanduser("~"), ".cache", "tinyml-bench")
+ZOO = ["mobilenetv2", "squeezenet", "resnet50"]
+
+
+def sh(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}")
+    return p.stdout
+
+
+def ensure_tools(build):
+    if not os.path.exists(os.path.join(build, "tools", "tinyml-compile")):
+        sh(["bash", os.path.join(ROOT, "scripts", "build.sh")])
+    env = dict(os.environ)
+    if not os.path.isdir(os.path.join(env.get("TINYML_REF_DIR", os.path.join(
+            os.path.expanduser("~"), ".cache", "tinyml-reference")), "node_modules")):
+        sh(["sh", os.path.join(REF_TOOLS, "setup.sh")])
+
+
+def ours(build, model, runs, tmp):
+    module = os.path.join(tmp, "m.tmlm")
+    sh([os.path.join(build, "tools", "tinyml-compile"), model, "-o", module])
+    out = sh([os.path.join(build, "tools", "tinyml-run"), module, "--bench", str(runs)])
+    return float(re.search(r"median_ms=([\d.]+)", out).group(1))
+
+
+def peer(script, model, runs, extra=()):
+    out = sh(["node", os.path.join(REF_TOOLS, script), model, "--bench", str(runs),
+              "--out", os.path.join(tempfile.gettempdir(), "tinyml-bench-peer"), *extra])
+    for line in out.splitlines():
+        if line.startswith("{") and '"bench"' in line:
+            d = json.loads(line)
+            return float(d.get("median_ms", d.get("ms_per_inference")))
+    raise RuntimeError(f"{script} printed no bench line")
+
+
+def zoo_models():
+    marker = os.path.join(CACHE, "zoo", ZOO[-1], "model.onnx")
+    if not os.path.exists(marker):
+        sh(["/usr/bin/python3", os.path.join(SHARED, "tools", "models", "gen_models.py"),
+            os.path.join(CACHE, "zoo")])
+    return [(n, os.path.join(CACHE, "zoo", n, "model.onnx")) for n in ZOO]
+
+
+def mcu_rows(build, models):
+    rows = []
+    manifest = json.load(open(os.path.join(SHARED, "reference", "manifest.json")))
+    for e in manifest:
+        name = os.path.splitext(os.path.basename(e["model"]))[0]
+        if name not in models:
+            continue
+        with tempfile.TemporaryDirectory() as out:
+            inputs = sum((["--input", os.path.join(SHARED, i["file"])]
+                          for i in e["cases"][0]["inputs"]), [])
+            text = sh([sys.executable, os.path.join(build, "tools", "tinyml-mcu-run"), "--board",
+                       "mps2-an386", os.path.join(SHARED, e["model"]), *inputs,
+                       "--output-dir", out])
+            n = int(re.search(r"instructions=(\d+)", text).group(1))
+            rows.append((name, "cortex-m4 (qemu)", f"{n} instr", "", ""))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--models", default="", help="comma-separated names (default: all)")
+    ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "results.csv"))
+    ap.add_argument("--no-onnx-zoo", action="store_true")
+    ap.add_argument("--mcu", action="store_true")
+    a = ap.parse_args()
+    ensure_tools(a.build)
+    wanted = set(filter(None, a.models.split(",")))
+    manifest = json.load(open(os.path.join(SHARED, "reference", "manifest.json")))
+    jobs = []
+    for e in manifest:
+        name = os.path.splitext(os.path.basename(e["model"]))[0]
+        script = "tflite_run.js" if e["format"] == "tflite" else "ort_run.js"
+        jobs.append((name, os.path.join(SHARED, e["model"]), script))
+    if not a.no_onnx_zoo:
+        jobs += [(n, p, "ort_run.js") for n, p in zoo_models()]
+    rows = []
+    print(f"{'model':28} {'target':18} {'ours':>12} {'peer':>12} {'ratio':>7}  peer")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path, script in jobs:
+            if wanted and name not in wanted:
+                continue
+            extra = ("--threads", "1") if script == "ort_run.js" else ()
+            label = "TFLite wasm (XNNPACK)" if script == "tflite_run.js" else "onnxruntime 1 thread"
+            try:
+                mine, theirs = ours(a.build, path, a.runs, tmp), peer(script, path, a.runs, extra)
+                row = (name, "x86-64", f"{mine:.3f} ms", f"{theirs:.3f} ms", f"{theirs / mine:.2f}")
+            except RuntimeError as err:
+                row = (name, "x86-64", "error", "", "", str(err).splitlines()[0])
+            rows.append(row + ((label,) if len(row) == 5 else ()))
+            print(f"{row[0]:28} {row[1]:18} {row[2]:>12} {row[3]:>12} {row[4]:>7}  {rows[-1][5]}",
+                  flush=True)
+    if a.mcu:
+        for row in mcu_rows(a.build, wanted or {"kws_ref_model", "vww_96_int8", "resnet8_int8",
+                                                 "ad01_int8", "person_detect"}):
+            rows.append(row + ("",))
+            print(f"{row[0]:28} {row[1]:18} {row[2]:>12}")
+    with open(a.csv, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["model", "target", "ours", "peer", "ratio_peer_over_ours", "peer_name"])
+        w.writerows(rows)
+    print(f"wrote {a.csv}")
+
+
+if __name__ == "__main__":
+    main()
