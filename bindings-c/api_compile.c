@@ -1,4 +1,5 @@
 /* Public API: compile.  The only place that sees the compiler. */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,20 @@ void tinyml_compile_options_init(tinyml_compile_options_t *o) {
   memset(o, 0, sizeof(*o));
   o->struct_size = sizeof(*o);
   o->opt_level = 3;
+}
+
+void tinyml_preprocess_init(tinyml_preprocess_t *p) {
+  if (!p) return;
+  memset(p, 0, sizeof(*p));
+  p->struct_size = sizeof(*p);
+  p->channel_count = 1;
+  for (int c = 0; c < 4; ++c) p->std[c] = 1.0f;
+}
+
+void tinyml_postprocess_init(tinyml_postprocess_t *p) {
+  if (!p) return;
+  memset(p, 0, sizeof(*p));
+  p->struct_size = sizeof(*p);
 }
 
 const char *tinyml_compile_targets(void) {
@@ -46,6 +61,84 @@ static tinyml_status_t check_features(const char *f, const tinyml_allocator_t *a
   return TINYML_OK;
 }
 
+/* Copies the fields an older caller's struct has and defaults the rest, so
+ * the compiler always sees a complete struct. */
+static tinyml_status_t resolve_pre(const tinyml_preprocess_t *p, const tinyml_allocator_t *a,
+                                   tinyml_preprocess_t *out) {
+  tinyml_preprocess_init(out);
+  if (p->struct_size < offsetof(tinyml_preprocess_t, kind) + sizeof(p->kind))
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "tinyml_compile: preprocess.struct_size is too small; call "
+                               "tinyml_preprocess_init()");
+  out->kind = p->kind;
+  if (HAS_FIELD(p, pixels)) out->pixels = p->pixels;
+  if (HAS_FIELD(p, image_width)) out->image_width = p->image_width;
+  if (HAS_FIELD(p, image_height)) out->image_height = p->image_height;
+  if (HAS_FIELD(p, resize)) out->resize = p->resize;
+  if (HAS_FIELD(p, model_layout)) out->model_layout = p->model_layout;
+  if (HAS_FIELD(p, channel_count)) out->channel_count = p->channel_count;
+  if (HAS_FIELD(p, std)) {
+    memcpy(out->mean, p->mean, sizeof(out->mean));
+    memcpy(out->std, p->std, sizeof(out->std));
+  }
+  return TINYML_OK;
+}
+
+static tinyml_status_t resolve_post(const tinyml_postprocess_t *p, const tinyml_allocator_t *a,
+                                    tinyml_postprocess_t *out) {
+  tinyml_postprocess_init(out);
+  if (p->struct_size < offsetof(tinyml_postprocess_t, dequantize) + sizeof(p->dequantize))
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "tinyml_compile: postprocess.struct_size is too small; call "
+                               "tinyml_postprocess_init()");
+  out->dequantize = p->dequantize;
+  if (HAS_FIELD(p, softmax)) out->softmax = p->softmax;
+  if (HAS_FIELD(p, argmax)) out->argmax = p->argmax;
+  if (HAS_FIELD(p, top_k)) out->top_k = p->top_k;
+  return TINYML_OK;
+}
+
+/* Checks that need no model; prepost.c checks the options against it. */
+static tinyml_status_t check_pre(const tinyml_preprocess_t *p, const tinyml_allocator_t *a) {
+  const char *bad = NULL;
+  if ((unsigned)p->kind > TINYML_INPUT_INT16) bad = "kind is not a tinyml_input_kind_t";
+  else if ((unsigned)p->pixels > TINYML_PIXELS_GRAY8) bad = "pixels is not a tinyml_pixel_format_t";
+  else if ((unsigned)p->resize > TINYML_RESIZE_NEAREST) bad = "resize is not a tinyml_resize_t";
+  else if ((unsigned)p->model_layout > TINYML_LAYOUT_NCHW)
+    bad = "model_layout is not a tinyml_layout_t";
+  else if (p->channel_count < 1 || p->channel_count > 4) bad = "channel_count must be 1..4";
+  else if (p->kind == TINYML_INPUT_IMAGE && (p->image_width == 0 || p->image_height == 0 ||
+                                             p->image_width > 16384 || p->image_height > 16384))
+    bad = "image_width and image_height must be 1..16384";
+  for (uint32_t c = 0; !bad && c < p->channel_count; ++c)
+    if (!isfinite(p->mean[c]) || !isfinite(p->std[c]) || p->std[c] == 0.0f)
+      bad = "mean and std must be finite and std not 0";
+  if (!bad) return TINYML_OK;
+  return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT, "tinyml_compile: preprocess: %s",
+                             bad);
+}
+
+static tinyml_status_t resolve_prepost(const tinyml_compile_options_t *o,
+                                       const tinyml_allocator_t *a,
+                                       tinyml__compile_request_t *r) {
+  if (HAS_FIELD(o, preprocess) && o->preprocess) {
+    TINYML_RETURN_IF_ERROR(resolve_pre(o->preprocess, a, &r->pre));
+    TINYML_RETURN_IF_ERROR(check_pre(&r->pre, a));
+    r->preprocess = r->pre.kind != TINYML_INPUT_AS_MODEL ? &r->pre : NULL;
+  }
+  if (HAS_FIELD(o, postprocess) && o->postprocess) {
+    TINYML_RETURN_IF_ERROR(resolve_post(o->postprocess, a, &r->post));
+    const tinyml_postprocess_t *p = &r->post;
+    if (p->top_k > 65536)
+      return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                                 "tinyml_compile: postprocess: top_k %u is larger than 65536",
+                                 p->top_k);
+    int any = p->dequantize || p->softmax || p->argmax || p->top_k;
+    r->postprocess = any ? p : NULL;
+  }
+  return TINYML_OK;
+}
+
 static tinyml_status_t make_request(const tinyml_compile_options_t *o,
                                     const tinyml_allocator_t *a,
                                     tinyml__compile_request_t *r) {
@@ -62,7 +155,7 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   if (r->opt_level < 0 || r->opt_level > 3)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "tinyml_compile: opt_level %d is not in 0..3", r->opt_level);
-  return TINYML_OK;
+  return resolve_prepost(o, a, r);
 }
 #endif
 

@@ -176,6 +176,78 @@ typedef enum tinyml_emit_e {
                                  target (needs clang and llvm-ar) */
 } tinyml_emit_t;
 
+/* ---- Pre- and post-processing compiled into the model's graph ----------
+ * These stages become part of the module: they are lowered and fused with
+ * the model, not run as separate loops.  docs/PREPOST.md has the exact
+ * arithmetic.  A stage that does not fit the model (an image for a model
+ * whose input 0 is not a 4-D image, a channel count mismatch, top_k larger
+ * than the class count, pre-processing on a model with several inputs, ...)
+ * makes the compile fail with INVALID_ARGUMENT naming the problem. */
+
+typedef enum tinyml_input_kind_e {
+  TINYML_INPUT_AS_MODEL = 0,  /* no pre-processing */
+  TINYML_INPUT_IMAGE = 1,     /* uint8 HWC image of image_width x image_height */
+  TINYML_INPUT_INT16 = 2,     /* int16 samples/features, the model input's shape */
+} tinyml_input_kind_t;
+
+typedef enum tinyml_pixel_format_e {
+  TINYML_PIXELS_RGB888 = 0,
+  TINYML_PIXELS_BGR888 = 1,
+  /* uint16 little-endian per pixel, R in the top 5 bits: the module's input
+   * is uint8 [1, H, W, 2], the two bytes of each pixel low byte first. */
+  TINYML_PIXELS_RGB565 = 2,
+  TINYML_PIXELS_GRAY8 = 3,
+} tinyml_pixel_format_t;
+
+typedef enum tinyml_resize_e { TINYML_RESIZE_BILINEAR = 0, TINYML_RESIZE_NEAREST = 1 } tinyml_resize_t;
+typedef enum tinyml_layout_e { TINYML_LAYOUT_AUTO = 0, TINYML_LAYOUT_NHWC = 1, TINYML_LAYOUT_NCHW = 2 } tinyml_layout_t;
+
+/* Stages added before input 0 of the model, which must be its only input.
+ * IMAGE: the module's input becomes "image", uint8 [1, image_height,
+ *   image_width, 3 (RGB888/BGR888), 2 (RGB565) or 1 (GRAY8)]: converted to
+ *   the model's channel count (1 or 3; gray -> 3 replicates, colour -> 1 is
+ *   luma 0.299 R + 0.587 G + 0.114 B), resized to the model's H x W
+ *   (TFLite's resize convention: align_corners and half_pixel_centers
+ *   false), normalised, quantised when the model input is int8/uint8
+ *   (round half to even, saturating), and transposed for NCHW models.
+ * INT16: the module's input becomes "samples", int16 of the model input's
+ *   shape, normalised and quantised the same way.
+ * Normalisation: value' = (value - mean[c]) / std[c], c the model's
+ *   channel (IMAGE) or the last axis (INT16). */
+typedef struct tinyml_preprocess_s {
+  size_t struct_size;            /* set by tinyml_preprocess_init() */
+  tinyml_input_kind_t kind;      /* default TINYML_INPUT_AS_MODEL */
+  tinyml_pixel_format_t pixels;  /* IMAGE: default RGB888 */
+  uint32_t image_width, image_height; /* IMAGE: the size the module accepts */
+  tinyml_resize_t resize;        /* IMAGE: to the model's H x W; default bilinear */
+  tinyml_layout_t model_layout;  /* where the model keeps channels; AUTO: NHWC unless dim 1 is 1 or 3 and the last dim is not */
+  uint32_t channel_count;        /* of mean/std; 1 = same for every channel */
+  float mean[4], std[4];         /* value' = (value - mean[c]) / std[c]; defaults 0 and 1 */
+} tinyml_preprocess_t;
+
+/* Stages added after output 0 of the model.  The module's outputs are, in
+ * this order:
+ *   "top_k_indices" int32 [k] and "top_k_scores" float32 [k]  if top_k > 0
+ *   "class" int32 (output 0's shape without its last axis)    if argmax
+ *   "scores" float32, output 0's shape   if neither, with dequantize/softmax
+ *   output 0 unchanged                   if none of the four is set
+ * followed by the model's outputs 1, 2, ... unchanged.  Ranking uses the
+ * model's own output values, so it is exact; ties go to the lower index.
+ * top_k_scores are the softmax when softmax is set, else the dequantised
+ * values.  dequantize on a float32 output changes nothing. */
+typedef struct tinyml_postprocess_s {
+  size_t struct_size;  /* set by tinyml_postprocess_init() */
+  int dequantize;      /* int8/uint8 output -> float32 "scores" */
+  int softmax;         /* softmax over the last axis (after dequantising) */
+  int argmax;          /* adds an int32 output "class" */
+  uint32_t top_k;      /* > 0: int32 "top_k_indices" [k] and float32 "top_k_scores" [k], best first; ties: lower index first */
+} tinyml_postprocess_t;
+
+/* Zeroes `p`, sets struct_size and the defaults above (std 1).  NULL is a
+ * no-op. */
+TINYML_API void tinyml_preprocess_init(tinyml_preprocess_t *p);
+TINYML_API void tinyml_postprocess_init(tinyml_postprocess_t *p);
+
 typedef struct tinyml_compile_options_s {
   size_t struct_size;  /* set by tinyml_compile_options_init() */
   const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
@@ -188,6 +260,8 @@ typedef struct tinyml_compile_options_s {
    * NAME_ARENA_SIZE, ...): a C identifier of at most 48 characters.
    * NULL = "model".  Borrowed for the call. */
   const char *name;
+  const tinyml_preprocess_t *preprocess;   /* NULL = none; borrowed for the call */
+  const tinyml_postprocess_t *postprocess; /* NULL = none; borrowed for the call */
 } tinyml_compile_options_t;
 
 TINYML_API void tinyml_compile_options_init(tinyml_compile_options_t *options);

@@ -233,6 +233,9 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   memset(out, 0, sizeof(*out));
   session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user,
                  .emit = req->emit, .name = req->name ? req->name : "model"};
+  if (req->preprocess || req->postprocess)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compile: pre/post-processing is not implemented yet");
   if (!tc_is_c_identifier(s.name))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "

@@ -19,6 +19,13 @@ typedef struct tinyml__compile_request {
   void *dump_user;
   tinyml_emit_t emit; /* what tinyml__compile_files produces */
   const char *name;   /* C identifier naming the model's files and symbols */
+  /* Stages to compile into the graph (prepost.h); NULL = none.  They point
+   * at complete structs (every field set, `pre`/`post` below when the API
+   * made the request). */
+  const tinyml_preprocess_t *preprocess;
+  const tinyml_postprocess_t *postprocess;
+  tinyml_preprocess_t pre;
+  tinyml_postprocess_t post;
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */
