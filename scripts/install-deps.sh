@@ -8,6 +8,8 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
   flatbuffers-compiler libcmocka-dev libclang-rt-22-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
+  # the CMake consumer example (examples/cmake-consumer)
+  cmake
   # the rvv target: riscv64 cross compiler and C library, qemu-riscv64
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user
   # the armv7em target: bare-metal Arm toolchain, newlib, qemu-system-arm
