@@ -9,7 +9,7 @@ static uint32_t le32(const uint8_t *p) {
 }
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
-static uint8_t *slurp(const char *path, size_t *size) {
+void *read_whole_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   fseek(f, 0, SEEK_END);
@@ -77,7 +77,7 @@ static void convert_row(const header_t *h, const uint8_t *src, uint8_t *dst, uin
 int bmp_read(const char *path, bmp_image_t *out, char *why, size_t why_size) {
   memset(out, 0, sizeof(*out));
   size_t n;
-  uint8_t *d = slurp(path, &n);
+  uint8_t *d = read_whole_file(path, &n);
   header_t h;
   const char *err = d ? parse_header(d, n, &h) : "cannot read the file";
   if (!err) {

@@ -16,4 +16,7 @@ typedef struct bmp_image {
 int bmp_read(const char *path, bmp_image_t *out, char *why, size_t why_size);
 void bmp_free(bmp_image_t *image);
 
+/* The whole file, malloc'd; NULL when it cannot be read or is empty. */
+void *read_whole_file(const char *path, size_t *size);
+
 #endif

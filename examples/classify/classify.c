@@ -51,28 +51,12 @@ static int parse_args(int argc, char **argv, args_t *a) {
   return 0;
 }
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *data = n > 0 ? malloc((size_t)n) : NULL;
-  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = data ? (size_t)n : 0;
-  return data;
-}
-
 /* The model with this image's pre-processing and a fused top-K.  The blob
  * holds the module's bytes, which the module uses in place. */
 static tinyml_status_t compile_for(const args_t *a, const bmp_image_t *img, tinyml_blob_t **blob,
                                    tinyml_module_t **module) {
   size_t size;
-  void *model = read_file(a->model, &size);
+  void *model = read_whole_file(a->model, &size);
   if (!model) {
     fprintf(stderr, "classify: cannot read %s\n", a->model);
     exit(1);
@@ -189,7 +173,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   size_t labels_size = 0;
-  char *labels = a.labels ? read_file(a.labels, &labels_size) : NULL;
+  char *labels = a.labels ? read_whole_file(a.labels, &labels_size) : NULL;
   for (size_t i = 0; i < r.k && i < a.top; ++i) {
     const char *label = "";
     int len = labels ? label_of(labels, labels_size, (uint32_t)r.indices[i], &label) : 0;
