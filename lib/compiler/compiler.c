@@ -13,6 +13,7 @@
 #include "deploy.h"
 #include "emit_c.h"
 #include "graph.h"
+#include "prepost.h"
 #include "../importers/onnx/onnx_import.h"
 #include "../importers/tflite/tflite_import.h"
 
@@ -36,6 +37,8 @@ typedef struct session {
   char query_symbol[64];
   void (*dump_tosa)(void *user, const char *text, size_t length);
   void *dump_user;
+  const tinyml_preprocess_t *pre;
+  const tinyml_postprocess_t *post;
 } session_t;
 
 static int looks_like_mlir_text(const uint8_t *p, size_t n) {
@@ -87,9 +90,11 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
                                             size_t size) {
   MlirModule m;
   TINYML_RETURN_IF_ERROR(parse_model(s, model, size, &m));
-  tinyml_status_t st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m),
-                                       TOSA_TO_LINALG, &s->diag, s->a,
-                                       "lowering TOSA to Linalg");
+  tinyml_status_t st = tc_prepost_apply(s->ctx, m, s->pre, s->post, &s->diag, s->a,
+                                        s->dump_tosa, s->dump_user);
+  if (!st)
+    st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,
+                         "lowering TOSA to Linalg");
   if (!st) st = tc_partition(s->ctx, m, s->a, &s->graph);
   /* Constants are borrowed from attributes, which the context owns. */
   mlirModuleDestroy(m);
@@ -232,10 +237,8 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                       const tinyml_allocator_t *a, tinyml__files_t *out) {
   memset(out, 0, sizeof(*out));
   session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user,
-                 .emit = req->emit, .name = req->name ? req->name : "model"};
-  if (req->preprocess || req->postprocess)
-    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
-                               "compile: pre/post-processing is not implemented yet");
+                 .emit = req->emit, .name = req->name ? req->name : "model",
+                 .pre = req->preprocess, .post = req->postprocess};
   if (!tc_is_c_identifier(s.name))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "
