@@ -4,12 +4,15 @@
  *   tinyml-compile MODEL -o MODULE [--target NAME] [--cpu NAME]
  *                  [--features LIST] [-O0..3]
  *   tinyml-compile MODEL --emit c|static-lib --name NAME -o DIR ...
+ *   tinyml-compile MODEL -o MODULE --input-image WxH [--pixels F] [--mean M]
+ *                  [--std S] [--dequantize] [--softmax] [--argmax] [--top-k K]
  *
  * A thin shell over tinyml_compile(): the library checks the options and
  * words the compile errors, so the tool and the API cannot disagree.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,10 @@ typedef struct compile_args {
   const char *model;  /* input path */
   const char *output; /* module path */
   tinyml_compile_options_t options;
+  tinyml_preprocess_t pre;
+  tinyml_postprocess_t post;
+  int pre_detail;        /* a pre-processing flag other than the kind */
+  uint32_t mean_count, std_count;
 } compile_args_t;
 
 static void print_usage(void) {
@@ -49,6 +56,23 @@ static void print_usage(void) {
       "backend's)\n"
       "      --features LIST  LLVM target features, e.g. +avx2,+fma\n"
       "  -O0 .. -O3           optimisation level (default -O3)\n"
+      "\n"
+      "Pre- and post-processing compiled into the model (docs/PREPOST.md):\n"
+      "      --input-image WxH  the module takes a uint8 HWC image of W x H\n"
+      "                       pixels, resized and converted for input 0\n"
+      "      --pixels F       rgb888 (default), bgr888, rgb565 (2 bytes per\n"
+      "                       pixel, little-endian) or gray8\n"
+      "      --resize M       bilinear (default) or nearest\n"
+      "      --input-int16    the module takes int16 samples in input 0's shape\n"
+      "      --mean M[,M,M]   subtracted per channel (default 0)\n"
+      "      --std S[,S,S]    divided by, per channel (default 1)\n"
+      "      --layout L       nhwc or nchw: where the model keeps channels\n"
+      "                       (default: guessed from its input shape)\n"
+      "      --dequantize     output 0 as float32 \"scores\"\n"
+      "      --softmax        softmax over output 0's last axis\n"
+      "      --argmax         an int32 output \"class\"\n"
+      "      --top-k K        int32 \"top_k_indices\" and float32 \"top_k_scores\"\n"
+      "                       outputs, best first\n"
       "  -h, --help           show this help and exit\n"
       "      --version        show the library version and exit\n"
       "\n"
@@ -57,7 +81,11 @@ static void print_usage(void) {
       tool_name, targets[0] ? targets : "none, this library has no compiler");
 }
 
-enum { OPT_TARGET = 256, OPT_CPU, OPT_FEATURES, OPT_VERSION, OPT_EMIT, OPT_NAME };
+enum {
+  OPT_TARGET = 256, OPT_CPU, OPT_FEATURES, OPT_VERSION, OPT_EMIT, OPT_NAME,
+  OPT_IMAGE, OPT_PIXELS, OPT_RESIZE, OPT_INT16, OPT_MEAN, OPT_STD, OPT_LAYOUT,
+  OPT_DEQUANTIZE, OPT_SOFTMAX, OPT_ARGMAX, OPT_TOP_K,
+};
 
 static const struct option kLongOptions[] = {
     {"output", required_argument, NULL, 'o'},
@@ -66,6 +94,17 @@ static const struct option kLongOptions[] = {
     {"features", required_argument, NULL, OPT_FEATURES},
     {"emit", required_argument, NULL, OPT_EMIT},
     {"name", required_argument, NULL, OPT_NAME},
+    {"input-image", required_argument, NULL, OPT_IMAGE},
+    {"pixels", required_argument, NULL, OPT_PIXELS},
+    {"resize", required_argument, NULL, OPT_RESIZE},
+    {"input-int16", no_argument, NULL, OPT_INT16},
+    {"mean", required_argument, NULL, OPT_MEAN},
+    {"std", required_argument, NULL, OPT_STD},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"dequantize", no_argument, NULL, OPT_DEQUANTIZE},
+    {"softmax", no_argument, NULL, OPT_SOFTMAX},
+    {"argmax", no_argument, NULL, OPT_ARGMAX},
+    {"top-k", required_argument, NULL, OPT_TOP_K},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -79,6 +118,96 @@ static int parse_emit(const char *value, tinyml_emit_t *emit) {
   return 0;
 }
 
+/* Index of `value` in the NULL-terminated `names`, or -1. */
+static int pick(const char *value, const char *const *names) {
+  for (int i = 0; names[i]; ++i)
+    if (strcmp(value, names[i]) == 0) return i;
+  return -1;
+}
+
+static int parse_choice(const char *value, const char *option, const char *const *names,
+                        const char *list, int *out) {
+  int i = pick(value, names);
+  if (i < 0) return tool_usage_error("%s must be %s, not '%s'", option, list, value);
+  *out = i;
+  return 0;
+}
+
+static int parse_size(const char *value, tinyml_preprocess_t *pre) {
+  char *end;
+  unsigned long w = strtoul(value, &end, 10), h = 0;
+  if (end != value && (*end == 'x' || *end == 'X')) {
+    const char *hs = end + 1;
+    h = strtoul(hs, &end, 10);
+    if (end == hs) h = 0;
+  }
+  if (*end || !w || !h || w > 16384 || h > 16384)
+    return tool_usage_error("--input-image must be WxH with sizes 1..16384, not '%s'", value);
+  pre->kind = TINYML_INPUT_IMAGE;
+  pre->image_width = (uint32_t)w;
+  pre->image_height = (uint32_t)h;
+  return 0;
+}
+
+/* Parses "a[,b[,c[,d]]]" of finite numbers. */
+static int parse_floats(const char *value, const char *option, float out[4], uint32_t *count) {
+  const char *p = value;
+  uint32_t n = 0;
+  for (;;) {
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p || !isfinite(v) || n == 4 || (*end && *end != ','))
+      return tool_usage_error("%s must be 1 to 4 numbers separated by commas, not '%s'",
+                              option, value);
+    out[n++] = (float)v;
+    if (!*end) break;
+    p = end + 1;
+  }
+  *count = n;
+  return 0;
+}
+
+static int apply_pre_option(int opt, char *value, compile_args_t *args) {
+  static const char *const pixels[] = {"rgb888", "bgr888", "rgb565", "gray8", NULL};
+  static const char *const resize[] = {"bilinear", "nearest", NULL};
+  static const char *const layout[] = {"auto", "nhwc", "nchw", NULL};
+  tinyml_preprocess_t *pre = &args->pre;
+  int v = 0, rc = 0;
+  args->pre_detail |= opt != OPT_IMAGE && opt != OPT_INT16;
+  switch (opt) {
+    case OPT_IMAGE: return parse_size(value, pre);
+    case OPT_INT16: pre->kind = TINYML_INPUT_INT16; return 0;
+    case OPT_PIXELS:
+      rc = parse_choice(value, "--pixels", pixels, "rgb888, bgr888, rgb565 or gray8", &v);
+      pre->pixels = (tinyml_pixel_format_t)v;
+      return rc;
+    case OPT_RESIZE:
+      rc = parse_choice(value, "--resize", resize, "bilinear or nearest", &v);
+      pre->resize = (tinyml_resize_t)v;
+      return rc;
+    case OPT_LAYOUT:
+      rc = parse_choice(value, "--layout", layout, "nhwc or nchw", &v);
+      pre->model_layout = (tinyml_layout_t)v;
+      return rc;
+    case OPT_MEAN: return parse_floats(value, "--mean", pre->mean, &args->mean_count);
+    default: return parse_floats(value, "--std", pre->std, &args->std_count);
+  }
+}
+
+static int apply_post_option(int opt, char *value, compile_args_t *args) {
+  long k;
+  args->options.postprocess = &args->post;
+  switch (opt) {
+    case OPT_DEQUANTIZE: args->post.dequantize = 1; return 0;
+    case OPT_SOFTMAX: args->post.softmax = 1; return 0;
+    case OPT_ARGMAX: args->post.argmax = 1; return 0;
+    default:
+      if (tool_parse_long(value, "--top-k", 1, 65536, &k) != 0) return TOOL_EXIT_USAGE;
+      args->post.top_k = (uint32_t)k;
+      return 0;
+  }
+}
+
 /* Applies one option from getopt_long(); returns 0 to go on. */
 static int apply_option(int opt, char *value, char **argv,
                         compile_args_t *args) {
@@ -90,6 +219,11 @@ static int apply_option(int opt, char *value, char **argv,
     case OPT_FEATURES: args->options.features = value; return 0;
     case OPT_NAME: args->options.name = value; return 0;
     case OPT_EMIT: return parse_emit(value, &args->options.emit);
+    case OPT_IMAGE: case OPT_PIXELS: case OPT_RESIZE: case OPT_INT16:
+    case OPT_MEAN: case OPT_STD: case OPT_LAYOUT:
+      return apply_pre_option(opt, value, args);
+    case OPT_DEQUANTIZE: case OPT_SOFTMAX: case OPT_ARGMAX: case OPT_TOP_K:
+      return apply_post_option(opt, value, args);
     case 'O':
       if (tool_parse_long(value, "-O", 0, 3, &level) != 0) return TOOL_EXIT_USAGE;
       args->options.opt_level = (int)level;
@@ -100,10 +234,34 @@ static int apply_option(int opt, char *value, char **argv,
   }
 }
 
+/* One mean or std for every channel: a single value applies to all. */
+static int finish_pre(compile_args_t *args) {
+  tinyml_preprocess_t *pre = &args->pre;
+  if (pre->kind == TINYML_INPUT_AS_MODEL) {
+    if (args->pre_detail)
+      return tool_usage_error("--pixels, --resize, --mean, --std and --layout need "
+                              "--input-image or --input-int16");
+    return 0;
+  }
+  uint32_t m = args->mean_count, s = args->std_count, n = m > s ? m : s;
+  if (m > 1 && s > 1 && m != s)
+    return tool_usage_error("--mean has %u values and --std %u; give both the same count "
+                            "or one value", m, s);
+  for (uint32_t c = 1; c < n; ++c) {
+    if (m <= 1) pre->mean[c] = pre->mean[0];
+    if (s <= 1) pre->std[c] = pre->std[0];
+  }
+  pre->channel_count = n ? n : 1;
+  args->options.preprocess = pre;
+  return 0;
+}
+
 /* Returns 0 to compile, TOOL_DONE after --help, or an exit code. */
 static int parse_args(int argc, char **argv, compile_args_t *args) {
-  args->model = args->output = NULL;
+  memset(args, 0, sizeof(*args));
   tinyml_compile_options_init(&args->options);
+  tinyml_preprocess_init(&args->pre);
+  tinyml_postprocess_init(&args->post);
   int opt;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":o:O:h", kLongOptions, NULL)) != -1) {
@@ -115,7 +273,7 @@ static int parse_args(int argc, char **argv, compile_args_t *args) {
     return tool_usage_error("unexpected argument '%s'", argv[optind + 1]);
   args->model = argv[optind];
   if (args->output == NULL) return tool_usage_error("missing -o MODULE");
-  return 0;
+  return finish_pre(args);
 }
 
 static int write_files(const compile_args_t *args, const void *model, size_t size) {
