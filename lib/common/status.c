@@ -39,34 +39,93 @@ static tinyml_status_t fallback(tinyml_status_code_t code) {
   return (tinyml_status_t)(void *)&fallbacks[i];
 }
 
+/* A status for a message of `n` characters (written by the caller), or NULL
+ * when there is no memory for it. */
+static struct tinyml_status_s *status_new(const tinyml_allocator_t *allocator,
+                                          tinyml_status_code_t code, size_t n) {
+  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
+  struct tinyml_status_s *s =
+      tinyml__alloc(&a, sizeof(*s) + n + 1, _Alignof(struct tinyml_status_s));
+  if (!s) return NULL;
+  s->code = code;
+  s->is_static = 0;
+  s->allocator = a;
+  s->message[n] = 0;
+  return s;
+}
+
+#if TINYML_STATUS_VALUES
 tinyml_status_t tinyml__status_makev(const tinyml_allocator_t *allocator,
                                      tinyml_status_code_t code, const char *fmt,
                                      va_list args) {
   if (code == TINYML_STATUS_OK) return TINYML_OK;
-  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
   va_list copy;
   va_copy(copy, args);
   int n = vsnprintf(NULL, 0, fmt, copy);
   va_end(copy);
-  if (n < 0) return fallback(code);
-  struct tinyml_status_s *s =
-      tinyml__alloc(&a, sizeof(*s) + (size_t)n + 1, _Alignof(struct tinyml_status_s));
+  struct tinyml_status_s *s = n < 0 ? NULL : status_new(allocator, code, (size_t)n);
   if (!s) return fallback(code);
-  s->code = code;
-  s->is_static = 0;
-  s->allocator = a;
   vsnprintf(s->message, (size_t)n + 1, fmt, args);
+  return s;
+}
+#else
+/* Messages without their values (see status.h), for every caller. */
+tinyml_status_t tinyml__status_makev(const tinyml_allocator_t *allocator,
+                                     tinyml_status_code_t code, const char *fmt,
+                                     va_list args) {
+  (void)args;
+  return tinyml__status_text(allocator, code, "", fmt);
+}
+#endif
+
+/* Writes `fmt` to `out` (when not NULL) with each run of conversions shown
+ * as one '?' and "%%" as '%'; returns the length. */
+static size_t without_values(const char *fmt, char *out) {
+  size_t n = 0;
+  int after_value = 0; /* the last character written stands for a value */
+  for (const char *p = fmt; *p; p++) {
+    char c = *p;
+    int value = 0;
+    if (c == '%' && p[1] == '%') {
+      p++;
+    } else if (c == '%') {
+      while (p[1] && strchr("-+ #0123456789.hlLjzt", p[1])) p++; /* flags..length */
+      if (p[1]) p++;                                               /* conversion */
+      if (after_value) continue;
+      c = '?';
+      value = 1;
+    }
+    after_value = value;
+    if (out) out[n] = c;
+    n++;
+  }
+  return n;
+}
+
+tinyml_status_t tinyml__status_text(const tinyml_allocator_t *allocator,
+                                    tinyml_status_code_t code, const char *prefix,
+                                    const char *fmt) {
+  if (code == TINYML_STATUS_OK) return TINYML_OK;
+  size_t head = strlen(prefix);
+  struct tinyml_status_s *s = status_new(allocator, code, head + without_values(fmt, NULL));
+  if (!s) return fallback(code);
+  memcpy(s->message, prefix, head);
+  without_values(fmt, s->message + head);
   return s;
 }
 
 tinyml_status_t tinyml__status_make(const tinyml_allocator_t *allocator,
                                     tinyml_status_code_t code, const char *fmt,
                                     ...) {
+#if TINYML_STATUS_VALUES
   va_list args;
   va_start(args, fmt);
   tinyml_status_t s = tinyml__status_makev(allocator, code, fmt, args);
   va_end(args);
   return s;
+#else
+  return tinyml__status_text(allocator, code, "", fmt);
+#endif
 }
 
 tinyml_status_t tinyml__status_annotate(tinyml_status_t status, const char *fmt,

@@ -23,6 +23,51 @@ tinyml_status_t tinyml__status_annotate(tinyml_status_t status, const char *fmt,
                                         ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ---- message values --------------------------------------------------------
+ * Passing a message's values costs code at every check that can fail: about
+ * 750 bytes of a Cortex-M4 runtime, mostly in the module reader and the ELF
+ * loader (docs/SIZES.md).  So a freestanding build keeps each message's text
+ * but not its values, which read as '?' ("elf: e_machine ? is not this
+ * host's (?)").  The checks are the same; a hosted build prints the values
+ * (for the module reader's checks, tinyml-run --info does so for the same
+ * module on the host).  Define TINYML_STATUS_VALUES=1 to keep them anyway. */
+#ifndef TINYML_STATUS_VALUES
+#if TINYML_FREESTANDING
+#define TINYML_STATUS_VALUES 0
+#else
+#define TINYML_STATUS_VALUES 1
+#endif
+#endif
+
+/* A status whose message is `prefix` followed by `fmt` with its
+ * printf conversions shown as '?' (a run of them as one).  Never fails, like
+ * tinyml__status_make. */
+tinyml_status_t tinyml__status_text(const tinyml_allocator_t *allocator,
+                                    tinyml_status_code_t code, const char *prefix,
+                                    const char *fmt);
+
+/* The format of a printf-style argument list.  The arguments are checked
+ * against it but not evaluated (inside sizeof: tinyml__format_check is never
+ * defined), so they cost no code. */
+int tinyml__format_check(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define TINYML_FORMAT_ONLY(...)                                                \
+  ((void)sizeof(tinyml__format_check(__VA_ARGS__)), TINYML__FIRST(__VA_ARGS__, 0))
+#define TINYML__FIRST(first, ...) first
+
+/* tinyml__status_make and tinyml__status_annotate, without the values when
+ * TINYML_STATUS_VALUES is 0 (then the annotation, which only names where the
+ * problem is, is left out). */
+#if TINYML_STATUS_VALUES
+#define TINYML_STATUS_MAKE(allocator, code, ...)                               \
+  tinyml__status_make(allocator, code, __VA_ARGS__)
+#define TINYML_STATUS_ANNOTATE(status, ...) tinyml__status_annotate(status, __VA_ARGS__)
+#else
+#define TINYML_STATUS_MAKE(allocator, code, ...)                               \
+  tinyml__status_text(allocator, code, "", TINYML_FORMAT_ONLY(__VA_ARGS__))
+#define TINYML_STATUS_ANNOTATE(status, ...)                                    \
+  ((void)TINYML_FORMAT_ONLY(__VA_ARGS__), (status))
+#endif
+
 #define TINYML_RETURN_IF_ERROR(expr)                                           \
   do {                                                                         \
     tinyml_status_t tinyml__st = (expr);                                       \
