@@ -11,8 +11,9 @@
  * -ffreestanding -fno-builtin` (or the same LLVM settings).  The query
  * function must be named tinyml_query and be exported (default visibility).
  * -Bsymbolic binds the object's own symbols at link time, so only RELATIVE
- * relocations and the imports remain (symbol relocations against defined
- * symbols are still supported and bind to the object itself).  -z relro lets
+ * relocations and the imports remain (a hosted runtime still binds symbol
+ * relocations against defined symbols, to the object itself; a freestanding
+ * one refuses them, see BINDS_DEFINED).  -z relro lets
  * the loader make pointer tables read-only after relocation.  The explicit
  * max-page-size keeps the layout the same for every target; it must be at
  * least the host's page size (use 65536 for hosts with 16/64 KiB pages).  Do
@@ -54,12 +55,22 @@
  *
  * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) take
  * the image memory from the caller's allocator instead of mmap and skip the
- * page protections: there is nothing to protect with. */
+ * page protections, and the rules that exist only for them (no segment both
+ * writable and executable, PT_GNU_RELRO inside a writable segment): there is
+ * nothing to protect with.  They are also built for one architecture, so
+ * only its ELF class, relocation table kind and word size are compiled in
+ * (see HOST_CLASS and word_t). */
 #include "elf_loader.h"
 
 #ifndef TINYML_FREESTANDING
 #define TINYML_FREESTANDING 0
 #endif
+/* Whether segments get page protections (see the top of this file). */
+#define PROTECTS (!TINYML_FREESTANDING)
+/* Whether relocations against the image's own symbols are bound.  The
+ * compiler links with -Bsymbolic, which leaves only RELATIVE relocations
+ * for them; a freestanding runtime carries only what that link needs. */
+#define BINDS_DEFINED (!TINYML_FREESTANDING)
 
 #include <math.h>
 #include <stdarg.h>
@@ -152,11 +163,25 @@ enum { R_NONE = 0, R_ABS = 2, R_GLOB_DAT = 21, R_JUMP_SLOT = 22, R_RELATIVE = 23
 /* The ELF entry point's symbol name (lld -e); the loader insists on it. */
 #define QUERY_SYMBOL TINYML_EXE_QUERY_SYMBOL
 
+/* Addresses, offsets and sizes are words of the host's class: 64-bit on
+ * ELFCLASS64 hosts, 32-bit on ELFCLASS32 ones (Cortex-M), where 64-bit
+ * arithmetic would double the loader's code for values that cannot exceed
+ * 32 bits anyway.  Every check below is written so that it cannot overflow
+ * in either width (see range_ok and the caps on addresses in check_load). */
+#if HOST_CLASS == ELFCLASS64
+typedef uint64_t word_t;
+#define WORD_MAX UINT64_MAX
+#else
+typedef uint32_t word_t;
+#define WORD_MAX UINT32_MAX
+#endif
+_Static_assert(sizeof(word_t) == sizeof(uintptr_t), "the host class is the pointer width");
+
 #define MAX_PHNUM 64
 #define MAX_LOADS 16
-#define MAX_SPAN ((uint64_t)256 << 20) /* bytes of address space per image */
-#define MIN_ALIGN ((uint64_t)4 << 10)
-#define MAX_ALIGN ((uint64_t)64 << 10)
+#define MAX_SPAN ((word_t)256 << 20) /* bytes of address space per image */
+#define MIN_ALIGN ((word_t)4 << 10)
+#define MAX_ALIGN ((word_t)64 << 10)
 #define MAX_ENTRIES 65536u
 #define MAX_BINDINGS 4096u
 
@@ -164,38 +189,50 @@ enum { R_NONE = 0, R_ABS = 2, R_GLOB_DAT = 21, R_JUMP_SLOT = 22, R_RELATIVE = 23
 typedef struct {
   uint16_t type, machine, phentsize, phnum;
   uint32_t version;
-  uint64_t entry, phoff;
+  word_t entry, phoff;
 } ehdr_t;
 typedef struct {
   uint32_t type, flags;
-  uint64_t offset, vaddr, filesz, memsz, align;
+  word_t offset, vaddr, filesz, memsz, align;
 } phdr_t;
 typedef struct {
-  uint64_t tag, val;
+  word_t tag, val;
 } dyn_t;
 typedef struct {
-  uint64_t offset, type, sym;
-  uint64_t addend; /* two's complement; relocation arithmetic wraps */
-  bool implicit;   /* REL: the addend is the word at offset */
+  word_t offset, type, sym;
+  word_t addend; /* two's complement; relocation arithmetic wraps */
+  bool implicit; /* REL: the addend is the word at offset */
 } rela_t;
 typedef struct {
   uint32_t name;
   uint8_t info;
   uint16_t shndx;
-  uint64_t value;
+  word_t value;
 } sym_t;
 
-static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t le32(const uint8_t *p) {
+/* Always inlined: a call costs more code than the load it makes (GCC -Os
+ * keeps them out of line otherwise). */
+#define LOAD_FN static inline __attribute__((always_inline))
+LOAD_FN uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+LOAD_FN uint32_t le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
          (uint32_t)p[3] << 24;
 }
-static uint64_t le64(const uint8_t *p) {
+
+/* The decoders and record sizes of the host's class, the only one compiled
+ * in: an image of another class is refused by check_ident. */
+#if HOST_CLASS == ELFCLASS64
+LOAD_FN uint64_t le64(const uint8_t *p) {
   return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
-
-#if HOST_CLASS == ELFCLASS64
-static void ehdr64(const uint8_t *p, ehdr_t *h) {
+#define EHDR_SIZE ((size_t)64)
+#define PHDR_SIZE ((size_t)56)
+#define DYN_SIZE ((size_t)16)
+#define REL_SIZE ((size_t)24)
+#define SYM_SIZE ((size_t)24)
+#define WORD_SIZE ((size_t)8)
+#define le_word le64
+static void read_ehdr(const uint8_t *p, ehdr_t *h) {
   h->type = le16(p + 16);
   h->machine = le16(p + 18);
   h->version = le32(p + 20);
@@ -204,7 +241,7 @@ static void ehdr64(const uint8_t *p, ehdr_t *h) {
   h->phentsize = le16(p + 54);
   h->phnum = le16(p + 56);
 }
-static void phdr64(const uint8_t *p, phdr_t *h) {
+static void read_phdr(const uint8_t *p, phdr_t *h) {
   h->type = le32(p);
   h->flags = le32(p + 4);
   h->offset = le64(p + 8);
@@ -213,11 +250,11 @@ static void phdr64(const uint8_t *p, phdr_t *h) {
   h->memsz = le64(p + 40);
   h->align = le64(p + 48);
 }
-static void dyn64(const uint8_t *p, dyn_t *d) {
+static void read_dyn(const uint8_t *p, dyn_t *d) {
   d->tag = le64(p);
   d->val = le64(p + 8);
 }
-static void rela64(const uint8_t *p, rela_t *r) {
+static void read_rel(const uint8_t *p, rela_t *r) {
   uint64_t info = le64(p + 8);
   r->offset = le64(p);
   r->type = info & 0xffffffffu;
@@ -225,14 +262,21 @@ static void rela64(const uint8_t *p, rela_t *r) {
   r->addend = le64(p + 16);
   r->implicit = false;
 }
-static void sym64(const uint8_t *p, sym_t *s) {
+static void read_sym(const uint8_t *p, sym_t *s) {
   s->name = le32(p);
   s->info = p[4];
   s->shndx = le16(p + 6);
   s->value = le64(p + 8);
 }
 #else
-static void ehdr32(const uint8_t *p, ehdr_t *h) {
+#define EHDR_SIZE ((size_t)52)
+#define PHDR_SIZE ((size_t)32)
+#define DYN_SIZE ((size_t)8)
+#define REL_SIZE ((size_t)(HOST_USES_REL ? 8 : 12))
+#define SYM_SIZE ((size_t)16)
+#define WORD_SIZE ((size_t)4)
+#define le_word le32
+static void read_ehdr(const uint8_t *p, ehdr_t *h) {
   h->type = le16(p + 16);
   h->machine = le16(p + 18);
   h->version = le32(p + 20);
@@ -241,7 +285,7 @@ static void ehdr32(const uint8_t *p, ehdr_t *h) {
   h->phentsize = le16(p + 42);
   h->phnum = le16(p + 44);
 }
-static void phdr32(const uint8_t *p, phdr_t *h) {
+static void read_phdr(const uint8_t *p, phdr_t *h) {
   h->type = le32(p);
   h->offset = le32(p + 4);
   h->vaddr = le32(p + 8);
@@ -250,30 +294,20 @@ static void phdr32(const uint8_t *p, phdr_t *h) {
   h->flags = le32(p + 24);
   h->align = le32(p + 28);
 }
-static void dyn32(const uint8_t *p, dyn_t *d) {
+static void read_dyn(const uint8_t *p, dyn_t *d) {
   d->tag = le32(p);
   d->val = le32(p + 4);
 }
-#if HOST_USES_REL
-static void rel32(const uint8_t *p, rela_t *r) {
+static void read_rel(const uint8_t *p, rela_t *r) {
   uint32_t info = le32(p + 4);
   r->offset = le32(p);
   r->type = info & 0xffu;
   r->sym = info >> 8;
-  r->addend = 0; /* read from r_offset once that is checked */
-  r->implicit = true;
+  /* REL: read from r_offset once that is checked. */
+  r->addend = HOST_USES_REL ? 0 : le32(p + 8);
+  r->implicit = HOST_USES_REL;
 }
-#else
-static void rela32(const uint8_t *p, rela_t *r) {
-  uint32_t info = le32(p + 4);
-  r->offset = le32(p);
-  r->type = info & 0xffu;
-  r->sym = info >> 8;
-  r->addend = (uint64_t)(int64_t)(int32_t)le32(p + 8);
-  r->implicit = false;
-}
-#endif
-static void sym32(const uint8_t *p, sym_t *s) {
+static void read_sym(const uint8_t *p, sym_t *s) {
   s->name = le32(p);
   s->value = le32(p + 4);
   s->info = p[12];
@@ -281,55 +315,39 @@ static void sym32(const uint8_t *p, sym_t *s) {
 }
 #endif
 
-/* Sizes and decoders of one ELF class. */
+/* The dynamic section's table addresses and sizes, by tag: the loader keeps
+ * only KEPT_TAGS, all below 32. */
+#define TAG_BIT(tag) ((uint32_t)1 << (tag))
+#define KEPT_TAGS                                                              \
+  (TAG_BIT(TAG_REL) | TAG_BIT(TAG_RELSZ) | TAG_BIT(TAG_RELENT) |               \
+   TAG_BIT(DT_JMPREL) | TAG_BIT(DT_PLTRELSZ) | TAG_BIT(DT_PLTREL) |            \
+   TAG_BIT(DT_SYMTAB) | TAG_BIT(DT_SYMENT) | TAG_BIT(DT_STRTAB) |              \
+   TAG_BIT(DT_STRSZ) | TAG_BIT(DT_HASH))
 typedef struct {
-  size_t ehdr_size, phdr_size, dyn_size, rela_size, sym_size, word_size;
-  void (*ehdr)(const uint8_t *, ehdr_t *);
-  void (*phdr)(const uint8_t *, phdr_t *);
-  void (*dyn)(const uint8_t *, dyn_t *);
-  void (*rela)(const uint8_t *, rela_t *);
-  void (*sym)(const uint8_t *, sym_t *);
-} elf_class_t;
-
-/* Only the host's class is compiled in: an image of another class is
- * refused by check_ident. */
-#if HOST_CLASS == ELFCLASS64
-static const elf_class_t host_class = {64, 56, 16, 24, 24, 8,
-                                       ehdr64, phdr64, dyn64, rela64, sym64};
-#elif HOST_USES_REL
-static const elf_class_t host_class = {52, 32, 8, 8, 16, 4,
-                                       ehdr32, phdr32, dyn32, rel32, sym32};
-#else
-static const elf_class_t host_class = {52, 32, 8, 12, 16, 4,
-                                       ehdr32, phdr32, dyn32, rela32, sym32};
-#endif
-
-/* Table addresses from the dynamic section. */
-typedef struct {
-  uint64_t rela, relasz, relaent, jmprel, pltrelsz, pltrel;
-  uint64_t symtab, syment, strtab, strsz, hash;
-  uint64_t seen; /* bit t set once tag t (< 64) was read */
-  uint64_t sym_count;
+  uint32_t seen; /* bit t set once tag t was read */
+  word_t sym_count;
+  word_t val[32];
 } dynamic_t;
 
+/* The fields used most come first: Thumb's short loads and stores reach
+ * only the first 128 bytes of a struct. */
 typedef struct {
   const tinyml_allocator_t *allocator; /* for statuses */
-  const elf_class_t *cls;
   const uint8_t *image;
   size_t size;
-  uint64_t page;
-  ehdr_t eh;
-  phdr_t loads[MAX_LOADS];
+  word_t page;
   size_t load_count;
-  phdr_t dynamic, relro;
   bool has_dynamic, has_relro;
-  uint64_t align;  /* largest PT_LOAD alignment */
-  uint64_t bias;   /* the vaddr that lands at `base` */
-  uint64_t span;   /* bytes from `base`, page-rounded */
+  word_t align;  /* largest PT_LOAD alignment */
+  word_t bias;   /* the vaddr that lands at `base` */
+  word_t span;   /* bytes from `base`, page-rounded */
   uint8_t *region; /* what mmap (or the allocator) returned */
   size_t region_size;
   uint8_t *base;
+  ehdr_t eh;
   dynamic_t dyn;
+  phdr_t dynamic, relro;
+  phdr_t loads[MAX_LOADS];
 } loader_t;
 
 struct tinyml__elf {
@@ -363,6 +381,7 @@ static void region_free(const tinyml_allocator_t *allocator, void *region,
 }
 #endif
 
+#if TINYML_STATUS_VALUES
 __attribute__((format(printf, 2, 3)))
 static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
   va_list args;
@@ -372,22 +391,29 @@ static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
   va_end(args);
   return s;
 }
+#else
+/* The message's text without its values (see status.h). */
+static tinyml_status_t fail_text(const loader_t *l, const char *text) {
+  return tinyml__status_text(l->allocator, TINYML_STATUS_INVALID_MODULE, "", text);
+}
+#define fail(l, ...) fail_text(l, TINYML_FORMAT_ONLY(__VA_ARGS__))
+#endif
 
 /* [off, off + len) lies within [0, limit). */
-static bool range_ok(uint64_t off, uint64_t len, uint64_t limit) {
+static bool range_ok(word_t off, word_t len, word_t limit) {
   return off <= limit && len <= limit - off;
 }
 
-static uint64_t floor_to(uint64_t x, uint64_t a) { return x & ~(a - 1); }
-/* Callers keep x <= UINT64_MAX - a (all addresses are capped below). */
-static uint64_t ceil_to(uint64_t x, uint64_t a) { return floor_to(x + a - 1, a); }
+static word_t floor_to(word_t x, word_t a) { return x & ~(a - 1); }
+/* Callers keep x <= WORD_MAX - a (all addresses are capped below). */
+static word_t ceil_to(word_t x, word_t a) { return floor_to(x + a - 1, a); }
 
-static bool in_span(const loader_t *l, uint64_t vaddr, uint64_t len) {
+static bool in_span(const loader_t *l, word_t vaddr, word_t len) {
   return vaddr >= l->bias && range_ok(vaddr - l->bias, len, l->span);
 }
 
 /* [vaddr, vaddr + len) lies inside one PT_LOAD having all of `flags`. */
-static bool in_segment(const loader_t *l, uint64_t vaddr, uint64_t len,
+static bool in_segment(const loader_t *l, word_t vaddr, word_t len,
                        uint32_t flags) {
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
@@ -399,17 +425,17 @@ static bool in_segment(const loader_t *l, uint64_t vaddr, uint64_t len,
 }
 
 /* Callers check in_span first. */
-static uint8_t *at(const loader_t *l, uint64_t vaddr) {
+static uint8_t *at(const loader_t *l, word_t vaddr) {
   return l->base + (vaddr - l->bias);
 }
-static uint64_t runtime_address(const loader_t *l, uint64_t vaddr) {
-  return (uint64_t)(uintptr_t)l->base + (vaddr - l->bias);
+static word_t runtime_address(const loader_t *l, word_t vaddr) {
+  return (word_t)(uintptr_t)l->base + (vaddr - l->bias);
 }
 /* Maps a runtime address back to a vaddr; false if below the mapping. */
-static bool to_vaddr(const loader_t *l, uintptr_t addr, uint64_t *vaddr) {
+static bool to_vaddr(const loader_t *l, uintptr_t addr, word_t *vaddr) {
   uintptr_t base = (uintptr_t)l->base;
   if (addr < base) return false;
-  *vaddr = (uint64_t)(addr - base) + l->bias;
+  *vaddr = (word_t)(addr - base) + l->bias;
   return *vaddr >= l->bias; /* no wrap */
 }
 
@@ -428,13 +454,12 @@ static tinyml_status_t check_ident(loader_t *l) {
     return fail(l, "elf: unsupported ELF version %u", id[6]);
   if (id[7] != ELFOSABI_NONE && id[7] != ELFOSABI_GNU)
     return fail(l, "elf: unsupported OS ABI %u", id[7]);
-  l->cls = &host_class;
   return TINYML_OK;
 }
 
 static tinyml_status_t check_ehdr(loader_t *l) {
-  if (l->size < l->cls->ehdr_size) return fail(l, "elf: truncated ELF header");
-  l->cls->ehdr(l->image, &l->eh);
+  if (l->size < EHDR_SIZE) return fail(l, "elf: truncated ELF header");
+  read_ehdr(l->image, &l->eh);
   const ehdr_t *h = &l->eh;
   if (h->type != ET_DYN)
     return fail(l, "elf: e_type %u is not ET_DYN (a shared object)", h->type);
@@ -443,13 +468,13 @@ static tinyml_status_t check_ehdr(loader_t *l) {
                 HOST_MACHINE);
   if (h->version != EV_CURRENT)
     return fail(l, "elf: unsupported e_version %u", (unsigned)h->version);
-  if (h->phentsize != l->cls->phdr_size)
+  if (h->phentsize != PHDR_SIZE)
     return fail(l, "elf: e_phentsize %u, expected %zu", h->phentsize,
-                l->cls->phdr_size);
+                PHDR_SIZE);
   if (h->phnum == 0 || h->phnum > MAX_PHNUM)
     return fail(l, "elf: %u program headers (1..%d allowed)", h->phnum,
                 MAX_PHNUM);
-  if (!range_ok(h->phoff, (uint64_t)h->phnum * h->phentsize, l->size))
+  if (!range_ok(h->phoff, (word_t)h->phnum * h->phentsize, l->size))
     return fail(l, "elf: program header table outside the image");
   return TINYML_OK;
 }
@@ -458,7 +483,7 @@ static tinyml_status_t check_load(loader_t *l, const phdr_t *p) {
   /* lld always uses max-page-size; demanding >= 4 KiB keeps the
    * p_vaddr/p_offset congruence check meaningful, so a shifted p_offset
    * cannot silently move code. */
-  uint64_t align = p->align;
+  word_t align = p->align;
   if (p->memsz == 0) return fail(l, "elf: empty PT_LOAD segment");
   if (p->filesz > p->memsz)
     return fail(l, "elf: PT_LOAD p_filesz exceeds p_memsz");
@@ -467,15 +492,15 @@ static tinyml_status_t check_load(loader_t *l, const phdr_t *p) {
   if ((align & (align - 1)) != 0 || align < MIN_ALIGN || align > MAX_ALIGN)
     return fail(l, "elf: PT_LOAD alignment 0x%llx is not a power of two "
                 "from 4 KiB to 64 KiB", (unsigned long long)align);
-  if (p->vaddr % align != p->offset % align)
+  if ((p->vaddr ^ p->offset) & (align - 1)) /* align is a power of two */
     return fail(l, "elf: PT_LOAD p_vaddr and p_offset disagree modulo p_align");
   if (p->memsz > MAX_SPAN)
     return fail(l, "elf: PT_LOAD larger than %llu bytes",
                 (unsigned long long)MAX_SPAN);
   /* Keeps every later page/alignment rounding free of overflow. */
-  if (p->vaddr > UINT64_MAX - 2 * MAX_ALIGN - MAX_SPAN)
+  if (p->vaddr > WORD_MAX - 2 * MAX_ALIGN - MAX_SPAN)
     return fail(l, "elf: PT_LOAD address range overflows");
-  if ((p->flags & PF_W) && (p->flags & PF_X))
+  if (PROTECTS && (p->flags & PF_W) && (p->flags & PF_X))
     return fail(l, "elf: PT_LOAD is both writable and executable");
   /* Code must come from the file: a short p_filesz would run zeros. */
   if ((p->flags & PF_X) && p->filesz != p->memsz)
@@ -492,25 +517,27 @@ static tinyml_status_t check_load(loader_t *l, const phdr_t *p) {
   return TINYML_OK;
 }
 
-static tinyml_status_t note_single(loader_t *l, const phdr_t *p, phdr_t *slot,
-                                   bool *has, const char *name) {
-  if (*has) return fail(l, "elf: more than one %s", name);
+/* Keeps a segment of which there may be one; false for a second one. */
+static bool note_single(const phdr_t *p, phdr_t *slot, bool *has) {
+  if (*has) return false;
   *slot = *p;
   *has = true;
-  return TINYML_OK;
+  return true;
 }
 
 static tinyml_status_t read_phdrs(loader_t *l) {
   for (uint16_t i = 0; i < l->eh.phnum; i++) {
     phdr_t p;
-    l->cls->phdr(l->image + l->eh.phoff + (uint64_t)i * l->eh.phentsize, &p);
+    read_phdr(l->image + l->eh.phoff + (word_t)i * l->eh.phentsize, &p);
     tinyml_status_t s = TINYML_OK;
     if (p.type == PT_LOAD)
       s = check_load(l, &p);
     else if (p.type == PT_DYNAMIC)
-      s = note_single(l, &p, &l->dynamic, &l->has_dynamic, "PT_DYNAMIC");
-    else if (p.type == PT_GNU_RELRO)
-      s = note_single(l, &p, &l->relro, &l->has_relro, "PT_GNU_RELRO");
+      s = note_single(&p, &l->dynamic, &l->has_dynamic)
+              ? TINYML_OK : fail(l, "elf: more than one PT_DYNAMIC");
+    else if (PROTECTS && p.type == PT_GNU_RELRO)
+      s = note_single(&p, &l->relro, &l->has_relro)
+              ? TINYML_OK : fail(l, "elf: more than one PT_GNU_RELRO");
     else if (p.type == PT_TLS)
       s = fail(l, "elf: thread-local storage (PT_TLS) is not supported");
     else if (p.type == PT_INTERP)
@@ -528,16 +555,16 @@ static tinyml_status_t plan_layout(loader_t *l) {
   if (l->align < l->page) l->align = l->page;
   const phdr_t *last = &l->loads[l->load_count - 1];
   l->bias = floor_to(l->loads[0].vaddr, l->align);
-  uint64_t end = last->vaddr + last->memsz;
+  word_t end = last->vaddr + last->memsz;
   if (end - l->bias > MAX_SPAN)
     return fail(l, "elf: segments span more than %llu bytes",
                 (unsigned long long)MAX_SPAN);
   l->span = ceil_to(end, l->page) - l->bias;
   const phdr_t *d = &l->dynamic;
-  if (d->memsz < l->cls->dyn_size || !in_segment(l, d->vaddr, d->memsz, 0))
+  if (d->memsz < DYN_SIZE || !in_segment(l, d->vaddr, d->memsz, 0))
     return fail(l, "elf: PT_DYNAMIC is not inside a PT_LOAD segment");
   const phdr_t *r = &l->relro;
-  if (l->has_relro && !in_segment(l, r->vaddr, r->memsz, PF_W))
+  if (PROTECTS && l->has_relro && !in_segment(l, r->vaddr, r->memsz, PF_W))
     return fail(l, "elf: PT_GNU_RELRO is not inside a writable PT_LOAD");
   return TINYML_OK;
 }
@@ -547,12 +574,12 @@ static tinyml_status_t plan_layout(loader_t *l) {
 static tinyml_status_t map_segments(loader_t *l) {
   /* Over-reserve so `base` can honour the largest p_align (the allocator
    * of a freestanding build aligns the region itself). */
-  uint64_t extra = TINYML_FREESTANDING ? 0 : l->align - l->page;
+  word_t extra = TINYML_FREESTANDING ? 0 : l->align - l->page;
   l->region_size = (size_t)(l->span + extra);
   void *m = region_alloc(l);
   if (!m)
-    return tinyml__status_make(l->allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                               "elf: cannot map %zu bytes", l->region_size);
+    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_OUT_OF_MEMORY,
+                              "elf: cannot map %zu bytes", l->region_size);
   l->region = m;
   uintptr_t a = (uintptr_t)m;
   uintptr_t aligned = (a + (uintptr_t)(l->align - 1)) & ~(uintptr_t)(l->align - 1);
@@ -585,11 +612,11 @@ static int prot_of(uint32_t flags) {
   return prot;
 }
 
-static tinyml_status_t protect(loader_t *l, uint64_t from, uint64_t to, int prot) {
+static tinyml_status_t protect(loader_t *l, word_t from, word_t to, int prot) {
   if (to <= from) return TINYML_OK;
   if (mprotect(at(l, from), (size_t)(to - from), prot) != 0)
-    return tinyml__status_make(l->allocator, TINYML_STATUS_INTERNAL,
-                               "elf: mprotect failed (errno %d)", errno);
+    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
+                              "elf: mprotect failed (errno %d)", errno);
   return TINYML_OK;
 }
 
@@ -598,8 +625,8 @@ static tinyml_status_t protect_segments(loader_t *l) {
    * instruction side synchronised before it runs (a no-op on x86). */
   __builtin___clear_cache((char *)l->region, (char *)l->region + l->region_size);
   if (mprotect(l->region, l->region_size, PROT_NONE) != 0)
-    return tinyml__status_make(l->allocator, TINYML_STATUS_INTERNAL,
-                               "elf: mprotect failed (errno %d)", errno);
+    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
+                              "elf: mprotect failed (errno %d)", errno);
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
     TINYML_RETURN_IF_ERROR(protect(l, floor_to(p->vaddr, l->page),
@@ -615,7 +642,7 @@ static tinyml_status_t protect_segments(loader_t *l) {
 
 /* ---- dynamic section ---------------------------------------------------- */
 
-static tinyml_status_t reject_tag(loader_t *l, uint64_t tag) {
+static tinyml_status_t reject_tag(loader_t *l, word_t tag) {
   switch (tag) {
     case DT_NEEDED:
       return fail(l, "elf: DT_NEEDED: executables may not depend on libraries");
@@ -643,26 +670,8 @@ static tinyml_status_t reject_tag(loader_t *l, uint64_t tag) {
   }
 }
 
-/* Where each table-describing tag is stored; NULL for tags we do not keep. */
-static uint64_t *slot_of(dynamic_t *d, uint64_t tag) {
-  switch (tag) {
-    case TAG_REL: return &d->rela;
-    case TAG_RELSZ: return &d->relasz;
-    case TAG_RELENT: return &d->relaent;
-    case DT_JMPREL: return &d->jmprel;
-    case DT_PLTRELSZ: return &d->pltrelsz;
-    case DT_PLTREL: return &d->pltrel;
-    case DT_SYMTAB: return &d->symtab;
-    case DT_SYMENT: return &d->syment;
-    case DT_STRTAB: return &d->strtab;
-    case DT_STRSZ: return &d->strsz;
-    case DT_HASH: return &d->hash;
-    default: return NULL;
-  }
-}
-
 /* Tags that carry nothing the loader must act on. */
-static bool harmless_tag(uint64_t tag) {
+static bool harmless_tag(word_t tag) {
   switch (tag) {
     case DT_PLTGOT: case DT_SONAME: case DT_RPATH: case DT_SYMBOLIC:
     case DT_DEBUG: case DT_BIND_NOW: case DT_RUNPATH: case DT_SYMTAB_SHNDX:
@@ -680,13 +689,11 @@ static bool harmless_tag(uint64_t tag) {
 }
 
 static tinyml_status_t take_tag(loader_t *l, const dyn_t *e) {
-  uint64_t *slot = slot_of(&l->dyn, e->tag);
-  if (slot) {
-    uint64_t bit = (uint64_t)1 << e->tag; /* every kept tag is < 64 */
-    if (l->dyn.seen & bit)
+  if (e->tag < 32 && (KEPT_TAGS & TAG_BIT(e->tag))) {
+    if (l->dyn.seen & TAG_BIT(e->tag))
       return fail(l, "elf: duplicate dynamic tag %llu", (unsigned long long)e->tag);
-    l->dyn.seen |= bit;
-    *slot = e->val;
+    l->dyn.seen |= TAG_BIT(e->tag);
+    l->dyn.val[e->tag] = e->val;
     return TINYML_OK;
   }
   if (e->tag == DT_FLAGS) {
@@ -699,16 +706,16 @@ static tinyml_status_t take_tag(loader_t *l, const dyn_t *e) {
   return harmless_tag(e->tag) ? TINYML_OK : reject_tag(l, e->tag);
 }
 
-static bool has_tag(const loader_t *l, uint64_t tag) {
+static bool has_tag(const loader_t *l, word_t tag) {
   return (l->dyn.seen >> tag) & 1;
 }
 
 static tinyml_status_t read_dynamic(loader_t *l) {
-  size_t esz = l->cls->dyn_size;
-  uint64_t count = l->dynamic.memsz / esz;
-  for (uint64_t i = 0; i < count; i++) {
+  size_t esz = DYN_SIZE;
+  word_t count = l->dynamic.memsz / esz;
+  for (word_t i = 0; i < count; i++) {
     dyn_t e;
-    l->cls->dyn(at(l, l->dynamic.vaddr + i * esz), &e);
+    read_dyn(at(l, l->dynamic.vaddr + i * esz), &e);
     if (e.tag == DT_NULL) return TINYML_OK;
     TINYML_RETURN_IF_ERROR(take_tag(l, &e));
   }
@@ -716,13 +723,13 @@ static tinyml_status_t read_dynamic(loader_t *l) {
 }
 
 /* A relocation table: both tags or neither, whole entries, in the span. */
-static tinyml_status_t check_rela_table(loader_t *l, uint64_t addr_tag,
-                                        uint64_t size_tag, uint64_t addr,
-                                        uint64_t size, const char *name) {
+static tinyml_status_t check_rela_table(loader_t *l, word_t addr_tag,
+                                        word_t size_tag, word_t addr,
+                                        word_t size, const char *name) {
   if (!has_tag(l, addr_tag) && !has_tag(l, size_tag)) return TINYML_OK;
   if (!has_tag(l, addr_tag) || !has_tag(l, size_tag))
     return fail(l, "elf: %s table is missing its address or size", name);
-  if (size % l->cls->rela_size != 0 || !in_span(l, addr, size))
+  if (size % REL_SIZE != 0 || !in_span(l, addr, size))
     return fail(l, "elf: %s table is malformed or outside the image", name);
   return TINYML_OK;
 }
@@ -731,16 +738,16 @@ static tinyml_status_t count_symbols(loader_t *l) {
   dynamic_t *d = &l->dyn;
   if (has_tag(l, DT_HASH)) {
     /* nbucket, nchain: 32-bit words; nchain is the symbol count. */
-    if (!in_span(l, d->hash, 8)) return fail(l, "elf: DT_HASH outside the image");
-    d->sym_count = le32(at(l, d->hash) + 4);
-  } else if (d->symtab < d->strtab) {
-    d->sym_count = (d->strtab - d->symtab) / l->cls->sym_size;
+    if (!in_span(l, d->val[DT_HASH], 8)) return fail(l, "elf: DT_HASH outside the image");
+    d->sym_count = le32(at(l, d->val[DT_HASH]) + 4);
+  } else if (d->val[DT_SYMTAB] < d->val[DT_STRTAB]) {
+    d->sym_count = (d->val[DT_STRTAB] - d->val[DT_SYMTAB]) / SYM_SIZE;
   } else {
     return fail(l, "elf: cannot bound the symbol table (need DT_HASH, or "
                 "DT_SYMTAB before DT_STRTAB)");
   }
-  if (d->sym_count > l->span / l->cls->sym_size ||
-      !in_span(l, d->symtab, d->sym_count * l->cls->sym_size))
+  if (d->sym_count > l->span / SYM_SIZE ||
+      !in_span(l, d->val[DT_SYMTAB], d->sym_count * SYM_SIZE))
     return fail(l, "elf: symbol table outside the image");
   return TINYML_OK;
 }
@@ -749,33 +756,33 @@ static tinyml_status_t check_tables(loader_t *l) {
   dynamic_t *d = &l->dyn;
   if (!has_tag(l, DT_SYMTAB) || !has_tag(l, DT_STRTAB) || !has_tag(l, DT_STRSZ))
     return fail(l, "elf: missing DT_SYMTAB, DT_STRTAB or DT_STRSZ");
-  if (has_tag(l, DT_SYMENT) && d->syment != l->cls->sym_size)
+  if (has_tag(l, DT_SYMENT) && d->val[DT_SYMENT] != SYM_SIZE)
     return fail(l, "elf: DT_SYMENT %llu, expected %zu",
-                (unsigned long long)d->syment, l->cls->sym_size);
-  if (!in_span(l, d->strtab, d->strsz))
+                (unsigned long long)d->val[DT_SYMENT], SYM_SIZE);
+  if (!in_span(l, d->val[DT_STRTAB], d->val[DT_STRSZ]))
     return fail(l, "elf: string table outside the image");
-  if (has_tag(l, TAG_REL) && d->relaent != l->cls->rela_size)
-    return fail(l, "elf: " REL_NAME "ENT missing or not %zu", l->cls->rela_size);
-  if (has_tag(l, DT_JMPREL) && (!has_tag(l, DT_PLTREL) || d->pltrel != TAG_REL))
+  if (has_tag(l, TAG_REL) && d->val[TAG_RELENT] != REL_SIZE)
+    return fail(l, "elf: " REL_NAME "ENT missing or not %zu", REL_SIZE);
+  if (has_tag(l, DT_JMPREL) && (!has_tag(l, DT_PLTREL) || d->val[DT_PLTREL] != TAG_REL))
     return fail(l, "elf: DT_PLTREL must be " REL_NAME);
-  TINYML_RETURN_IF_ERROR(check_rela_table(l, TAG_REL, TAG_RELSZ, d->rela,
-                                          d->relasz, REL_NAME));
-  TINYML_RETURN_IF_ERROR(check_rela_table(l, DT_JMPREL, DT_PLTRELSZ, d->jmprel,
-                                          d->pltrelsz, "DT_JMPREL"));
+  TINYML_RETURN_IF_ERROR(check_rela_table(l, TAG_REL, TAG_RELSZ, d->val[TAG_REL],
+                                          d->val[TAG_RELSZ], REL_NAME));
+  TINYML_RETURN_IF_ERROR(check_rela_table(l, DT_JMPREL, DT_PLTRELSZ, d->val[DT_JMPREL],
+                                          d->val[DT_PLTRELSZ], "DT_JMPREL"));
   return count_symbols(l);
 }
 
 /* ---- symbols and relocations -------------------------------------------- */
 
-static void read_symbol(const loader_t *l, uint64_t index, sym_t *s) {
-  l->cls->sym(at(l, l->dyn.symtab + index * l->cls->sym_size), s);
+static void read_symbol(const loader_t *l, word_t index, sym_t *s) {
+  read_sym(at(l, l->dyn.val[DT_SYMTAB] + index * SYM_SIZE), s);
 }
 
 /* The NUL-terminated name of `s` inside the string table, or NULL. */
 static const char *symbol_name(const loader_t *l, const sym_t *s) {
-  if (s->name >= l->dyn.strsz) return NULL;
-  const char *name = (const char *)at(l, l->dyn.strtab + s->name);
-  return memchr(name, 0, (size_t)(l->dyn.strsz - s->name)) ? name : NULL;
+  if (s->name >= l->dyn.val[DT_STRSZ]) return NULL;
+  const char *name = (const char *)at(l, l->dyn.val[DT_STRTAB] + s->name);
+  return memchr(name, 0, (size_t)(l->dyn.val[DT_STRSZ] - s->name)) ? name : NULL;
 }
 
 typedef void (*generic_fn)(void);
@@ -787,8 +794,9 @@ static void tinyml_sincosf(float x, float *s, float *c) {
 }
 #define sincosf tinyml_sincosf
 
-static bool import_address(const char *name, uint64_t *out) {
-  static const char *const allowed[] = TINYML_EXE_IMPORTS;
+/* The allowed imports (TINYML_EXE_IMPORT_LIST) and the runtime's own
+ * functions they bind to: one table, so it is also the allow-list. */
+static bool import_address(const char *name, word_t *out) {
   static const struct {
     const char *name;
     generic_fn fn;
@@ -798,10 +806,7 @@ static bool import_address(const char *name, uint64_t *out) {
       TINYML_EXE_IMPORT_LIST(BIND)
 #undef BIND
   };
-  bool ok = false;
-  for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
-    if (strcmp(name, allowed[i]) == 0) ok = true;
-  for (size_t i = 0; ok && i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+  for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
     if (strcmp(name, bindings[i].name) != 0) continue;
     uintptr_t a;
     _Static_assert(sizeof(a) == sizeof(bindings[i].fn), "code pointer size");
@@ -813,7 +818,7 @@ static bool import_address(const char *name, uint64_t *out) {
 }
 
 static tinyml_status_t resolve_defined(loader_t *l, const sym_t *s,
-                                       uint64_t *out) {
+                                       word_t *out) {
   uint8_t type = s->info & 0xf;
   if (s->shndx >= SHN_LORESERVE)
     return fail(l, "elf: absolute or special symbol (st_shndx 0x%x) in a "
@@ -827,14 +832,18 @@ static tinyml_status_t resolve_defined(loader_t *l, const sym_t *s,
   return TINYML_OK;
 }
 
-static tinyml_status_t resolve_symbol(loader_t *l, uint64_t index,
-                                      uint64_t *out) {
+static tinyml_status_t resolve_symbol(loader_t *l, word_t index,
+                                      word_t *out) {
   if (index == 0 || index >= l->dyn.sym_count)
     return fail(l, "elf: relocation symbol index %llu out of range",
                 (unsigned long long)index);
   sym_t s;
   read_symbol(l, index, &s);
-  if (s.shndx != SHN_UNDEF) return resolve_defined(l, &s, out);
+  if (s.shndx != SHN_UNDEF) {
+    if (!BINDS_DEFINED)
+      return fail(l, "elf: relocation against a defined symbol (link with -Bsymbolic)");
+    return resolve_defined(l, &s, out);
+  }
   const char *name = symbol_name(l, &s);
   if (!name)
     return fail(l, "elf: symbol %llu has a name outside the string table",
@@ -844,14 +853,14 @@ static tinyml_status_t resolve_symbol(loader_t *l, uint64_t index,
   return TINYML_OK;
 }
 
-static void put_word(const loader_t *l, uint64_t vaddr, uint64_t value) {
+static void put_word(const loader_t *l, word_t vaddr, word_t value) {
   uint8_t *p = at(l, vaddr);
-  for (size_t i = 0; i < l->cls->word_size; i++) p[i] = (uint8_t)(value >> (8 * i));
+  for (size_t i = 0; i < WORD_SIZE; i++) p[i] = (uint8_t)(value >> (8 * i));
 }
 
-static uint64_t get_word(const loader_t *l, uint64_t vaddr) {
+static word_t get_word(const loader_t *l, word_t vaddr) {
   const uint8_t *p = at(l, vaddr);
-  return l->cls->word_size == 8 ? le64(p) : le32(p);
+  return le_word(p);
 }
 
 static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
@@ -860,11 +869,11 @@ static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
       r->type != R_JUMP_SLOT)
     return fail(l, "elf: unsupported relocation type %llu",
                 (unsigned long long)r->type);
-  if (!in_segment(l, r->offset, l->cls->word_size, PF_W))
+  if (!in_segment(l, r->offset, WORD_SIZE, PF_W))
     return fail(l, "elf: relocation at 0x%llx is outside writable segments",
                 (unsigned long long)r->offset);
   if (r->implicit) r->addend = get_word(l, r->offset);
-  uint64_t value = 0;
+  word_t value = 0;
   if (r->type == R_RELATIVE) {
     /* Pointers into the image; one past the end is still fine. */
     if (r->sym != 0 || r->addend < l->bias || r->addend - l->bias > l->span)
@@ -882,10 +891,10 @@ static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
 
 /* Entries are decoded one at a time from the mapping, so a relocation that
  * overwrites a table is just data: every entry is checked when it is read. */
-static tinyml_status_t apply_table(loader_t *l, uint64_t addr, uint64_t size) {
-  for (uint64_t off = 0; off < size; off += l->cls->rela_size) {
+static tinyml_status_t apply_table(loader_t *l, word_t addr, word_t size) {
+  for (word_t off = 0; off < size; off += REL_SIZE) {
     rela_t r;
-    l->cls->rela(at(l, addr + off), &r);
+    read_rel(at(l, addr + off), &r);
     TINYML_RETURN_IF_ERROR(apply_one(l, &r));
   }
   return TINYML_OK;
@@ -893,9 +902,9 @@ static tinyml_status_t apply_table(loader_t *l, uint64_t addr, uint64_t size) {
 
 static tinyml_status_t relocate(loader_t *l) {
   if (has_tag(l, TAG_REL))
-    TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.rela, l->dyn.relasz));
+    TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.val[TAG_REL], l->dyn.val[TAG_RELSZ]));
   if (has_tag(l, DT_JMPREL))
-    TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.jmprel, l->dyn.pltrelsz));
+    TINYML_RETURN_IF_ERROR(apply_table(l, l->dyn.val[DT_JMPREL], l->dyn.val[DT_PLTRELSZ]));
   return TINYML_OK;
 }
 
@@ -903,11 +912,11 @@ static tinyml_status_t relocate(loader_t *l) {
  * so a damaged e_entry or symbol value cannot send the call elsewhere - not
  * even to another function's start. */
 static tinyml_status_t check_entry(loader_t *l) {
-  uint64_t entry = l->eh.entry;
+  word_t entry = l->eh.entry;
   if (!in_segment(l, entry, 1, PF_X))
     return fail(l, "elf: e_entry 0x%llx is not in an executable segment",
                 (unsigned long long)entry);
-  for (uint64_t i = 1; i < l->dyn.sym_count; i++) {
+  for (word_t i = 1; i < l->dyn.sym_count; i++) {
     sym_t s;
     read_symbol(l, i, &s);
     const char *name = symbol_name(l, &s);
@@ -919,7 +928,7 @@ static tinyml_status_t check_entry(loader_t *l) {
       return TINYML_OK;
     break;
   }
-  return fail(l, "elf: e_entry is not the exported function '%s'", QUERY_SYMBOL);
+  return fail(l, "elf: e_entry is not the exported function '" QUERY_SYMBOL "'");
 }
 
 /* ---- the query and its result ------------------------------------------- */
@@ -930,7 +939,7 @@ static tinyml_status_t check_entry(loader_t *l) {
 __attribute__((no_sanitize("function")))
 #endif
 static const tinyml_exe_library_t *call_query(const loader_t *l) {
-  uint64_t a = runtime_address(l, l->eh.entry);
+  word_t a = runtime_address(l, l->eh.entry);
   uintptr_t addr = (uintptr_t)a;
   tinyml_exe_query_fn query;
   _Static_assert(sizeof(query) == sizeof(addr), "code pointer size");
@@ -939,17 +948,17 @@ static const tinyml_exe_library_t *call_query(const loader_t *l) {
 }
 
 /* [ptr, ptr + len) lies in one segment with `flags` and ptr is aligned. */
-static bool mapped(const loader_t *l, const void *ptr, uint64_t len,
+static bool mapped(const loader_t *l, const void *ptr, word_t len,
                    size_t alignment, uint32_t flags) {
   uintptr_t a = (uintptr_t)ptr;
-  uint64_t v;
+  word_t v;
   return a % alignment == 0 && to_vaddr(l, a, &v) && in_segment(l, v, len, flags);
 }
 
 static bool code_mapped(const loader_t *l, tinyml_exe_entry_fn fn) {
   uintptr_t a;
   memcpy(&a, &fn, sizeof a);
-  uint64_t v;
+  word_t v;
   return to_vaddr(l, a, &v) && in_segment(l, v, 1, PF_X);
 }
 
@@ -963,7 +972,7 @@ static tinyml_status_t check_entry_record(const loader_t *l,
     return fail(l, "elf: entry %u: %u bindings (at most %u)", i,
                 e->binding_count, MAX_BINDINGS);
   if (e->binding_count > 0 &&
-      !mapped(l, e->binding_sizes, (uint64_t)e->binding_count * sizeof(uint64_t),
+      !mapped(l, e->binding_sizes, (word_t)e->binding_count * sizeof(uint64_t),
               _Alignof(uint64_t), PF_R))
     return fail(l, "elf: entry %u: binding_sizes outside the image", i);
   return TINYML_OK;
@@ -980,7 +989,7 @@ static tinyml_status_t check_library(const loader_t *l,
                 TINYML_EXE_ABI_VERSION);
   if (lib->entry_count > MAX_ENTRIES)
     return fail(l, "elf: %u entries (at most %u)", lib->entry_count, MAX_ENTRIES);
-  uint64_t bytes = (uint64_t)lib->entry_count * sizeof(tinyml_exe_entry_t);
+  word_t bytes = (word_t)lib->entry_count * sizeof(tinyml_exe_entry_t);
   if (lib->entry_count > 0 &&
       !mapped(l, lib->entries, bytes, _Alignof(tinyml_exe_entry_t), PF_R))
     return fail(l, "elf: entries array is outside the image");
@@ -1014,15 +1023,15 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
                                  tinyml__elf_t **out_elf,
                                  const tinyml_exe_library_t **out_library) {
   if (!image || !out_elf || !out_library)
-    return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
-                               "elf: NULL argument");
+    return TINYML_STATUS_MAKE(allocator, TINYML_STATUS_INVALID_ARGUMENT,
+                              "elf: NULL argument");
 #if TINYML_FREESTANDING
   long page = 4096; /* the layout unit; nothing is mapped */
 #else
   long page = sysconf(_SC_PAGESIZE);
 #endif
   loader_t l = {.allocator = allocator, .image = image, .size = size,
-                .page = page > 0 ? (uint64_t)page : 4096};
+                .page = page > 0 ? (word_t)page : 4096};
   const tinyml_exe_library_t *lib = NULL;
   tinyml_status_t s = load(&l, &lib);
   tinyml__elf_t *elf = NULL;
@@ -1030,8 +1039,8 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
     tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
     elf = tinyml__alloc(&a, sizeof *elf, _Alignof(tinyml__elf_t));
     if (!elf)
-      s = tinyml__status_make(allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                              "elf: out of memory");
+      s = TINYML_STATUS_MAKE(allocator, TINYML_STATUS_OUT_OF_MEMORY,
+                             "elf: out of memory");
   }
   if (s) {
     if (l.region) region_free(allocator, l.region, l.region_size);
