@@ -1,12 +1,25 @@
 /* tmod_read: verifies module bytes and fills a tmod_module_t.
  *
- * The bytes are hostile until proven otherwise.  Every position is a
- * uint64_t below the buffer size (itself capped at 2 GiB, the FlatBuffers
- * limit), so sums of a position and a 32-bit quantity never overflow, and
- * each is checked against the size before any byte is loaded.  Loads are
- * assembled byte by byte (little-endian), so neither alignment nor host byte
- * order matters.  Structure is checked as it is walked; the module's own
- * rules (sizes, ranges, checksums) right after each part is read. */
+ * The bytes are hostile until proven otherwise.  The buffer is capped at
+ * 2^31 - 1 bytes (the FlatBuffers limit) before anything else is read, so
+ * every position is a size_t below 2^31 and a position plus any quantity
+ * below 2^31 fits even a 32-bit size_t; products of 32-bit counts are
+ * compared by division instead.  Each position is checked against the size
+ * before any byte is loaded.  Loads are assembled byte by byte
+ * (little-endian), so neither alignment nor host byte order matters.
+ * Structure is checked as it is walked; the module's own rules (sizes,
+ * ranges, checksums) right after each part is read.
+ *
+ * Problems are sticky: the first one is recorded in the reader, and from
+ * then on every helper returns an empty value (position 0, count 0, "", the
+ * empty table), which its caller may use without checking, since nothing is
+ * read through an empty value.  Loops stop at the first problem, and nothing
+ * is allocated after one.
+ *
+ * This file is a large part of a Cortex-M runtime, hence the shape of the
+ * code: size_t positions rather than uint64_t, sticky problems rather than a
+ * check after every call, tables that carry their reader and name, and
+ * names formatted only for a message. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,50 +41,104 @@
 
 typedef struct reader {
   const uint8_t *data;
-  uint64_t size;
+  size_t size;
   const tinyml_allocator_t *user; /* as given, for statuses */
   tinyml_allocator_t alloc;       /* resolved, for the arrays */
+  tinyml_status_t status;         /* the first problem, or TINYML_OK */
 } reader_t;
 
-/* A bounds-checked table: where it is, where its vtable is, their sizes. */
+/* What a message is about: `what` is a printf format of this file with at
+ * most two %u, for `index` and `sub` ("input %u", "step %u binding %u",
+ * "module"), only formatted when a message is made. */
+typedef struct name {
+  const char *what;
+  unsigned index, sub;
+} name_t;
+
+/* A bounds-checked table: where it is, where its vtable is, their sizes,
+ * and its name.  vtable_size 0 is the empty table (absent or broken): all
+ * its fields read as absent. */
 typedef struct table {
-  uint64_t pos, vtable;
+  reader_t *r;
+  name_t name;
+  size_t pos, vtable;
   uint32_t vtable_size, size;
 } table_t;
 
 /* A bounds-checked vector: position of element 0, and the count.  An
- * absent vector has present == 0 and count 0. */
+ * absent (or broken) vector has present == 0 and count 0. */
 typedef struct vec {
-  uint64_t pos;
+  size_t pos;
   uint32_t count;
   int present;
 } vec_t;
 
-static tinyml_status_t bad(const reader_t *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void name_of(const name_t *n, char *out, size_t size) {
+  snprintf(out, size, n->what, n->index, n->sub);
+}
 
-static tinyml_status_t bad(const reader_t *r, const char *fmt, ...) {
-  char message[256];
+/* Records the first problem (later ones are its consequences) and returns
+ * 0, the empty value of every helper.  The message is "module: ", then for
+ * nbad name `n` and for tbad the name of table `t`, and ": ", then the
+ * text.  Without TINYML_STATUS_VALUES (freestanding builds, see status.h)
+ * it keeps the name and the text but not the values. */
+#if TINYML_STATUS_VALUES
+static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
+  if (r->status) return 0;
+  char message[256], where[48];
   va_list args;
   va_start(args, fmt);
   vsnprintf(message, sizeof(message), fmt, args);
   va_end(args);
-  return tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
-                             "module: %s", message);
+  if (n) name_of(n, where, sizeof(where));
+  r->status = n ? tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
+                                      "module: %s: %s", where, message)
+                : tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
+                                      "module: %s", message);
+  return 0;
+}
+#define bad(r, ...) bad_at(r, NULL, __VA_ARGS__)
+#define nbad(r, n, ...) bad_at(r, n, __VA_ARGS__)
+#define tbad(t, ...) bad_at((t)->r, &(t)->name, __VA_ARGS__)
+#else
+static int bad_at(reader_t *r, const name_t *n, const char *text) {
+  if (r->status) return 0;
+  char where[48] = "", prefix[64];
+  if (n) name_of(n, where, sizeof(where));
+  snprintf(prefix, sizeof(prefix), n ? "module: %s: " : "module: ", where);
+  r->status = tinyml__status_text(r->user, TINYML_STATUS_INVALID_MODULE, prefix, text);
+  return 0;
+}
+#define bad(r, ...) bad_at(r, NULL, TINYML_FORMAT_ONLY(__VA_ARGS__))
+#define nbad(r, n, ...) bad_at(r, n, TINYML_FORMAT_ONLY(__VA_ARGS__))
+#define tbad(t, ...) bad_at((t)->r, &(t)->name, TINYML_FORMAT_ONLY(__VA_ARGS__))
+#endif
+
+static void out_of_memory(reader_t *r, const char *what, uint64_t bytes) {
+  if (r->status) return;
+  r->status = TINYML_STATUS_MAKE(r->user, TINYML_STATUS_OUT_OF_MEMORY,
+                                 "module: out of memory for %s (%" PRIu64 " bytes)",
+                                 what, bytes);
 }
 
-static tinyml_status_t out_of_memory(const reader_t *r, const char *what,
-                                     uint64_t bytes) {
-  return tinyml__status_make(r->user, TINYML_STATUS_OUT_OF_MEMORY,
-                             "module: out of memory for %s (%" PRIu64 " bytes)",
-                             what, bytes);
+/* Little-endian loads at `pos`; the caller checked bounds.  Always inlined:
+ * a call costs more code than the load it makes (GCC -Os keeps them out of
+ * line otherwise). */
+#define LOAD_FN static inline __attribute__((always_inline))
+LOAD_FN uint32_t ld16(const reader_t *r, size_t pos) {
+  const uint8_t *p = r->data + pos;
+  return (uint32_t)(p[0] | p[1] << 8);
 }
-
-/* Little-endian load of `n` bytes at `pos`; the caller checked bounds. */
-static uint64_t load(const reader_t *r, uint64_t pos, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned i = n; i-- > 0;) v = (v << 8) | r->data[pos + i];
-  return v;
+LOAD_FN uint32_t ld32(const reader_t *r, size_t pos) {
+  const uint8_t *p = r->data + pos;
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+LOAD_FN uint64_t ld64(const reader_t *r, size_t pos) {
+  return ld32(r, pos) | (uint64_t)ld32(r, pos + 4) << 32;
 }
 
 static int host_is_little_endian(void) {
@@ -87,126 +154,133 @@ static int fits_size_t(uint64_t n) { return n == (uint64_t)(size_t)n; }
  * FlatBuffers structure
  * ---------------------------------------------------------------------- */
 
-static tinyml_status_t open_table(const reader_t *r, uint64_t pos,
-                                  const char *what, table_t *t) {
+/* Opens the table at `pos` into `t`, whose reader and name are set: 1, or
+ * 0 and the empty table (also once an earlier problem was found). */
+static int open_table(table_t *t, size_t pos) {
+  reader_t *r = t->r;
+  t->pos = t->vtable = 0;
+  t->vtable_size = t->size = 0;
+  if (r->status) return 0;
   if (pos % 4 || pos >= r->size || r->size - pos < 4)
-    return bad(r, "%s: table offset %" PRIu64 " is misaligned or out of bounds",
-               what, pos);
-  uint32_t raw = (uint32_t)load(r, pos, 4);
+    return tbad(t, "table offset %zu is misaligned or out of bounds", pos);
+  uint32_t raw = ld32(r, pos);
   int64_t soffset = raw <= INT32_MAX ? (int64_t)raw : (int64_t)raw - 0x100000000;
-  int64_t vtable = (int64_t)pos - soffset;
-  if (vtable < 0 || vtable % 2 || (uint64_t)vtable + 4 > r->size)
-    return bad(r, "%s: vtable offset %" PRId64 " is misaligned or out of bounds",
-               what, vtable);
+  /* pos - soffset modulo size_t: one that lies before the buffer comes out
+   * at 2^31 or more, beyond any buffer, so one comparison refuses both. */
+  size_t vtable = pos - (size_t)soffset;
+  if (vtable % 2 || vtable > r->size - 4)
+    return tbad(t, "vtable offset %" PRId64 " is misaligned or out of bounds",
+                (int64_t)pos - soffset);
+  uint32_t vtable_size = ld16(r, vtable);
+  uint32_t size = ld16(r, vtable + 2);
+  if (vtable_size < 4 || vtable_size % 2 || vtable + vtable_size > r->size)
+    return tbad(t, "vtable size %u is invalid", vtable_size);
+  if (size < 4 || pos + size > r->size)
+    return tbad(t, "table size %u is invalid", size);
   t->pos = pos;
-  t->vtable = (uint64_t)vtable;
-  t->vtable_size = (uint32_t)load(r, t->vtable, 2);
-  t->size = (uint32_t)load(r, t->vtable + 2, 2);
-  if (t->vtable_size < 4 || t->vtable_size % 2 ||
-      t->vtable + t->vtable_size > r->size)
-    return bad(r, "%s: vtable size %u is invalid", what, t->vtable_size);
-  if (t->size < 4 || pos + t->size > r->size)
-    return bad(r, "%s: table size %u is invalid", what, t->size);
-  return TINYML_OK;
+  t->vtable = vtable;
+  t->vtable_size = vtable_size;
+  t->size = size;
+  return 1;
 }
 
 /* Position of field `id` (`n` bytes), or 0 when the field is absent (0 is
  * never a field position: the root offset lives there). */
-static tinyml_status_t field(const reader_t *r, const table_t *t, unsigned id,
-                             unsigned n, const char *what, uint64_t *out) {
-  *out = 0;
-  uint64_t slot = 4 + 2 * (uint64_t)id;
-  if (slot + 2 > t->vtable_size) return TINYML_OK;
-  uint32_t offset = (uint32_t)load(r, t->vtable + slot, 2);
-  if (offset == 0) return TINYML_OK;
+static size_t field(const table_t *t, unsigned id, unsigned n) {
+  size_t slot = 4 + 2 * (size_t)id;
+  if (slot + 2 > t->vtable_size) return 0;
+  uint32_t offset = ld16(t->r, t->vtable + slot);
+  if (offset == 0) return 0;
   if (offset < 4 || offset + n > t->size)
-    return bad(r, "%s: field %u lies outside its table", what, id);
-  *out = t->pos + offset;
-  return TINYML_OK;
+    return tbad(t, "field %u lies outside its table", id);
+  return t->pos + offset;
 }
 
-/* A scalar field, zero-extended; every default in the schema is 0. */
-static tinyml_status_t scalar(const reader_t *r, const table_t *t, unsigned id,
-                              unsigned n, const char *what, uint64_t *out) {
-  uint64_t at;
-  TINYML_RETURN_IF_ERROR(field(r, t, id, n, what, &at));
-  *out = at ? load(r, at, n) : 0;
-  return TINYML_OK;
+/* Scalar fields; every default in the schema is 0. */
+static uint32_t u32_at(const table_t *t, unsigned id) {
+  size_t at = field(t, id, 4);
+  return at ? ld32(t->r, at) : 0;
+}
+static uint64_t u64_at(const table_t *t, unsigned id) {
+  size_t at = field(t, id, 8);
+  return at ? ld64(t->r, at) : 0;
 }
 
-/* Follows the uoffset in field `id`; *out = 0 when the field is absent. */
-static tinyml_status_t follow(const reader_t *r, const table_t *t, unsigned id,
-                              const char *what, uint64_t *out) {
-  uint64_t at;
-  TINYML_RETURN_IF_ERROR(field(r, t, id, 4, what, &at));
-  *out = 0;
-  if (!at) return TINYML_OK;
-  uint64_t offset = load(r, at, 4);
-  if (offset == 0 || offset > INT32_MAX || at + offset >= r->size)
-    return bad(r, "%s: offset in field %u points outside the module", what, id);
-  *out = at + offset;
-  return TINYML_OK;
+/* Follows the uoffset in field `id`; 0 when the field is absent. */
+static size_t follow(const table_t *t, unsigned id) {
+  size_t at = field(t, id, 4);
+  if (!at) return 0;
+  uint32_t offset = ld32(t->r, at);
+  if (offset == 0 || offset > INT32_MAX || at + offset >= t->r->size)
+    return tbad(t, "offset in field %u points outside the module", id);
+  return at + offset;
 }
 
 /* The vector in field `id`, whose elements are `elem_size` bytes. */
-static tinyml_status_t vector(const reader_t *r, const table_t *t, unsigned id,
-                              uint32_t elem_size, const char *what, vec_t *v) {
-  uint64_t at;
-  TINYML_RETURN_IF_ERROR(follow(r, t, id, what, &at));
-  v->pos = 0;
-  v->count = 0;
-  v->present = at != 0;
-  if (!at) return TINYML_OK;
-  if (at % 4 || r->size - at < 4)
-    return bad(r, "%s: vector in field %u is misaligned or out of bounds", what, id);
-  v->count = (uint32_t)load(r, at, 4);
-  v->pos = at + 4;
-  if ((uint64_t)v->count * elem_size > r->size - v->pos)
-    return bad(r, "%s: vector in field %u (%u elements) overruns the module",
-               what, id, v->count);
-  return TINYML_OK;
+static void vector(const table_t *t, unsigned id, uint32_t elem_size, vec_t *v) {
+  reader_t *r = t->r;
+  size_t at = follow(t, id);
+  *v = (vec_t){0, 0, 0};
+  if (!at) return;
+  if (at % 4 || r->size - at < 4) {
+    tbad(t, "vector in field %u is misaligned or out of bounds", id);
+    return;
+  }
+  uint32_t count = ld32(r, at);
+  if (count > (r->size - at - 4) / elem_size) {
+    tbad(t, "vector in field %u (%u elements) overruns the module", id, count);
+    return;
+  }
+  *v = (vec_t){at + 4, count, 1};
 }
 
 /* The string in field `id`, pointing into the module; "" when absent. */
-static tinyml_status_t string(const reader_t *r, const table_t *t, unsigned id,
-                              const char *what, const char **out) {
+static const char *string(const table_t *t, unsigned id) {
+  const reader_t *r = t->r;
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, t, id, 1, what, &v));
-  *out = "";
-  if (!v.present) return TINYML_OK;
-  if (v.pos + v.count >= r->size || r->data[v.pos + v.count] != 0)
-    return bad(r, "%s: string in field %u is not NUL-terminated", what, id);
-  *out = (const char *)r->data + v.pos;
-  return TINYML_OK;
+  vector(t, id, 1, &v);
+  if (!v.present) return "";
+  if (v.pos + v.count >= r->size || r->data[v.pos + v.count] != 0) {
+    tbad(t, "string in field %u is not NUL-terminated", id);
+    return "";
+  }
+  return (const char *)r->data + v.pos;
 }
 
-/* Table number `i` of a vector of tables. */
-static tinyml_status_t element_table(const reader_t *r, const vec_t *v,
-                                     uint32_t i, const char *what, table_t *t) {
-  uint64_t at = v->pos + 4 * (uint64_t)i;
-  uint64_t offset = load(r, at, 4);
+/* Table number `i` (< v->count) of a vector of tables, named `what`
+ * (which formats `i`). */
+static int element_table(reader_t *r, const vec_t *v, uint32_t i,
+                         const char *what, table_t *t) {
+  size_t at = v->pos + 4 * (size_t)i;
+  uint32_t offset = ld32(r, at);
+  t->r = r; /* open_table sets the rest */
+  t->name = (name_t){what, i, 0};
   if (offset == 0 || offset > INT32_MAX || at + offset >= r->size)
-    return bad(r, "%s: offset points outside the module", what);
-  return open_table(r, at + offset, what, t);
+    tbad(t, "offset points outside the module");
+  return open_table(t, at + offset); /* empty after a problem */
 }
 
-/* A byte vector that must start TMOD_CONSTANT_ALIGNMENT-aligned and match
- * its CRC-32. */
-static tinyml_status_t blob(const reader_t *r, const table_t *t, unsigned id,
-                            uint32_t checksum, const char *what,
-                            const uint8_t **data, uint64_t *size) {
+/* A byte vector of table `t` that must start TMOD_CONSTANT_ALIGNMENT-aligned
+ * and match its CRC-32; its messages are named `what` (a name format, as in
+ * table_t, of t's index). */
+static void blob(const table_t *t, unsigned id, uint32_t checksum,
+                 const char *what, const uint8_t **data, uint64_t *size) {
+  reader_t *r = t->r;
+  table_t named = *t;
+  named.name.what = what;
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, t, id, 1, what, &v));
+  vector(&named, id, 1, &v);
   *data = v.present ? r->data + v.pos : NULL;
   *size = v.count;
-  if (v.present && v.pos % TMOD_CONSTANT_ALIGNMENT)
-    return bad(r, "%s: data at offset %" PRIu64 " is not %u-byte aligned", what,
-               v.pos, TMOD_CONSTANT_ALIGNMENT);
+  if (v.present && v.pos % TMOD_CONSTANT_ALIGNMENT) {
+    tbad(&named, "data at offset %zu is not %u-byte aligned", v.pos,
+         TMOD_CONSTANT_ALIGNMENT);
+    return;
+  }
   uint32_t actual = tmod_crc32(*data, v.count);
   if (actual != checksum)
-    return bad(r, "%s: checksum 0x%08" PRIx32 " does not match the data (0x%08" PRIx32 ")",
-               what, checksum, actual);
-  return TINYML_OK;
+    tbad(&named, "checksum 0x%08" PRIx32 " does not match the data (0x%08" PRIx32 ")",
+         checksum, actual);
 }
 
 /* ------------------------------------------------------------------------
@@ -220,106 +294,118 @@ static uint64_t dtype_size(uint32_t dtype) {
   return tinyml_dtype_size((tinyml_dtype_t)dtype);
 }
 
-static tinyml_status_t read_dims(const reader_t *r, const table_t *t,
-                                 const char *what, tmod_tensor_t *out) {
+static void read_dims(const table_t *t, tmod_tensor_t *out) {
   vec_t dims;
-  TINYML_RETURN_IF_ERROR(vector(r, t, 2, 8, what, &dims));
-  if (dims.count > TINYML_MAX_RANK)
-    return bad(r, "%s: rank %u exceeds the maximum %d", what, dims.count,
-               TINYML_MAX_RANK);
+  vector(t, 2, 8, &dims);
+  if (dims.count > TINYML_MAX_RANK) {
+    tbad(t, "rank %u exceeds the maximum %d", dims.count, TINYML_MAX_RANK);
+    return;
+  }
   out->rank = dims.count;
   for (uint32_t i = 0; i < dims.count; i++) {
-    out->dims[i] = (int64_t)load(r, dims.pos + 8 * (uint64_t)i, 8);
-    if (out->dims[i] < 0)
-      return bad(r, "%s: dimension %u is negative (%" PRId64 ")", what, i,
-                 out->dims[i]);
+    out->dims[i] = (int64_t)ld64(t->r, dims.pos + 8 * (size_t)i);
+    if (out->dims[i] < 0) {
+      tbad(t, "dimension %u is negative (%" PRId64 ")", i, out->dims[i]);
+      return;
+    }
   }
-  return TINYML_OK;
 }
 
 /* byte_size must be product(dims) * dtype size, computed without overflow. */
-static tinyml_status_t check_byte_size(const reader_t *r, const char *what,
-                                       const tmod_tensor_t *t) {
-  uint64_t bytes = dtype_size(t->dtype);
-  if (!bytes) return bad(r, "%s: dtype %u is invalid", what, t->dtype);
-  for (uint32_t i = 0; i < t->rank; i++)
-    if (t->dims[i] == 0) bytes = 0;
-  for (uint32_t i = 0; i < t->rank && bytes; i++) {
-    uint64_t d = (uint64_t)t->dims[i];
-    if (bytes > UINT64_MAX / d)
-      return bad(r, "%s: the byte size of its dims overflows 64 bits", what);
+static void check_byte_size(const table_t *t, const tmod_tensor_t *x) {
+  uint64_t bytes = dtype_size(x->dtype);
+  if (!bytes) {
+    tbad(t, "dtype %u is invalid", x->dtype);
+    return;
+  }
+  for (uint32_t i = 0; i < x->rank; i++)
+    if (x->dims[i] == 0) bytes = 0;
+  for (uint32_t i = 0; i < x->rank && bytes; i++) {
+    uint64_t d = (uint64_t)x->dims[i];
+    if (bytes > UINT64_MAX / d) {
+      tbad(t, "the byte size of its dims overflows 64 bits");
+      return;
+    }
     bytes *= d;
   }
-  if (bytes != t->byte_size)
-    return bad(r, "%s: byte size %" PRIu64 " does not match its dims and dtype (%" PRIu64 ")",
-               what, t->byte_size, bytes);
-  return TINYML_OK;
+  if (bytes != x->byte_size)
+    tbad(t, "byte size %" PRIu64 " does not match its dims and dtype (%" PRIu64 ")",
+         x->byte_size, bytes);
+}
+
+/* Quantisation arrays are used in place when the host can read them there
+ * (little-endian and aligned), otherwise copied behind the tensor array.
+ * A freestanding runtime leaves the copying out and refuses such a module
+ * instead: FlatBuffers aligns every vector to its element size, so in a
+ * well-formed module at a 16-byte aligned address (as tinyml_module_load
+ * requires) on a little-endian core they are always in place. */
+#if TINYML_FREESTANDING
+#define COPIES_QUANTIZATION 0
+#else
+#define COPIES_QUANTIZATION 1
+#endif
+
+static int in_place(const reader_t *r, size_t pos, size_t align) {
+  return host_is_little_endian() && (uintptr_t)(r->data + pos) % align == 0;
 }
 
 /* Positions of a tensor's quantisation arrays in the module. */
 typedef struct quant_src {
-  uint64_t scales, zero_points;
+  size_t scales, zero_points;
 } quant_src_t;
 
-static tinyml_status_t read_quantization(const reader_t *r, const table_t *t,
-                                         const char *what, tmod_tensor_t *out,
-                                         quant_src_t *src) {
-  uint64_t at, axis;
-  TINYML_RETURN_IF_ERROR(follow(r, t, 4, what, &at));
-  if (!at) return TINYML_OK;
-  table_t q;
+static void read_quantization(const table_t *t, tmod_tensor_t *out, quant_src_t *src) {
+  size_t at = follow(t, 4);
+  if (!at) return;
+  table_t q = *t; /* named as its tensor */
   vec_t scales, zero_points;
-  TINYML_RETURN_IF_ERROR(open_table(r, at, what, &q));
-  TINYML_RETURN_IF_ERROR(vector(r, &q, 0, 4, what, &scales));
-  TINYML_RETURN_IF_ERROR(vector(r, &q, 1, 8, what, &zero_points));
-  TINYML_RETURN_IF_ERROR(scalar(r, &q, 2, 4, what, &axis));
-  if (scales.count != zero_points.count)
-    return bad(r, "%s: %u quantisation scales but %u zero points", what,
-               scales.count, zero_points.count);
+  open_table(&q, at);
+  vector(&q, 0, 4, &scales);
+  vector(&q, 1, 8, &zero_points);
+  uint32_t raw_axis = u32_at(&q, 2);
+  if (scales.count != zero_points.count) {
+    tbad(t, "%u quantisation scales but %u zero points", scales.count,
+         zero_points.count);
+    return;
+  }
   out->quant_count = scales.count;
-  out->quant_axis = (int32_t)(axis <= INT32_MAX ? (int64_t)axis : (int64_t)axis - 0x100000000);
+  out->quant_axis = (int32_t)(raw_axis <= INT32_MAX ? (int64_t)raw_axis
+                                                    : (int64_t)raw_axis - 0x100000000);
   src->scales = scales.pos;
   src->zero_points = zero_points.pos;
-  if (out->quant_count <= 1) return TINYML_OK;
-  if (out->quant_axis < 0 || (uint32_t)out->quant_axis >= out->rank)
-    return bad(r, "%s: quantisation axis %" PRId32 " is out of range for rank %u",
-               what, out->quant_axis, out->rank);
-  if ((uint64_t)out->dims[out->quant_axis] != out->quant_count)
-    return bad(r, "%s: %u quantisation parameters but dimension %" PRId32 " has size %" PRId64,
-               what, out->quant_count, out->quant_axis, out->dims[out->quant_axis]);
-  return TINYML_OK;
+  uint32_t n = out->quant_count;
+  int32_t axis = out->quant_axis;
+  if (n > 1 && (axis < 0 || (uint32_t)axis >= out->rank))
+    tbad(t, "quantisation axis %" PRId32 " is out of range for rank %u", axis,
+         out->rank);
+  else if (n > 1 && (uint64_t)out->dims[axis] != n)
+    tbad(t, "%u quantisation parameters but dimension %" PRId32 " has size %" PRId64,
+         n, axis, out->dims[axis]);
+  else if (!COPIES_QUANTIZATION && n &&
+           !(in_place(t->r, src->scales, _Alignof(float)) &&
+             in_place(t->r, src->zero_points, _Alignof(int64_t))))
+    tbad(t, "quantisation arrays are misaligned");
 }
 
 /* Reads and checks tensor `i`; scales/zero_points are left NULL and their
  * positions returned in *src. */
-static tinyml_status_t read_tensor(const reader_t *r, const vec_t *v, uint32_t i,
-                                   const char *kind, tmod_tensor_t *out,
-                                   quant_src_t *src) {
-  char what[32];
-  snprintf(what, sizeof(what), "%s %" PRIu32, kind, i);
+static void read_tensor(reader_t *r, const vec_t *v, uint32_t i, const char *what,
+                        tmod_tensor_t *out, quant_src_t *src) {
   memset(out, 0, sizeof(*out));
   memset(src, 0, sizeof(*src));
   table_t t;
-  uint64_t dtype;
-  TINYML_RETURN_IF_ERROR(element_table(r, v, i, what, &t));
-  TINYML_RETURN_IF_ERROR(string(r, &t, 0, what, &out->name));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 1, 4, what, &dtype));
-  out->dtype = (uint32_t)dtype;
-  TINYML_RETURN_IF_ERROR(read_dims(r, &t, what, out));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 3, 8, what, &out->byte_size));
-  TINYML_RETURN_IF_ERROR(check_byte_size(r, what, out));
-  return read_quantization(r, &t, what, out, src);
-}
-
-/* Quantisation arrays are used in place when the host can read them there
- * (little-endian and aligned), otherwise copied behind the tensor array. */
-static int in_place(const reader_t *r, uint64_t pos, size_t align) {
-  return host_is_little_endian() && (uintptr_t)(r->data + pos) % align == 0;
+  element_table(r, v, i, what, &t);
+  out->name = string(&t, 0);
+  out->dtype = u32_at(&t, 1);
+  read_dims(&t, out);
+  out->byte_size = u64_at(&t, 3);
+  check_byte_size(&t, out);
+  read_quantization(&t, out, src);
 }
 
 static uint64_t copy_bytes(const reader_t *r, const tmod_tensor_t *t,
                            const quant_src_t *src) {
-  uint64_t n = t->quant_count, bytes = 0;
+  uint64_t n = COPIES_QUANTIZATION ? t->quant_count : 0, bytes = 0;
   if (n && !in_place(r, src->scales, _Alignof(float))) bytes += (4 * n + 7) & ~(uint64_t)7;
   if (n && !in_place(r, src->zero_points, _Alignof(int64_t))) bytes += 8 * n;
   return bytes;
@@ -327,293 +413,306 @@ static uint64_t copy_bytes(const reader_t *r, const tmod_tensor_t *t,
 
 static void place_quantization(const reader_t *r, tmod_tensor_t *t,
                                const quant_src_t *src, uint8_t **tail) {
-  uint64_t n = t->quant_count;
+  size_t n = t->quant_count;
   if (!n) return;
-  if (in_place(r, src->scales, _Alignof(float))) {
+  if (!COPIES_QUANTIZATION || in_place(r, src->scales, _Alignof(float))) {
     t->scales = (const float *)(const void *)(r->data + src->scales);
   } else {
     float *scales = (float *)(void *)*tail;
-    for (uint64_t i = 0; i < n; i++) {
-      uint32_t bits = (uint32_t)load(r, src->scales + 4 * i, 4);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t bits = ld32(r, src->scales + 4 * i);
       memcpy(&scales[i], &bits, sizeof(bits));
     }
     t->scales = scales;
-    *tail += (4 * n + 7) & ~(uint64_t)7;
+    *tail += (4 * n + 7) & ~(size_t)7;
   }
-  if (in_place(r, src->zero_points, _Alignof(int64_t))) {
+  if (!COPIES_QUANTIZATION || in_place(r, src->zero_points, _Alignof(int64_t))) {
     t->zero_points = (const int64_t *)(const void *)(r->data + src->zero_points);
   } else {
     int64_t *zero_points = (int64_t *)(void *)*tail;
-    for (uint64_t i = 0; i < n; i++)
-      zero_points[i] = (int64_t)load(r, src->zero_points + 8 * i, 8);
+    for (size_t i = 0; i < n; i++)
+      zero_points[i] = (int64_t)ld64(r, src->zero_points + 8 * i);
     t->zero_points = zero_points;
     *tail += 8 * n;
   }
 }
 
 /* Reads the inputs (field 6) or outputs (field 7) into one allocation: the
- * tensors, followed by any quantisation arrays that had to be copied.  A
- * first pass verifies and sizes; the second fills. */
-static tinyml_status_t read_tensors(const reader_t *r, const table_t *root,
-                                    unsigned id, const char *kind,
-                                    const tmod_tensor_t **out, uint32_t *count) {
+ * tensors, followed by any quantisation arrays that had to be copied.  When
+ * arrays may be copied, a first pass verifies and sizes them; the second,
+ * over the same verified bytes, fills.  Otherwise the one pass does both. */
+static void read_tensors(table_t *root, unsigned id, const char *kind,
+                         const char *name, const tmod_tensor_t **out,
+                         uint32_t *count) {
+  reader_t *r = root->r;
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, root, id, 4, kind, &v));
-  if (v.count > MAX_TENSORS)
-    return bad(r, "%u %ss exceed the maximum %u", v.count, kind, MAX_TENSORS);
-  if (!v.count) return TINYML_OK;
+  root->name.what = kind;
+  vector(root, id, 4, &v);
+  if (v.count > MAX_TENSORS) {
+    bad(r, "%u %ss exceed the maximum %u", v.count, kind, MAX_TENSORS);
+    return;
+  }
   uint64_t bytes = (uint64_t)v.count * sizeof(tmod_tensor_t);
-  for (uint32_t i = 0; i < v.count; i++) {
+  for (uint32_t i = 0; COPIES_QUANTIZATION && i < v.count && !r->status; i++) {
     tmod_tensor_t t;
     quant_src_t src;
-    TINYML_RETURN_IF_ERROR(read_tensor(r, &v, i, kind, &t, &src));
+    read_tensor(r, &v, i, name, &t, &src);
     bytes += copy_bytes(r, &t, &src);
   }
-  if (!fits_size_t(bytes)) return out_of_memory(r, kind, bytes);
-  tmod_tensor_t *tensors = tinyml__alloc(&r->alloc, (size_t)bytes,
-                                         _Alignof(tmod_tensor_t));
-  if (!tensors) return out_of_memory(r, kind, bytes);
+  if (r->status || !v.count) return;
+  tmod_tensor_t *tensors = NULL;
+  if (fits_size_t(bytes))
+    tensors = tinyml__alloc(&r->alloc, (size_t)bytes, _Alignof(tmod_tensor_t));
+  if (!tensors) {
+    out_of_memory(r, kind, bytes);
+    return;
+  }
   *out = tensors; /* owned by the module from here on */
   *count = v.count;
   uint8_t *tail = (uint8_t *)(tensors + v.count);
-  for (uint32_t i = 0; i < v.count; i++) {
+  for (uint32_t i = 0; i < v.count && !r->status; i++) {
     quant_src_t src;
-    TINYML_RETURN_IF_ERROR(read_tensor(r, &v, i, kind, &tensors[i], &src));
+    read_tensor(r, &v, i, name, &tensors[i], &src);
     place_quantization(r, &tensors[i], &src, &tail);
   }
-  return TINYML_OK;
 }
 
 /* ------------------------------------------------------------------------
  * Executables
  * ---------------------------------------------------------------------- */
 
-static tinyml_status_t read_executable(const reader_t *r, const vec_t *v,
-                                       uint32_t i, tmod_executable_t *out) {
-  char what[40];
-  snprintf(what, sizeof(what), "executable %" PRIu32, i);
+static void read_executable(reader_t *r, const vec_t *v, uint32_t i,
+                            tmod_executable_t *out) {
   table_t t;
-  uint64_t checksum;
-  TINYML_RETURN_IF_ERROR(element_table(r, v, i, what, &t));
-  TINYML_RETURN_IF_ERROR(string(r, &t, 0, what, &out->format));
-  TINYML_RETURN_IF_ERROR(string(r, &t, 1, what, &out->arch));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 3, 4, what, &checksum));
-  out->checksum = (uint32_t)checksum;
-  snprintf(what, sizeof(what), "executable %" PRIu32 " image", i);
-  TINYML_RETURN_IF_ERROR(
-      blob(r, &t, 2, out->checksum, what, &out->image, &out->image_size));
+  element_table(r, v, i, "executable %u", &t);
+  out->format = string(&t, 0);
+  out->arch = string(&t, 1);
+  out->checksum = u32_at(&t, 3);
+  blob(&t, 2, out->checksum, "executable %u image", &out->image, &out->image_size);
   /* An absent image has the CRC of no bytes (0, the default checksum), so
    * the checksum alone cannot catch a lost field. */
   if (out->image == NULL || out->image_size == 0)
-    return bad(r, "executable %" PRIu32 " has no image", i);
-  return TINYML_OK;
+    bad(r, "executable %" PRIu32 " has no image", i);
 }
 
-static tinyml_status_t read_executables(const reader_t *r, const table_t *root,
-                                        tmod_module_t *m) {
+static void read_executables(table_t *root, tmod_module_t *m) {
+  reader_t *r = root->r;
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, root, 11, 4, "executables", &v));
-  if (v.count > MAX_EXECUTABLES)
-    return bad(r, "%u executables exceed the maximum %u", v.count, MAX_EXECUTABLES);
-  if (!v.count) return TINYML_OK;
-  uint64_t bytes = (uint64_t)v.count * sizeof(tmod_executable_t);
+  root->name.what = "executables";
+  vector(root, 11, 4, &v);
+  if (v.count > MAX_EXECUTABLES) {
+    bad(r, "%u executables exceed the maximum %u", v.count, MAX_EXECUTABLES);
+    return;
+  }
+  if (r->status || !v.count) return;
   tmod_executable_t *exes = tinyml__calloc(&r->alloc, v.count, sizeof(*exes),
                                            _Alignof(tmod_executable_t));
-  if (!exes) return out_of_memory(r, "executables", bytes);
+  if (!exes) {
+    out_of_memory(r, "executables", (uint64_t)v.count * sizeof(*exes));
+    return;
+  }
   m->executables = exes;
   m->executable_count = v.count;
-  for (uint32_t i = 0; i < v.count; i++)
-    TINYML_RETURN_IF_ERROR(read_executable(r, &v, i, &exes[i]));
-  return TINYML_OK;
+  for (uint32_t i = 0; i < v.count && !r->status; i++)
+    read_executable(r, &v, i, &exes[i]);
 }
 
 /* ------------------------------------------------------------------------
  * Steps
  * ---------------------------------------------------------------------- */
 
-static tinyml_status_t step_bindings(const reader_t *r, const vec_t *steps,
-                                     uint32_t i, table_t *t, vec_t *bindings) {
-  char what[40];
-  snprintf(what, sizeof(what), "step %" PRIu32, i);
-  TINYML_RETURN_IF_ERROR(element_table(r, steps, i, what, t));
-  TINYML_RETURN_IF_ERROR(vector(r, t, 3, BINDING_BYTES, what, bindings));
+/* Opens step `i` and its bindings vector. */
+static void step_bindings(reader_t *r, const vec_t *steps, uint32_t i, table_t *t,
+                          vec_t *bindings) {
+  element_table(r, steps, i, "step %u", t);
+  vector(t, 3, BINDING_BYTES, bindings);
   if (bindings->count > MAX_BINDINGS)
-    return bad(r, "step %" PRIu32 ": %u bindings exceed the maximum %u", i,
-               bindings->count, MAX_BINDINGS);
-  return TINYML_OK;
+    tbad(t, "%u bindings exceed the maximum %u", bindings->count, MAX_BINDINGS);
 }
 
-/* The byte range a binding names must lie inside what it refers to. */
-static tinyml_status_t check_binding(const reader_t *r, const tmod_module_t *m,
-                                     uint32_t s, uint32_t b,
-                                     const tmod_binding_t *bind) {
-  uint64_t limit = 0;
-  char what[48];
+/* What a binding may refer to, by tmod_buffer_kind_t. */
+static const char *const kind_names[] = {"input", "output", "constant", "arena"};
+
+/* The byte range binding `b` of step `step` names must lie inside what it
+ * refers to. */
+static void check_binding(const table_t *step, const tmod_module_t *m, uint32_t b,
+                          const tmod_binding_t *bind) {
+  reader_t *r = step->r;
+  const name_t n = {"step %u binding %u", step->name.index, b};
+  if (bind->kind > TMOD_BUFFER_ARENA) {
+    nbad(r, &n, "buffer kind %" PRIu32 " is invalid", bind->kind);
+    return;
+  }
+  const char *name = kind_names[bind->kind];
+  const char *what = name;
   const char *limit_name = "byte size";
+  uint64_t limit;
+  char io[24];
   if (bind->kind == TMOD_BUFFER_INPUT || bind->kind == TMOD_BUFFER_OUTPUT) {
     int input = bind->kind == TMOD_BUFFER_INPUT;
     uint32_t count = input ? m->input_count : m->output_count;
-    if (bind->index >= count)
-      return bad(r, "step %" PRIu32 " binding %" PRIu32 ": %s index %" PRIu32 " is out of range (%" PRIu32 " %ss)",
-                 s, b, input ? "input" : "output", bind->index, count,
-                 input ? "input" : "output");
+    if (bind->index >= count) {
+      nbad(r, &n, "%s index %" PRIu32 " is out of range (%" PRIu32 " %ss)", name,
+           bind->index, count, name);
+      return;
+    }
     limit = (input ? m->inputs : m->outputs)[bind->index].byte_size;
-    snprintf(what, sizeof(what), "%s %" PRIu32, input ? "input" : "output", bind->index);
+    if (TINYML_STATUS_VALUES) { /* the index only shows with values */
+      snprintf(io, sizeof(io), "%s %" PRIu32, name, bind->index);
+      what = io;
+    }
   } else if (bind->kind == TMOD_BUFFER_CONSTANT) {
     limit = m->constants_size;
-    snprintf(what, sizeof(what), "constant");
     limit_name = "constants size";
-  } else if (bind->kind == TMOD_BUFFER_ARENA) {
-    limit = m->arena_size;
-    snprintf(what, sizeof(what), "arena");
-    limit_name = "arena size";
   } else {
-    return bad(r, "step %" PRIu32 " binding %" PRIu32 ": buffer kind %" PRIu32 " is invalid",
-               s, b, bind->kind);
+    limit = m->arena_size;
+    limit_name = "arena size";
   }
-  if (bind->offset > limit || bind->size > limit - bind->offset)
-    return bad(r, "step %" PRIu32 " binding %" PRIu32 ": %s range [%" PRIu64 ", %" PRIu64 "%s) exceeds %s %" PRIu64,
-               s, b, what, bind->offset,
-               bind->size > UINT64_MAX - bind->offset ? UINT64_MAX : bind->offset + bind->size,
-               bind->size > UINT64_MAX - bind->offset ? "+" : "", limit_name, limit);
-  return TINYML_OK;
+  if (bind->offset <= limit && bind->size <= limit - bind->offset) return;
+  uint64_t end = bind->offset + bind->size;
+  int wraps = end < bind->offset; /* shown as UINT64_MAX "+" */
+  nbad(r, &n, "%s range [%" PRIu64 ", %" PRIu64 "%s) exceeds %s %" PRIu64, what,
+       bind->offset, wraps ? UINT64_MAX : end, wraps ? "+" : "", limit_name, limit);
 }
 
-static tinyml_status_t check_step(const reader_t *r, const tmod_module_t *m,
-                                  uint32_t s, const tmod_step_t *step) {
+/* Step `t`'s bindings, kind, executable and, for a copy, its two ends. */
+static void check_step(const table_t *t, const tmod_module_t *m,
+                       const tmod_step_t *step) {
   for (uint32_t b = 0; b < step->binding_count; b++)
-    TINYML_RETURN_IF_ERROR(check_binding(r, m, s, b, &step->bindings[b]));
+    check_binding(t, m, b, &step->bindings[b]);
   if (step->kind == TMOD_STEP_DISPATCH) {
     if (step->executable >= m->executable_count)
-      return bad(r, "step %" PRIu32 ": executable %" PRIu32 " is out of range (%" PRIu32 " executables)",
-                 s, step->executable, m->executable_count);
-    return TINYML_OK;
+      tbad(t, "executable %" PRIu32 " is out of range (%" PRIu32 " executables)",
+           step->executable, m->executable_count);
+    return;
   }
-  if (step->kind != TMOD_STEP_COPY)
-    return bad(r, "step %" PRIu32 ": step kind %" PRIu32 " is invalid", s, step->kind);
-  if (step->binding_count != 2)
-    return bad(r, "step %" PRIu32 ": a copy needs 2 bindings, not %" PRIu32, s,
-               step->binding_count);
+  if (step->kind != TMOD_STEP_COPY) {
+    tbad(t, "step kind %" PRIu32 " is invalid", step->kind);
+    return;
+  }
+  if (step->binding_count != 2) {
+    tbad(t, "a copy needs 2 bindings, not %" PRIu32, step->binding_count);
+    return;
+  }
   const tmod_binding_t *dst = &step->bindings[1];
   if (step->bindings[0].size != dst->size)
-    return bad(r, "step %" PRIu32 ": copy source size %" PRIu64 " differs from destination size %" PRIu64,
-               s, step->bindings[0].size, dst->size);
-  if (dst->kind == TMOD_BUFFER_INPUT || dst->kind == TMOD_BUFFER_CONSTANT)
-    return bad(r, "step %" PRIu32 ": copy destination is %s, which is read-only", s,
-               dst->kind == TMOD_BUFFER_INPUT ? "an input" : "the constants");
-  return TINYML_OK;
+    tbad(t, "copy source size %" PRIu64 " differs from destination size %" PRIu64,
+         step->bindings[0].size, dst->size);
+  else if (dst->kind == TMOD_BUFFER_INPUT)
+    tbad(t, "copy destination is an input, which is read-only");
+  else if (dst->kind == TMOD_BUFFER_CONSTANT)
+    tbad(t, "copy destination is the constants, which is read-only");
 }
 
-static tinyml_status_t read_step(const reader_t *r, const tmod_module_t *m,
-                                 const vec_t *steps, uint32_t s,
-                                 tmod_step_t *out, tmod_binding_t *bindings) {
+static void read_step(reader_t *r, const tmod_module_t *m, const vec_t *steps,
+                      uint32_t s, tmod_step_t *out, tmod_binding_t *bindings) {
   table_t t;
   vec_t v;
-  uint64_t kind, executable, entry;
-  char what[40];
-  snprintf(what, sizeof(what), "step %" PRIu32, s);
-  TINYML_RETURN_IF_ERROR(step_bindings(r, steps, s, &t, &v));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 0, 4, what, &kind));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 1, 4, what, &executable));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 2, 4, what, &entry));
-  out->kind = (uint32_t)kind;
-  out->executable = (uint32_t)executable;
-  out->entry = (uint32_t)entry;
+  step_bindings(r, steps, s, &t, &v);
+  out->kind = u32_at(&t, 0);
+  out->executable = u32_at(&t, 1);
+  out->entry = u32_at(&t, 2);
   out->binding_count = v.count;
   out->bindings = v.count ? bindings : NULL;
   for (uint32_t b = 0; b < v.count; b++) {
-    uint64_t at = v.pos + (uint64_t)b * BINDING_BYTES;
-    bindings[b].kind = (uint32_t)load(r, at, 4);
-    bindings[b].index = (uint32_t)load(r, at + 4, 4);
-    bindings[b].offset = load(r, at + 8, 8);
-    bindings[b].size = load(r, at + 16, 8);
+    size_t at = v.pos + (size_t)b * BINDING_BYTES;
+    bindings[b].kind = ld32(r, at);
+    bindings[b].index = ld32(r, at + 4);
+    bindings[b].offset = ld64(r, at + 8);
+    bindings[b].size = ld64(r, at + 16);
   }
-  return check_step(r, m, s, out);
+  check_step(&t, m, out);
 }
 
 /* Reads the steps into one allocation: the steps, then all their bindings.
- * A first pass counts the bindings; the second fills and checks. */
-static tinyml_status_t read_steps(const reader_t *r, const table_t *root,
-                                  tmod_module_t *m) {
+ * A first pass counts the bindings; the second, over the same verified
+ * bytes, fills and checks. */
+static void read_steps(table_t *root, tmod_module_t *m) {
+  reader_t *r = root->r;
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, root, 10, 4, "steps", &v));
-  if (v.count > MAX_STEPS)
-    return bad(r, "%u steps exceed the maximum %u", v.count, MAX_STEPS);
-  if (!v.count) return TINYML_OK;
+  root->name.what = "steps";
+  vector(root, 10, 4, &v);
+  if (v.count > MAX_STEPS) {
+    bad(r, "%u steps exceed the maximum %u", v.count, MAX_STEPS);
+    return;
+  }
   uint64_t binding_total = 0;
-  for (uint32_t s = 0; s < v.count; s++) {
+  for (uint32_t s = 0; s < v.count && !r->status; s++) {
     table_t t;
     vec_t b;
-    TINYML_RETURN_IF_ERROR(step_bindings(r, &v, s, &t, &b));
+    step_bindings(r, &v, s, &t, &b);
     binding_total += b.count;
   }
+  if (r->status || !v.count) return;
   uint64_t bytes = (uint64_t)v.count * sizeof(tmod_step_t) +
                    binding_total * sizeof(tmod_binding_t);
-  if (!fits_size_t(bytes)) return out_of_memory(r, "steps", bytes);
-  tmod_step_t *steps = tinyml__alloc(&r->alloc, (size_t)bytes, _Alignof(tmod_binding_t));
-  if (!steps) return out_of_memory(r, "steps", bytes);
+  tmod_step_t *steps = NULL;
+  if (fits_size_t(bytes))
+    steps = tinyml__alloc(&r->alloc, (size_t)bytes, _Alignof(tmod_binding_t));
+  if (!steps) {
+    out_of_memory(r, "steps", bytes);
+    return;
+  }
   m->steps = steps; /* owned by the module from here on */
   m->step_count = v.count;
   tmod_binding_t *next = (tmod_binding_t *)(void *)(steps + v.count);
-  for (uint32_t s = 0; s < v.count; s++) {
-    TINYML_RETURN_IF_ERROR(read_step(r, m, &v, s, &steps[s], next));
+  for (uint32_t s = 0; s < v.count && !r->status; s++) {
+    read_step(r, m, &v, s, &steps[s], next);
     next += steps[s].binding_count;
   }
-  return TINYML_OK;
 }
 
 /* ------------------------------------------------------------------------
  * Module
  * ---------------------------------------------------------------------- */
 
-static tinyml_status_t read_header(const reader_t *r, table_t *root) {
-  if (r->size < 8)
-    return bad(r, "%" PRIu64 " bytes are too few for a module", r->size);
+static int read_header(reader_t *r, table_t *root) {
+  if (r->size < 8) return bad(r, "%zu bytes are too few for a module", r->size);
   if (r->size > MAX_BUFFER_SIZE)
-    return bad(r, "%" PRIu64 " bytes exceed the 2 GiB FlatBuffer limit", r->size);
+    return bad(r, "%zu bytes exceed the 2 GiB FlatBuffer limit", r->size);
   if (memcmp(r->data + 4, TMOD_FILE_IDENTIFIER, 4) != 0)
     return bad(r, "wrong file identifier (expected \"%s\")", TMOD_FILE_IDENTIFIER);
-  uint64_t pos = load(r, 0, 4);
-  if (pos < 8) return bad(r, "root table offset %" PRIu64 " is invalid", pos);
-  return open_table(r, pos, "root table", root);
+  uint32_t pos = ld32(r, 0);
+  if (pos < 8) return bad(r, "root table offset %" PRIu32 " is invalid", pos);
+  *root = (table_t){.r = r, .name = {"root table", 0, 0}};
+  return open_table(root, pos);
 }
 
-static tinyml_status_t read_root_scalars(const reader_t *r, const table_t *t,
-                                         tmod_module_t *m) {
-  uint64_t version, alignment;
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 0, 4, "module", &version));
-  if (version != TMOD_FORMAT_VERSION)
-    return bad(r, "format version %" PRIu64 " is not supported (expected %u)",
-               version, TMOD_FORMAT_VERSION);
-  m->format_version = (uint32_t)version;
-  TINYML_RETURN_IF_ERROR(string(r, t, 1, "target", &m->target));
-  TINYML_RETURN_IF_ERROR(string(r, t, 2, "cpu", &m->cpu));
-  TINYML_RETURN_IF_ERROR(string(r, t, 3, "features", &m->features));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 4, 8, "module", &m->arena_size));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 5, 4, "module", &alignment));
+static void read_root_scalars(table_t *t, tmod_module_t *m) {
+  t->name.what = "module";
+  m->format_version = u32_at(t, 0);
+  if (m->format_version != TMOD_FORMAT_VERSION) {
+    bad(t->r, "format version %" PRIu32 " is not supported (expected %u)",
+        m->format_version, TMOD_FORMAT_VERSION);
+    return;
+  }
+  t->name.what = "target";
+  m->target = string(t, 1);
+  t->name.what = "cpu";
+  m->cpu = string(t, 2);
+  t->name.what = "features";
+  m->features = string(t, 3);
+  t->name.what = "module";
+  m->arena_size = u64_at(t, 4);
+  m->arena_alignment = u32_at(t, 5);
+  uint32_t alignment = m->arena_alignment;
   if (alignment == 0 || (alignment & (alignment - 1)) ||
       alignment > MAX_ARENA_ALIGNMENT)
-    return bad(r, "arena alignment %" PRIu64 " is not a power of two up to %u",
-               alignment, MAX_ARENA_ALIGNMENT);
-  m->arena_alignment = (uint32_t)alignment;
-  return TINYML_OK;
+    bad(t->r, "arena alignment %" PRIu32 " is not a power of two up to %u",
+        alignment, MAX_ARENA_ALIGNMENT);
 }
 
-static tinyml_status_t read_module(const reader_t *r, tmod_module_t *m) {
+static void read_module(reader_t *r, tmod_module_t *m) {
   table_t root;
-  uint64_t checksum;
-  TINYML_RETURN_IF_ERROR(read_header(r, &root));
-  TINYML_RETURN_IF_ERROR(read_root_scalars(r, &root, m));
-  TINYML_RETURN_IF_ERROR(scalar(r, &root, 9, 4, "module", &checksum));
-  m->constants_checksum = (uint32_t)checksum;
-  TINYML_RETURN_IF_ERROR(blob(r, &root, 8, m->constants_checksum, "constants",
-                              &m->constants, &m->constants_size));
-  TINYML_RETURN_IF_ERROR(read_executables(r, &root, m));
-  TINYML_RETURN_IF_ERROR(
-      read_tensors(r, &root, 6, "input", &m->inputs, &m->input_count));
-  TINYML_RETURN_IF_ERROR(
-      read_tensors(r, &root, 7, "output", &m->outputs, &m->output_count));
-  return read_steps(r, &root, m); /* last: it checks against all the rest */
+  if (!read_header(r, &root)) return;
+  read_root_scalars(&root, m);
+  m->constants_checksum = u32_at(&root, 9);
+  blob(&root, 8, m->constants_checksum, "constants", &m->constants,
+       &m->constants_size);
+  read_executables(&root, m);
+  read_tensors(&root, 6, "input", "input %u", &m->inputs, &m->input_count);
+  read_tensors(&root, 7, "output", "output %u", &m->outputs, &m->output_count);
+  read_steps(&root, m); /* last: it checks against all the rest */
 }
 
 tinyml_status_t tmod_read(const uint8_t *data, size_t size,
@@ -622,13 +721,14 @@ tinyml_status_t tmod_read(const uint8_t *data, size_t size,
   if (!data || !out_module)
     return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
                                "module: NULL argument");
-  reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator)};
+  reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator),
+                TINYML_OK};
   tmod_module_t m;
   memset(&m, 0, sizeof(m));
-  tinyml_status_t status = read_module(&r, &m);
-  if (status) {
+  read_module(&r, &m);
+  if (r.status) {
     tmod_read_free(&m, allocator);
-    return status;
+    return r.status;
   }
   *out_module = m;
   return TINYML_OK;
