@@ -6,29 +6,33 @@
 #include "../common/status.h"
 #include "runtime.h"
 
+/* The context and its three pointer arrays (inputs, outputs, and the
+ * scratch array of one step's bindings) are one allocation: fewer calls to
+ * the caller's allocator, and less code on a microcontroller.  The counts
+ * are capped by the module reader, so the sum cannot overflow. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
                                        const tinyml_allocator_t *a, void *arena,
                                        size_t arena_size, tinyml_context_t **out) {
   (void)arena_size; /* checked by the caller */
-  tinyml_context_t *c = tinyml__calloc(a, 1, sizeof(*c), 16);
-  if (!c) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
+  size_t slots = (size_t)m->desc.input_count + m->desc.output_count + m->max_bindings + 3;
+  tinyml_context_t *c = tinyml__calloc(a, 1, sizeof(*c) + slots * sizeof(void *), 16);
+  if (!c) return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
   c->allocator = *a;
   c->module = m;
-  c->inputs = tinyml__calloc(a, m->desc.input_count + 1, sizeof(void *), 8);
-  c->outputs = tinyml__calloc(a, m->desc.output_count + 1, sizeof(void *), 8);
-  c->scratch_ptrs = tinyml__calloc(a, m->max_bindings + 1, sizeof(void *), 8);
+  c->inputs = (const void **)(void *)(c + 1);
+  c->outputs = (void **)(c->inputs + m->desc.input_count + 1);
+  c->scratch_ptrs = c->outputs + m->desc.output_count + 1;
   if (arena) {
     c->arena = arena;
   } else if (m->desc.arena_size) {
     c->arena = tinyml__alloc(a, (size_t)m->desc.arena_size, m->desc.arena_alignment);
     c->owns_arena = 1;
-  }
-  if (!c->inputs || !c->outputs || !c->scratch_ptrs ||
-      (!arena && m->desc.arena_size && !c->arena)) {
-    tinyml__context_destroy(c);
-    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
-                               "context: out of memory (arena is %llu bytes)",
-                               (unsigned long long)m->desc.arena_size);
+    if (!c->arena) {
+      tinyml__context_destroy(c);
+      return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY,
+                                "context: out of memory (arena is %llu bytes)",
+                                (unsigned long long)m->desc.arena_size);
+    }
   }
   *out = c;
   return TINYML_OK;
@@ -38,9 +42,6 @@ void tinyml__context_destroy(tinyml_context_t *c) {
   if (!c) return;
   tinyml_allocator_t a = c->allocator;
   if (c->owns_arena) tinyml__free(&a, c->arena);
-  tinyml__free(&a, (void *)c->inputs);
-  tinyml__free(&a, c->outputs);
-  tinyml__free(&a, c->scratch_ptrs);
   tinyml__free(&a, c);
 }
 

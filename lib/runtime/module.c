@@ -25,17 +25,17 @@ static tinyml_status_t check_step(const tinyml_module_t *m, uint32_t s) {
   if (step->kind != TMOD_STEP_DISPATCH) return TINYML_OK;
   const tinyml_exe_library_t *lib = m->libraries[step->executable];
   if (step->entry >= lib->entry_count)
-    return tinyml__status_make(&m->allocator, TINYML_STATUS_INVALID_MODULE,
-                               "module: step %u calls entry %u but executable %u has %u",
-                               s, step->entry, step->executable, lib->entry_count);
+    return TINYML_STATUS_MAKE(&m->allocator, TINYML_STATUS_INVALID_MODULE,
+                              "module: step %u calls entry %u but executable %u has %u",
+                              s, step->entry, step->executable, lib->entry_count);
   const tinyml_exe_entry_t *e = &lib->entries[step->entry];
   if (e->binding_count != step->binding_count)
-    return tinyml__status_make(&m->allocator, TINYML_STATUS_INVALID_MODULE,
-                               "module: step %u binds %u buffers but its kernel takes %u",
-                               s, step->binding_count, e->binding_count);
+    return TINYML_STATUS_MAKE(&m->allocator, TINYML_STATUS_INVALID_MODULE,
+                              "module: step %u binds %u buffers but its kernel takes %u",
+                              s, step->binding_count, e->binding_count);
   for (uint32_t i = 0; i < e->binding_count; ++i)
     if (e->binding_sizes[i] != step->bindings[i].size)
-      return tinyml__status_make(
+      return TINYML_STATUS_MAKE(
           &m->allocator, TINYML_STATUS_INVALID_MODULE,
           "module: step %u binding %u is %llu bytes but its kernel touches %llu", s, i,
           (unsigned long long)step->bindings[i].size,
@@ -45,21 +45,23 @@ static tinyml_status_t check_step(const tinyml_module_t *m, uint32_t s) {
 
 static tinyml_status_t load_executables(tinyml_module_t *m) {
   uint32_t n = m->desc.executable_count;
-  m->elfs = tinyml__calloc(&m->allocator, n + 1, sizeof(*m->elfs), 8);
-  m->libraries = tinyml__calloc(&m->allocator, n + 1, sizeof(*m->libraries), 8);
-  if (!m->elfs || !m->libraries)
-    return tinyml__status_make(&m->allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                               "module: out of memory");
+  /* One allocation for both arrays (libraries after the elfs). */
+  m->elfs = tinyml__calloc(&m->allocator, n + 1,
+                           sizeof(*m->elfs) + sizeof(*m->libraries), 8);
+  if (!m->elfs)
+    return TINYML_STATUS_MAKE(&m->allocator, TINYML_STATUS_OUT_OF_MEMORY,
+                              "module: out of memory");
+  m->libraries = (const tinyml_exe_library_t **)(void *)(m->elfs + n + 1);
   for (uint32_t i = 0; i < n; ++i) {
     const tmod_executable_t *x = &m->desc.executables[i];
     if (strcmp(x->format, "elf") != 0 || strcmp(x->arch, HOST_ARCH) != 0)
-      return tinyml__status_make(&m->allocator, TINYML_STATUS_UNSUPPORTED,
-                                 "module: executable %u is '%s' for '%s'; this runtime "
-                                 "runs 'elf' for '%s' (compile with a matching --target)",
-                                 i, x->format, x->arch, HOST_ARCH);
+      return TINYML_STATUS_MAKE(&m->allocator, TINYML_STATUS_UNSUPPORTED,
+                                "module: executable %u is '%s' for '%s'; this runtime "
+                                "runs 'elf' for '%s' (compile with a matching --target)",
+                                i, x->format, x->arch, HOST_ARCH);
     tinyml_status_t st = tinyml__elf_load(x->image, (size_t)x->image_size, &m->allocator,
                                           &m->elfs[i], &m->libraries[i]);
-    if (st) return tinyml__status_annotate(st, "module: executable %u", i);
+    if (st) return TINYML_STATUS_ANNOTATE(st, "module: executable %u", i);
   }
   return TINYML_OK;
 }
@@ -69,7 +71,7 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t 
   tinyml_module_t *m = tinyml__calloc(a, 1, sizeof(*m), 16);
   if (!m) {
     tinyml__free(a, owned);
-    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "module: out of memory");
+    return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "module: out of memory");
   }
   m->allocator = *a;
   m->owned_bytes = owned;
@@ -93,8 +95,7 @@ void tinyml__module_destroy(tinyml_module_t *m) {
   tinyml_allocator_t a = m->allocator;
   for (uint32_t i = 0; m->elfs && i < m->desc.executable_count; ++i)
     tinyml__elf_unload(m->elfs[i], &a);
-  tinyml__free(&a, m->elfs);
-  tinyml__free(&a, (void *)m->libraries);
+  tinyml__free(&a, m->elfs); /* and the libraries behind them */
   tmod_read_free(&m->desc, &a);
   tinyml__free(&a, m->owned_bytes);
   tinyml__free(&a, m);
