@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Runs the MLPerf Tiny models on an emulated Cortex-M with tinyml-mcu-run
 and compares with ../shared/reference (int8/uint8 within 1, others exact
-within 1e-5 relative).  Usage:
+within 1e-5 relative).  Then damages the first model's module and checks
+that the firmware refuses each copy with a message instead of crashing
+(--no-corrupt skips that).  Usage:
   mcu_models.py --mcu-run PATH [--board mps2-an386] [--shared DIR] [--cases N] [models...]
 """
 import argparse
 import json
 import os
 import re
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 DEFAULT_MODELS = ["kws_ref_model", "vww_96_int8", "resnet8_int8", "ad01_int8", "person_detect"]
 NP = {"int8": ("b", 1), "uint8": ("B", 1), "float32": ("f", 4), "int32": ("i", 4)}
@@ -31,6 +36,48 @@ def compare(got, ref, dtype):
     return "max |diff| %s > %s" % (worst, tol) if worst > tol else None
 
 
+def damaged(module):
+    """(name, bytes, expected text) for damaged copies of `module`: one the
+    module reader refuses, and ones only the ELF loader can refuse, because
+    the executable's CRC-32 is recomputed so the reader passes them on."""
+    cases = [("root offset", bytearray(module), "module: root table")]
+    cases[0][1][0:4] = struct.pack("<I", 0xFFFFFFF0)
+    at = module.find(b"\x7fELF")
+    size = struct.unpack_from("<I", module, at - 4)[0]  # the byte vector's length
+    crc = struct.pack("<I", zlib.crc32(module[at:at + size]))
+    for name, offset, value, text in [
+            ("e_machine", 18, struct.pack("<H", 3), "elf: e_machine"),
+            ("e_phoff", 28, struct.pack("<I", 0xFFFFFFF0), "elf: program header table")]:
+        d = bytearray(module)
+        d[at + offset:at + offset + len(value)] = value
+        fixed = struct.pack("<I", zlib.crc32(bytes(d[at:at + size])))
+        assert module.count(crc) == 1, "the image's CRC is not unique in the module"
+        d[module.index(crc):module.index(crc) + 4] = fixed
+        cases.append((name, d, text))
+    return cases
+
+
+def check_damaged(a, module, inputs):
+    """Runs each damaged copy; returns the number of failures."""
+    failures = 0
+    for name, data, text in damaged(module):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "damaged.tmlm")
+            with open(path, "wb") as f:
+                f.write(data)
+            cmd = [sys.executable, a.mcu_run, "--board", a.board, path, "--timeout", "60",
+                   "--output-dir", os.path.join(tmp, "out")]
+            for i in inputs:
+                cmd += ["--input", i]
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            line = next((l for l in r.stdout.splitlines() if l.startswith("error: ")), "")
+            ok = r.returncode != 0 and "firmware failed (exit 1)" in r.stdout and text in line
+            failures += not ok
+            print("%-5s damaged/%s: %s" % ("ok" if ok else "FAIL", name,
+                                           line or r.stdout.strip()[-300:]))
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mcu-run", required=True)
@@ -39,20 +86,28 @@ def main():
     ap.add_argument("--cases", type=int, default=1, help="reference cases per model")
     ap.add_argument("--xfail", action="append", default=[],
                     help="a model with a known open bug: its failure is expected")
+    ap.add_argument("--no-corrupt", action="store_true",
+                    help="skip the damaged-module checks")
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     a = ap.parse_args()
     manifest = json.load(open(os.path.join(a.shared, "reference", "manifest.json")))
     by_name = {os.path.splitext(os.path.basename(e["model"]))[0]: e for e in manifest}
     failures = 0
+    kept = None  # the first model's module and inputs, for check_damaged
     for name in a.models:
         e = by_name[name]
         for case in e["cases"][: a.cases]:
             with tempfile.TemporaryDirectory() as out:
                 cmd = [sys.executable, a.mcu_run, "--board", a.board,
                        os.path.join(a.shared, e["model"])]
-                for i in sorted(case["inputs"], key=lambda x: x["index"]):
-                    cmd += ["--input", os.path.join(a.shared, i["file"])]
+                inputs = [os.path.join(a.shared, i["file"])
+                          for i in sorted(case["inputs"], key=lambda x: x["index"])]
+                for i in inputs:
+                    cmd += ["--input", i]
                 cmd += ["--output-dir", out]
+                if kept is None:
+                    kept = (tempfile.mkdtemp(prefix="mcu-models-"), inputs)
+                    cmd += ["--work-dir", kept[0]]
                 r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 stats = dict(re.findall(r"^(\w+)=(\S+)$", r.stdout, re.M))
                 errs = []
@@ -76,6 +131,15 @@ def main():
                     stats.get("runtime_text"), stats.get("arena"), stats.get("module")))
                 for err in errs:
                     print("     " + err)
+    if kept and not a.no_corrupt:
+        module = os.path.join(kept[0], "model.tmod")
+        if os.path.exists(module):
+            failures += check_damaged(a, open(module, "rb").read(), kept[1])
+        else:
+            print("FAIL  damaged: no module from the first run")
+            failures += 1
+    if kept:
+        shutil.rmtree(kept[0], ignore_errors=True)
     print("mcu_models: %d failure(s)" % failures)
     return 1 if failures else 0
 
