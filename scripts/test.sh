@@ -60,6 +60,18 @@ if [ -d ../shared/reference ]; then
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
     kws_ref_model vww_96_int8 resnet8_int8 ad01_int8 person_detect \
     | tee build/meson-logs/mcu-models.txt || mcu_failed=1
+  # The installed tinyml-mcu-run builds from what meson installs (no source
+  # tree): stage an install and run one model through it.
+  echo "-- installed tinyml-mcu-run"
+  mcu_prefix=$(mktemp -d)
+  meson install -C build --destdir "$mcu_prefix" >/dev/null
+  mcu_libdir=$(dirname "$(find "$mcu_prefix" -name 'libtinyml.so*' | head -n1)")
+  env -u TINYML_SOURCE_DIR -u TINYML_COMPILE LD_LIBRARY_PATH="$mcu_libdir" \
+    TINYML_MCU_BUILD="$mcu_prefix/cache" python3 tests/targets/mcu_models.py \
+    --mcu-run "$(find "$mcu_prefix" -name tinyml-mcu-run -type f)" \
+    --board mps2-an386 --shared ../shared kws_ref_model \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  rm -rf "$mcu_prefix"
 else
   echo "SKIP mcu: ../shared is missing" | tee build/meson-logs/mcu-models.txt
 fi
