@@ -71,7 +71,7 @@ static int argmax(const float *p) {
 /* Classifies every record; counts the right answers. */
 static tinyml_status_t classify_all(tinyml_context_t *ctx, const uint8_t *records, size_t count,
                                     size_t *right) {
-  float pixels[kPixels], probs[kClasses];
+  float pixels[kPixels] = {0}, probs[kClasses] = {0};
   CHECK(tinyml_context_set_input(ctx, 0, pixels, sizeof pixels));
   CHECK(tinyml_context_set_output(ctx, 0, probs, sizeof probs));
   *right = 0;

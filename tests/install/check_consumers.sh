@@ -17,7 +17,11 @@ meson install -C "$build" --destdir "$work/root" >/dev/null
 pcdir=$(find "$work/root" -name tinyml.pc -printf '%h\n' | head -n1)
 bindir=$(dirname "$(find "$work/root" -name tinyml-compile -type f | head -n1)")
 libdir=$(dirname "$(find "$work/root" -name 'libtinyml.so*' | head -n1)")
-export PKG_CONFIG_PATH="$pcdir" PKG_CONFIG_SYSROOT_DIR="$work/root"
+# Relocate the .pc into the temp root the way a packager would: CMake's
+# imported targets do not apply PKG_CONFIG_SYSROOT_DIR to every path.
+mkdir -p "$work/pc"
+sed "s|^prefix=\(.*\)|prefix=$work/root\1|" "$pcdir/tinyml.pc" >"$work/pc/tinyml.pc"
+export PKG_CONFIG_PATH="$work/pc"
 export PATH="$bindir:$PATH" LD_LIBRARY_PATH="$libdir"
 
 echo "check_consumers: cmake consumer"
@@ -35,10 +39,15 @@ fi
 meson setup "$work/classify" "$root/examples/classify" \
   -Dmodel="$shared/models/tflm/person_detect.tflite" >/dev/null
 ninja -C "$work/classify" >/dev/null
+# The shared BMPs hold the model's int8 input bytes; the photos are byte ^ 0x80
+# (see tests/e2e/test_examples.py).
+for name in person no_person; do
+  python3 -c "import sys; sys.path.insert(0, '$root/tests/e2e'); import test_examples as t; \
+t.photo('$shared/reference/person_detect/$name.bmp', '$work/$name.bmp', 96, 96, 8)"
+done
 for pic in person:1 no_person:0; do
   name=${pic%:*} want=${pic#*:}
-  out=$("$work/classify/classify" "$work/classify/model.tmlm" \
-    "$shared/reference/person_detect/$name.bmp" --top 2 \
+  out=$("$work/classify/classify" "$work/classify/model.tmlm" "$work/$name.bmp" --top 2 \
     --labels "$root/examples/classify/person_labels.txt")
   echo "$name.bmp -> $(echo "$out" | tr '\n' '|')"
   [ "$(echo "$out" | head -n1 | cut -d' ' -f1)" = "$want" ] ||
