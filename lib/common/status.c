@@ -69,11 +69,13 @@ tinyml_status_t tinyml__status_makev(const tinyml_allocator_t *allocator,
   return s;
 }
 #else
-/* Messages without their values (see status.h), for every caller. */
+/* Messages without their values (see status.h), for every caller, except
+ * a leading "%s": the API's messages name the function that failed so. */
 tinyml_status_t tinyml__status_makev(const tinyml_allocator_t *allocator,
                                      tinyml_status_code_t code, const char *fmt,
                                      va_list args) {
-  (void)args;
+  if (fmt[0] == '%' && fmt[1] == 's')
+    return tinyml__status_text(allocator, code, va_arg(args, const char *), fmt + 2);
   return tinyml__status_text(allocator, code, "", fmt);
 }
 #endif
@@ -117,15 +119,11 @@ tinyml_status_t tinyml__status_text(const tinyml_allocator_t *allocator,
 tinyml_status_t tinyml__status_make(const tinyml_allocator_t *allocator,
                                     tinyml_status_code_t code, const char *fmt,
                                     ...) {
-#if TINYML_STATUS_VALUES
   va_list args;
   va_start(args, fmt);
   tinyml_status_t s = tinyml__status_makev(allocator, code, fmt, args);
   va_end(args);
   return s;
-#else
-  return tinyml__status_text(allocator, code, "", fmt);
-#endif
 }
 
 tinyml_status_t tinyml__status_annotate(tinyml_status_t status, const char *fmt,

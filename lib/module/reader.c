@@ -106,7 +106,8 @@ static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
 #else
 static int bad_at(reader_t *r, const name_t *n, const char *text) {
   if (r->status) return 0;
-  char where[48] = "", prefix[64];
+  char where[48], prefix[64];
+  where[0] = 0;
   if (n) name_of(n, where, sizeof(where));
   snprintf(prefix, sizeof(prefix), n ? "module: %s: " : "module: ", where);
   r->status = tinyml__status_text(r->user, TINYML_STATUS_INVALID_MODULE, prefix, text);
@@ -117,8 +118,8 @@ static int bad_at(reader_t *r, const name_t *n, const char *text) {
 #define tbad(t, ...) bad_at((t)->r, &(t)->name, TINYML_FORMAT_ONLY(__VA_ARGS__))
 #endif
 
+/* Only called before any problem: nothing is allocated after one. */
 static void out_of_memory(reader_t *r, const char *what, uint64_t bytes) {
-  if (r->status) return;
   r->status = TINYML_STATUS_MAKE(r->user, TINYML_STATUS_OUT_OF_MEMORY,
                                  "module: out of memory for %s (%" PRIu64 " bytes)",
                                  what, bytes);

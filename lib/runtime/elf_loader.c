@@ -572,9 +572,11 @@ static tinyml_status_t plan_layout(loader_t *l) {
 /* ---- mapping ------------------------------------------------------------ */
 
 static tinyml_status_t map_segments(loader_t *l) {
-  /* Over-reserve so `base` can honour the largest p_align (the allocator
-   * of a freestanding build aligns the region itself). */
-  word_t extra = TINYML_FREESTANDING ? 0 : l->align - l->page;
+  /* Over-reserve so `base` can honour the largest p_align.  The allocator
+   * of a freestanding build aligns the region itself, and there the
+   * loader's bookkeeping (a tinyml__elf_t) follows the image, page-aligned:
+   * one allocation per executable. */
+  word_t extra = TINYML_FREESTANDING ? sizeof(tinyml__elf_t) : l->align - l->page;
   l->region_size = (size_t)(l->span + extra);
   void *m = region_alloc(l);
   if (!m)
@@ -1035,7 +1037,9 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
   const tinyml_exe_library_t *lib = NULL;
   tinyml_status_t s = load(&l, &lib);
   tinyml__elf_t *elf = NULL;
-  if (!s) {
+  if (!s && TINYML_FREESTANDING) {
+    elf = (tinyml__elf_t *)(void *)(l.base + l.span); /* see map_segments */
+  } else if (!s) {
     tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
     elf = tinyml__alloc(&a, sizeof *elf, _Alignof(tinyml__elf_t));
     if (!elf)
@@ -1055,7 +1059,9 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
 
 void tinyml__elf_unload(tinyml__elf_t *elf, const tinyml_allocator_t *allocator) {
   if (!elf) return;
-  region_free(allocator, elf->region, elf->region_size);
+  tinyml__elf_t copy = *elf; /* elf may live in the region (freestanding) */
+  region_free(allocator, copy.region, copy.region_size);
+  if (TINYML_FREESTANDING) return;
   tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
   tinyml__free(&a, elf);
 }
