@@ -365,6 +365,10 @@ static tinyml_status_t read_model(pp_t *p, MlirModule m, model_fn_t *fn, int *in
     return tinyml__status_make(p->a, TINYML_STATUS_INVALID_MODEL,
                                "compile: the model already has a symbol named '"
                                WRAPPER_NAME "', which pre/post-processing needs");
+  if (fn->name.length > 200) /* put_symbol() copies it through a small buffer */
+    return tinyml__status_make(p->a, TINYML_STATUS_UNSUPPORTED,
+                               "compile: pre/post-processing needs a model function name of "
+                               "at most 200 bytes");
   p->input_count = (uint32_t)mlirFunctionTypeGetNumInputs(fn->type);
   p->output_count = (uint32_t)mlirFunctionTypeGetNumResults(fn->type);
   if (p->input_count > 64 || p->output_count > 64)

@@ -59,6 +59,8 @@ static int check_top_k(pp_t *p) {
 int pp_check_post(pp_t *p) {
   const pp_port_t *o = &p->out;
   const tinyml_postprocess_t *q = p->post;
+  if (te_numel(&o->type) == 0)
+    return pp_fail(p, "output 0 '%s' has no elements", o->name);
   if (o->type.rank == 0 && (q->softmax || q->argmax || q->top_k))
     return pp_fail(p, "output 0 '%s' is a scalar, so it has no class axis for %s", o->name,
                    q->softmax ? "softmax" : q->argmax ? "argmax" : "top_k");
@@ -156,56 +158,64 @@ static void put_repeated(strbuf_t *sb, const char *text, uint32_t n, const char 
   for (uint32_t i = 0; i < n; ++i) strbuf_printf(sb, "%s%s", i ? sep : "", text);
 }
 
-/* The k best of each row of `out` (rows x N): idx[s] is int32 [rows], the
- * index of each row's (s+1)-th largest element. */
-static void select_top(pp_t *p, te_value_t out, uint32_t k, te_value_t *idx) {
-  te_t *e = &p->e;
-  int64_t n = last_dim(&out.type), rows = te_numel(&out.type) / n, shape[2] = {0};
-  shape[0] = rows;
-  shape[1] = n;
-  te_value_t x = te_reshape(e, out, 2, shape);
-  te_type_t st = te_type(TE_I32, 1, &rows);
-  char slot[64], map[64];
-  snprintf(slot, sizeof(slot), "tensor<%lldxi32>", (long long)rows);
-  snprintf(map, sizeof(map), "affine_map<(d0, d1) -> (d0)>");
-  /* Each slot gets its own init: outs that share one tensor would share
-   * one buffer.  Distinct fill values keep CSE from merging the fills. */
-  uint32_t empty = ++e->next_id, fills[2 * MAX_TOP_K];
+/* One init per slot: outs that share one tensor would share one buffer,
+ * and distinct fill values keep CSE from merging the fills. */
+static void put_slot_inits(te_t *e, uint32_t count, const char *slot, uint32_t *fills) {
+  uint32_t empty = ++e->next_id;
   strbuf_printf(e->sb, "    %%v%u = tensor.empty() : %s\n", empty, slot);
-  for (uint32_t i = 0; i < 2 * k; ++i) {
+  for (uint32_t i = 0; i < count; ++i) {
     uint32_t c = ++e->next_id;
     fills[i] = ++e->next_id;
     strbuf_printf(e->sb, "    %%v%u = arith.constant %u : i32\n    %%v%u = linalg.fill ins(%%v%u "
                          ": i32) outs(%%v%u : %s) -> %s\n", c, i, fills[i], c, empty, slot, slot);
   }
+}
+
+/* The reduction's body: block arguments %t0 (the element, so key_of() can
+ * name it like any body value), %sk<s> and %si<s> (slot s's key, index). */
+static void put_select_body(pp_t *p, uint32_t k, const char *slot) {
+  strbuf_t *sb = p->e.sb;
+  strbuf_printf(sb, ") {\n    ^bb0(%%t0: %s", te_elem_name(p->out.type.elem));
+  for (uint32_t s = 0; s < k; ++s) strbuf_printf(sb, ", %%sk%u: i32", s);
+  for (uint32_t s = 0; s < k; ++s) strbuf_printf(sb, ", %%si%u: i32", s);
+  strbuf_append(sb, "):\n");
+  tbody_t b = {sb, 0};
+  uint32_t j = tline(&b, "arith.index_cast %%t%u : index to i32", tline(&b, "linalg.index 1 : index"));
+  uint32_t keys[MAX_TOP_K], ids[MAX_TOP_K];
+  insert(&b, k, key_of(p, &b, 0), j, keys, ids);
+  strbuf_append(sb, "      linalg.yield ");
+  for (uint32_t s = 0; s < 2 * k; ++s)
+    strbuf_printf(sb, "%s%%t%u", s ? ", " : "", s < k ? keys[s] : ids[s - k]);
+  strbuf_append(sb, " : ");
+  put_repeated(sb, "i32", 2 * k, ", ");
+  strbuf_append(sb, "\n    } -> (");
+  put_repeated(sb, slot, 2 * k, ", ");
+  strbuf_append(sb, ")\n");
+}
+
+/* The k best of each row of `out` (rows x N): idx[s] is int32 [rows], the
+ * index of each row's (s+1)-th largest element. */
+static void select_top(pp_t *p, te_value_t out, uint32_t k, te_value_t *idx) {
+  te_t *e = &p->e;
+  int64_t n = last_dim(&out.type), rows = te_numel(&out.type) / n, shape[2] = {rows, n};
+  te_value_t x = te_reshape(e, out, 2, shape);
+  char slot[64];
+  snprintf(slot, sizeof(slot), "tensor<%lldxi32>", (long long)rows);
+  uint32_t fills[2 * MAX_TOP_K];
+  put_slot_inits(e, 2 * k, slot, fills);
   uint32_t first = e->next_id + 1;
   strbuf_append(e->sb, "    ");
   for (uint32_t i = 0; i < 2 * k; ++i) strbuf_printf(e->sb, "%s%%v%u", i ? ", " : "", ++e->next_id);
   strbuf_append(e->sb, " = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, ");
-  put_repeated(e->sb, map, 2 * k, ", ");
+  put_repeated(e->sb, "affine_map<(d0, d1) -> (d0)>", 2 * k, ", ");
   strbuf_printf(e->sb, "], iterator_types = [\"parallel\", \"reduction\"]} ins(%%v%u : ", x.id);
   te_print_type(e, &x.type);
   strbuf_append(e->sb, ") outs(");
   for (uint32_t i = 0; i < 2 * k; ++i) strbuf_printf(e->sb, "%s%%v%u", i ? ", " : "", fills[i]);
   strbuf_append(e->sb, " : ");
   put_repeated(e->sb, slot, 2 * k, ", ");
-  /* The element is %t0, so key_of() can name it like any body value. */
-  strbuf_printf(e->sb, ") {\n    ^bb0(%%t0: %s", te_elem_name(out.type.elem));
-  for (uint32_t s = 0; s < k; ++s) strbuf_printf(e->sb, ", %%sk%u: i32", s);
-  for (uint32_t s = 0; s < k; ++s) strbuf_printf(e->sb, ", %%si%u: i32", s);
-  strbuf_append(e->sb, "):\n");
-  tbody_t b = {e->sb, 0};
-  uint32_t j = tline(&b, "arith.index_cast %%t%u : index to i32", tline(&b, "linalg.index 1 : index"));
-  uint32_t keys[MAX_TOP_K], ids[MAX_TOP_K];
-  insert(&b, k, key_of(p, &b, 0), j, keys, ids);
-  strbuf_append(e->sb, "      linalg.yield ");
-  for (uint32_t s = 0; s < 2 * k; ++s)
-    strbuf_printf(e->sb, "%s%%t%u", s ? ", " : "", s < k ? keys[s] : ids[s - k]);
-  strbuf_append(e->sb, " : ");
-  put_repeated(e->sb, "i32", 2 * k, ", ");
-  strbuf_append(e->sb, "\n    } -> (");
-  put_repeated(e->sb, slot, 2 * k, ", ");
-  strbuf_append(e->sb, ")\n");
+  put_select_body(p, k, slot);
+  te_type_t st = te_type(TE_I32, 1, &rows);
   for (uint32_t s = 0; s < k; ++s) idx[s] = (te_value_t){first + k + s, st};
 }
 

@@ -57,6 +57,8 @@ int pp_check_image(pp_t *p) {
   if (in->type.dims[0] != 1)
     return pp_fail(p, "image pre-processing needs batch 1; input 0 '%s' is %s", in->name, dims);
   geom_t g = geometry(p);
+  if (g.h < 1 || g.w < 1)
+    return pp_fail(p, "input 0 '%s' is %s: an image needs height and width", in->name, dims);
   if (g.c != 1 && g.c != 3)
     return pp_fail(p, "channel count mismatch: input 0 '%s' is %s, %s, so it has %lld "
                       "channels; image pre-processing makes 1 or 3", in->name, dims,
