@@ -290,6 +290,7 @@ static void put_return(pp_t *p, const model_fn_t *fn, const uint32_t *outs,
   }
   strbuf_printf(body, "%s%s\n  }\n}\n", count ? " : " : "", types.data ? types.data : "");
   strbuf_append(head, ") {\n");
+  head->oom |= types.oom; /* reported with the wrapper's own failures */
   strbuf_free(&types);
 }
 

@@ -298,6 +298,48 @@ static void test_refuse_integer_dequantize(void **state) {
                    TINYML_STATUS_INVALID_ARGUMENT, "softmax needs a float32 or quantised");
 }
 
+/* Every allocation the stages make can fail: with the Nth allocation
+ * failing, for every N until the compile succeeds, the compile says
+ * OUT_OF_MEMORY, leaves the blob alone and frees all it took. */
+static void test_allocation_failure(void **state) {
+  (void)state;
+  const char *text =
+      "module {\n  func.func @main(%a: tensor<1x4x4x1xi8> {tinyml.scale = array<f32: 0.5>, "
+      "tinyml.zero_point = array<i64: 1>}) -> (tensor<1x16xi8> {tinyml.scale = array<f32: 0.25>, "
+      "tinyml.zero_point = array<i64: -3>}) {\n"
+      "    %s = tosa.const_shape {values = dense<[1, 16]> : tensor<2xindex>} : () -> "
+      "!tosa.shape<2>\n"
+      "    %r = tosa.reshape %a, %s : (tensor<1x4x4x1xi8>, !tosa.shape<2>) -> tensor<1x16xi8>\n"
+      "    return %r : tensor<1x16xi8>\n  }\n}\n";
+  tinyml_preprocess_t pre = image(6, 5, TINYML_PIXELS_RGB888);
+  tinyml_postprocess_t post;
+  tinyml_postprocess_init(&post);
+  post.softmax = 1;
+  post.argmax = 1;
+  post.top_k = 3;
+  for (size_t n = 1;; ++n) {
+    assert_true(n < 100000);
+    api_counting_alloc_t c;
+    api_counting_alloc_init(&c, n, 0);
+    tinyml_compile_options_t o = options(&pre, &post);
+    o.allocator = c.allocator;
+    tinyml_blob_t *blob = (tinyml_blob_t *)(uintptr_t)0x5a5a5a50;
+    tinyml_status_t st = tinyml_compile(text, strlen(text), &o, &blob);
+    if (!st) {
+      tinyml_blob_release(blob);
+      assert_int_equal(c.allocs, c.frees);
+      print_message("  compile succeeded once allocation %zu no longer failed\n", n);
+      return;
+    }
+    if (tinyml_status_code(st) != TINYML_STATUS_OUT_OF_MEMORY)
+      fail_msg("allocation %zu: %s", n, tinyml_status_message(st));
+    assert_ptr_equal(blob, (tinyml_blob_t *)(uintptr_t)0x5a5a5a50);
+    tinyml_status_free(st);
+    assert_int_equal(c.allocs, c.frees);
+    assert_int_equal(c.bad_requests, 0);
+  }
+}
+
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
   const struct CMUnitTest tests[] = {
@@ -306,6 +348,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_empty_stages),    cmocka_unit_test(test_emit_c),
       cmocka_unit_test(test_refuse_options),  cmocka_unit_test(test_refuse_misfits),
       cmocka_unit_test(test_refuse_integer_dequantize),
+      cmocka_unit_test(test_allocation_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
