@@ -18,6 +18,9 @@ ninja -C build-clang
 echo "== install and build a consumer with pkg-config"
 bash tests/install/check_install.sh build
 
+echo "== build the standalone examples against the install (meson classify, CMake)"
+bash tests/install/check_consumers.sh build ../shared
+
 # ---- rvv: riscv64 cross build, MLPerf Tiny models under qemu-riscv64 -------
 # The runtime-only library and a static tinyml-run are cross-built for
 # riscv64; the host tinyml-compile compiles each model with --target rvv and
