@@ -5,6 +5,7 @@
 #include "codegen.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -13,6 +14,7 @@
 #include <mlir-c/Dialect/Transform/Interpreter.h>
 #include <mlir-c/Target/LLVMIR.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/alloc.h"
@@ -227,6 +229,46 @@ static void set_arm_hard_float(LLVMModuleRef m) {
   }
 }
 
+#ifndef TINYML_CLANG_PATH
+#define TINYML_CLANG_PATH "clang"
+#endif
+
+/* The libcalls LLVM creates while selecting instructions (expf for
+ * llvm.exp, roundevenf, ...) follow the target machine's float ABI, which
+ * LLVM-C leaves soft: they would pass floats in core registers to a
+ * hard-float libm.  clang sets the ABI, so Arm hard-float objects are
+ * emitted by clang from our optimised bitcode; it also marks the object
+ * Tag_ABI_VFP_args, which GNU ld checks when firmware links it.  -meabi gnu
+ * keeps memset/memcpy (the loader's imports) instead of __aeabi_memset. */
+static tinyml_status_t emit_with_clang(LLVMModuleRef m, const tc_codegen_target_t *tg,
+                                       const tinyml_allocator_t *a,
+                                       LLVMMemoryBufferRef *out_obj) {
+  char dir[4096], bc[4200], obj[4200], log[4200], target[160], cpu[160];
+  TINYML_RETURN_IF_ERROR(tc_temp_dir(dir, sizeof dir, a));
+  snprintf(bc, sizeof bc, "%s/kernels.bc", dir);
+  snprintf(obj, sizeof obj, "%s/kernels.o", dir);
+  snprintf(log, sizeof log, "%s/clang.log", dir);
+  snprintf(target, sizeof target, "--target=%s", tg->triple);
+  snprintf(cpu, sizeof cpu, "-mcpu=%s", tg->cpu);
+  const char *clang = getenv("TINYML_CLANG");
+  char *argv[] = {(char *)(clang && *clang ? clang : TINYML_CLANG_PATH), target, cpu,
+                  "-mfloat-abi=hard", "-meabi", "gnu", "-fPIC", "-O2", "-c", bc, "-o", obj,
+                  NULL};
+  tinyml_status_t st = TINYML_OK;
+  if (LLVMWriteBitcodeToFile(m, bc) != 0)
+    st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "compiler: cannot write %s", bc);
+  if (!st) st = tc_spawn(argv, log, "TINYML_CLANG", a);
+  uint8_t *data = NULL;
+  size_t size = 0;
+  if (!st) st = tc_read_file(obj, a, &data, &size);
+  if (!st) {
+    *out_obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)data, size, "kernels.o");
+    tinyml__free(a, data);
+  }
+  tc_temp_dir_remove(dir);
+  return st;
+}
+
 static tinyml_status_t llvm_error(const tinyml_allocator_t *a, char *msg, const char *what) {
   tinyml_status_t st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "%s: %s", what,
                                            msg ? msg : "(no message)");
@@ -241,7 +283,6 @@ static tinyml_status_t make_target_machine(const tc_codegen_target_t *tg,
   LLVMInitializeAllTargets();
   LLVMInitializeAllTargetMCs();
   LLVMInitializeAllAsmPrinters();
-  LLVMInitializeAllAsmParsers(); /* for the module asm of Arm hard-float objects */
   LLVMTargetRef target;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(tg->triple, &target, &err))
@@ -269,15 +310,7 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMDisposeTargetData(layout);
   set_function_attrs(m, tg->cpu, tg->features);
   int hard_float = wants_arm_hard_float(tg->triple);
-  if (hard_float) {
-    set_arm_hard_float(m);
-    /* ...and the object must say so (Tag_ABI_VFP_args = VFP registers), or
-     * GNU ld refuses to link it into hard-float firmware (--emit c and
-     * static-lib).  The ARM asm parser applies .eabi_attribute directives in
-     * module asm to the object's attributes section. */
-    static const char kVfpArgs[] = ".eabi_attribute 28, 1\n";
-    LLVMAppendModuleInlineAsm(m, kVfpArgs, sizeof(kVfpArgs) - 1);
-  }
+  if (hard_float) set_arm_hard_float(m);
   char *err = NULL;
   if (LLVMVerifyModule(m, LLVMReturnStatusAction, &err))
     return llvm_error(a, err, "compiler: generated LLVM IR is invalid");
@@ -292,7 +325,10 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_error(a, LLVMGetErrorMessage(e), "compiler: LLVM optimisation");
-  if (hard_float) set_arm_hard_float(m);
+  if (hard_float) {
+    set_arm_hard_float(m);
+    return emit_with_clang(m, tg, a, out_obj);
+  }
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, out_obj))
     return llvm_error(a, err, "compiler: LLVM code emission");
   return TINYML_OK;
