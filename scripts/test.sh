@@ -54,7 +54,8 @@ done
 # tinyml-mcu-run compiles each model with --target armv7em, builds firmware
 # around the freestanding runtime (cross/cortex-m4.txt) and runs it under
 # QEMU; tests/targets/mcu_models.py compares with ../shared/reference (int8
-# within 1).  --xfail lists open bugs (an XPASS fails, so remove them when
+# within 1, float32 within the README's tolerance), for the module and the
+# static-library deployments.  --xfail lists open bugs (an XPASS fails, so remove them when
 # fixed).  Its failure fails the script after the closing line.
 echo "== mcu: MLPerf Tiny models on Cortex-M4 (qemu-system-arm mps2-an386)"
 mcu_failed=0
@@ -62,7 +63,19 @@ if [ -d ../shared/reference ]; then
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
     kws_ref_model vww_96_int8 resnet8_int8 ad01_int8 person_detect \
+    hello_world_float kws_ref_model_float32 ad01_fp32 \
     | tee build/meson-logs/mcu-models.txt || mcu_failed=1
+  # The same firmware measurement with no interpreter: --emit static-lib.
+  echo "-- static-lib deployment"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
+    --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
+    --deploy static-lib kws_ref_model resnet8_int8 ad01_int8 kws_ref_model_float32 \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # examples/cortex-m4 with fused pre/post-processing: raw photo in, class out.
+  echo "-- fused pre/post-processing on the Cortex-M4"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_prepost.py \
+    --mcu-run build/tools/tinyml-mcu-run --shared ../shared \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # The installed tinyml-mcu-run builds from what meson installs (no source
   # tree): stage an install and run one model through it.
   echo "-- installed tinyml-mcu-run"
