@@ -11,6 +11,7 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 shared=${2:-$root/../shared}
+if [ -d "$shared" ]; then shared=$(cd "$shared" && pwd); fi # meson resolves -Dmodel from its source dir
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 meson install -C "$build" --destdir "$work/root" >/dev/null
