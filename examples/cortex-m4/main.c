@@ -11,6 +11,8 @@
  * of known length calibrates the ratio at run time. */
 #include <stdint.h>
 #include <stdio.h>
+
+#include "fw_common.h"
 #include <string.h>
 
 #include "tinyml.h"
@@ -46,21 +48,6 @@ static void *pool_alloc(void *self, size_t size, size_t alignment) {
 static void pool_free(void *self, void *ptr) {
   (void)self;
   (void)ptr;
-}
-
-/* ---- CMSDK APB timer 0 ---------------------------------------------------- */
-#define TIMER0 ((volatile uint32_t *)0x40000000u) /* CTRL, VALUE, RELOAD */
-static void timer_start(void) {
-  TIMER0[0] = 0;
-  TIMER0[2] = 0xFFFFFFFFu;
-  TIMER0[1] = 0xFFFFFFFFu;
-  TIMER0[0] = 1; /* enable, internal clock */
-}
-static uint32_t timer_now(void) { return TIMER0[1]; /* counts down */ }
-
-/* 2 instructions per iteration (subs, bne). */
-static void known_loop(uint32_t n) {
-  __asm volatile("1: subs %0, %0, #1\n\tbne 1b" : "+r"(n) : : "cc");
 }
 
 static int check(tinyml_status_t st, const char *what) {
@@ -109,27 +96,16 @@ int main(void) {
     if (check(tinyml_context_set_output(ctx, i, outs[i], info.byte_size), "output")) return 1;
   }
 
-  timer_start();
-  uint32_t c0 = timer_now();
-  known_loop(1000000);
-  uint32_t c1 = timer_now();
+  uint32_t cal = calibration_ticks();
   uint32_t t0 = timer_now();
   tinyml_status_t st = tinyml_context_invoke(ctx);
   uint32_t t1 = timer_now();
   if (check(st, "invoke")) return 1;
 
-  for (size_t i = 0; i < n_out; ++i) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/output_%u.bin", fw_output_dir, (unsigned)i);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(outs[i], 1, out_sizes[i], f) != out_sizes[i]) {
-      printf("error: cannot write %s\n", path);
-      return 1;
-    }
-    fclose(f);
-  }
+  for (size_t i = 0; i < n_out; ++i)
+    if (write_output(fw_output_dir, (unsigned)i, outs[i], out_sizes[i])) return 1;
   printf("calibration_loop_instructions=2000000\n");
-  printf("calibration_ticks=%lu\n", (unsigned long)(c0 - c1));
+  printf("calibration_ticks=%lu\n", (unsigned long)cal);
   printf("invoke_ticks=%lu\n", (unsigned long)(t0 - t1));
   printf("arena=%u\n", (unsigned)tinyml_module_arena_size(module));
   printf("pool_load=%u\n", (unsigned)after_load);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fw_common.h"
+
 #include "fw_static.h"
 #include "model.h"
 
@@ -21,20 +23,6 @@ extern const char fw_output_dir[];
 
 static uint8_t arena[MODEL_ARENA_SIZE + 1] __attribute__((aligned(MODEL_ARENA_ALIGNMENT)));
 static uint8_t outputs[FW_OUTPUT_BYTES] __attribute__((aligned(64)));
-
-#define TIMER0 ((volatile uint32_t *)0x40000000u) /* CTRL, VALUE, RELOAD */
-static void timer_start(void) {
-  TIMER0[0] = 0;
-  TIMER0[2] = 0xFFFFFFFFu;
-  TIMER0[1] = 0xFFFFFFFFu;
-  TIMER0[0] = 1;
-}
-static uint32_t timer_now(void) { return TIMER0[1]; }
-
-/* 2 instructions per iteration (subs, bne). */
-static void known_loop(uint32_t n) {
-  __asm volatile("1: subs %0, %0, #1\n\tbne 1b" : "+r"(n) : : "cc");
-}
 
 int main(void) {
   if (fw_input_count != MODEL_INPUT_COUNT) {
@@ -55,10 +43,7 @@ int main(void) {
   for (uint32_t i = 0, at = 0; i < MODEL_OUTPUT_COUNT; at += (fw_output_sizes[i++] + 63) & ~63u)
     outs[i] = outputs + at;
 
-  timer_start();
-  uint32_t c0 = timer_now();
-  known_loop(1000000);
-  uint32_t c1 = timer_now();
+  uint32_t cal = calibration_ticks();
   uint32_t t0 = timer_now();
   int rc = model_invoke(arena, ins, outs);
   uint32_t t1 = timer_now();
@@ -66,18 +51,10 @@ int main(void) {
     printf("error: invoke: model_invoke returned %d\n", rc);
     return 1;
   }
-  for (uint32_t i = 0; i < MODEL_OUTPUT_COUNT; ++i) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/output_%u.bin", fw_output_dir, (unsigned)i);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(outs[i], 1, fw_output_sizes[i], f) != fw_output_sizes[i]) {
-      printf("error: cannot write %s\n", path);
-      return 1;
-    }
-    fclose(f);
-  }
+  for (uint32_t i = 0; i < MODEL_OUTPUT_COUNT; ++i)
+    if (write_output(fw_output_dir, (unsigned)i, outs[i], fw_output_sizes[i])) return 1;
   printf("calibration_loop_instructions=2000000\n");
-  printf("calibration_ticks=%lu\n", (unsigned long)(c0 - c1));
+  printf("calibration_ticks=%lu\n", (unsigned long)cal);
   printf("invoke_ticks=%lu\n", (unsigned long)(t0 - t1));
   printf("arena=%u\n", (unsigned)MODEL_ARENA_SIZE);
   printf("pool_total=0\n");
