@@ -4,6 +4,8 @@
 
 extern const char tinyml__armv7em_strategy[];
 extern const char tinyml__armv7em_lowering[];
+extern const unsigned char tinyml__armv7em_ukernels[];
+extern const unsigned long tinyml__armv7em_ukernels_size;
 
 const tinyml_backend_t tinyml__backend_armv7em = {
     .name = "armv7em",
@@ -15,4 +17,12 @@ const tinyml_backend_t tinyml__backend_armv7em = {
     .pointer_bits = 32,
     .transform_script = tinyml__armv7em_strategy,
     .lowering_pipeline = tinyml__armv7em_lowering,
+    .ukernel_bitcode = tinyml__armv7em_ukernels,
+    .ukernel_bitcode_size = &tinyml__armv7em_ukernels_size,
+    .ukernel_oc_block = 2, /* SMLAD: 2 channels x 2 pixels x 2 taps */
+    .ukernel_k_block = 4,
+    .ukernel_k_perm = 1,
+    .ukernel_scratch_per_k = 2 * 2, /* 2 pixels' int16 im2col columns */
+    .ukernel_feature = "+dsp",
+    .ukernel_cpus = "cortex-m4,cortex-m7,cortex-m33,cortex-m35p,cortex-m55,cortex-m85",
 };

@@ -5,6 +5,8 @@
 
 extern const char tinyml__rvv_strategy[];
 extern const char tinyml__rvv_lowering[];
+extern const unsigned char tinyml__rvv_ukernels[];
+extern const unsigned long tinyml__rvv_ukernels_size;
 
 const tinyml_backend_t tinyml__backend_rvv = {
     .name = "rvv",
@@ -16,4 +18,11 @@ const tinyml_backend_t tinyml__backend_rvv = {
     .pointer_bits = 64,
     .transform_script = tinyml__rvv_strategy,
     .lowering_pipeline = tinyml__rvv_lowering,
+    .ukernel_bitcode = tinyml__rvv_ukernels,
+    .ukernel_bitcode_size = &tinyml__rvv_ukernels_size,
+    .ukernel_oc_block = 16, /* the vectoriser's loop: 16 channels per tap */
+    .ukernel_k_block = 1,
+    .ukernel_scratch_per_k = 2, /* one int16 im2col column */
+    .ukernel_feature = "+v",
+    .ukernel_cpus = "",
 };

@@ -4,6 +4,8 @@
 
 extern const char tinyml__x86_strategy[];
 extern const char tinyml__x86_lowering[];
+extern const unsigned char tinyml__x86_ukernels[];
+extern const unsigned long tinyml__x86_ukernels_size;
 
 const tinyml_backend_t tinyml__backend_x86 = {
     .name = "x86-64",
@@ -15,4 +17,13 @@ const tinyml_backend_t tinyml__backend_x86 = {
     .pointer_bits = 64,
     .transform_script = tinyml__x86_strategy,
     .lowering_pipeline = tinyml__x86_lowering,
+    .ukernel_bitcode = tinyml__x86_ukernels,
+    .ukernel_bitcode_size = &tinyml__x86_ukernels_size,
+    .ukernel_oc_block = 8, /* AVX2: 8 int32 lanes, vpmaddwd over tap pairs */
+    .ukernel_k_block = 2,
+    .ukernel_scratch_per_k = 4 * 2, /* 4 pixels' int16 im2col columns */
+    .ukernel_feature = "+avx2",
+    .ukernel_cpus = "x86-64-v3,x86-64-v4,haswell,broadwell,skylake,skylake-avx512,"
+                    "cascadelake,icelake-server,icelake-client,tigerlake,alderlake,"
+                    "sapphirerapids,znver1,znver2,znver3,znver4,znver5",
 };

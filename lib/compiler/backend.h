@@ -21,6 +21,17 @@ typedef struct tinyml_backend {
   /* A pass pipeline (builtin.module(...)) that lowers the bufferized module
    * to the LLVM dialect with bare-pointer calling convention. */
   const char *lowering_pipeline;
+  /* The int8 microkernels (lib/ukernels/uk_abi.h) as LLVM bitcode for this
+   * target, linked into every executable; NULL when the backend has none. */
+  const unsigned char *ukernel_bitcode;
+  const unsigned long *ukernel_bitcode_size;
+  /* How conv weights are packed for them, and what they need of scratch. */
+  int ukernel_oc_block, ukernel_k_block, ukernel_scratch_per_k;
+  int ukernel_k_perm; /* 1: each 4-tap group stored as taps 0,2,1,3 */
+  /* The kernels use these CPU features: used only when the caller's
+   * features name them, or the CPU is the default or listed here. */
+  const char *ukernel_feature;
+  const char *ukernel_cpus; /* comma-separated */
 } tinyml_backend_t;
 
 /* Finds a built backend by name; NULL when it was not built. */

@@ -5,7 +5,9 @@
 #include "codegen.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
+#include <llvm-c/Linker.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -20,6 +22,9 @@
 #include "../common/alloc.h"
 #include "../common/status.h"
 #include "../module/executable_abi.h"
+#include "ukernel.h"
+
+tinyml_status_t tc_distribute(MlirContext ctx, tc_graph_t *g, const tinyml_allocator_t *a);
 
 static tinyml_status_t diag_status(const tinyml_allocator_t *a, const tc_diag_t *diag,
                                    tinyml_status_code_t code, const char *what) {
@@ -68,11 +73,13 @@ tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
                                     tc_graph_t *g, tc_diag_t *diag,
                                     const tinyml_allocator_t *a) {
   MlirOperation m = mlirModuleGetOperation(g->dispatch_module);
+  TINYML_RETURN_IF_ERROR(tc_ukernels_lower(ctx, g->dispatch_module, diag, a));
   TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
                                          "builtin.module(canonicalize,eliminate-empty-tensors)",
                                          diag, a, "preparing dispatches"));
   TINYML_RETURN_IF_ERROR(apply_strategy(ctx, be, g, diag, a));
   TINYML_RETURN_IF_ERROR(tc_allocs_to_scratch(ctx, g, a));
+  TINYML_RETURN_IF_ERROR(tc_distribute(ctx, g, a));
   return tc_run_pipeline(ctx, m, be->lowering_pipeline, diag, a, "lowering to LLVM");
 }
 
@@ -334,6 +341,43 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   return TINYML_OK;
 }
 
+/* Links the microkernels' bitcode into `m` when its dispatches call them,
+ * and makes the kernels internal so they inline and unused ones vanish. */
+static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_codegen_target_t *tg,
+                                     const tinyml_allocator_t *a) {
+  int wanted = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t n;
+    const char *name = LLVMGetValueName2(f, &n);
+    if (LLVMIsDeclaration(f) && n > 10 && strncmp(name, "tinyml_uk_", 10) == 0) wanted = 1;
+  }
+  if (!wanted) return TINYML_OK;
+  if (!tg->ukernel_bitcode)
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: dispatches call microkernels the target lacks");
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
+      (const char *)tg->ukernel_bitcode, tg->ukernel_bitcode_size, "ukernels.bc", 0);
+  LLVMModuleRef uk = NULL;
+  int bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(m), buf, &uk);
+  LLVMDisposeMemoryBuffer(buf);
+  if (bad)
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: the microkernel bitcode does not parse");
+  /* clang wrote the target's own layout; the translated module may have none. */
+  LLVMSetTarget(m, LLVMGetTarget(uk));
+  LLVMSetDataLayout(m, LLVMGetDataLayoutStr(uk));
+  if (LLVMLinkModules2(m, uk))
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: cannot link the microkernels");
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t n;
+    const char *name = LLVMGetValueName2(f, &n);
+    if (!LLVMIsDeclaration(f) && n > 10 && strncmp(name, "tinyml_uk_", 10) == 0)
+      LLVMSetLinkage(f, LLVMInternalLinkage);
+  }
+  return TINYML_OK;
+}
+
 tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *tg,
                                const tinyml_allocator_t *a, uint8_t **out_obj,
                                size_t *out_size) {
@@ -346,6 +390,7 @@ tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *t
   if (!m)
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                              "compiler: translation to LLVM IR failed");
+  if (!st) st = link_ukernels(m, tg, a);
   if (!st) st = add_abi(m, g, tg->query_symbol, a);
   if (!st) st = make_target_machine(tg, a, &tm);
   if (!st) st = optimize_and_emit(m, tm, tg, a, &obj);

@@ -13,6 +13,9 @@ typedef struct tc_codegen_target {
   int opt_level;
   const char *lld_emulation;
   const char *query_symbol; /* the object's one export; NULL = tinyml_query */
+  /* Microkernel bitcode to link in when the dispatches call it, or NULL. */
+  const unsigned char *ukernel_bitcode;
+  size_t ukernel_bitcode_size;
 } tc_codegen_target_t;
 
 /* Strategy, scratch rewrite and lowering to the LLVM dialect, in place on

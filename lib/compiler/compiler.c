@@ -14,6 +14,7 @@
 #include "emit_c.h"
 #include "graph.h"
 #include "prepost.h"
+#include "ukernel.h"
 #include "../importers/onnx/onnx_import.h"
 #include "../importers/tflite/tflite_import.h"
 
@@ -39,6 +40,7 @@ typedef struct session {
   void *dump_user;
   const tinyml_preprocess_t *pre;
   const tinyml_postprocess_t *post;
+  int use_ukernels;
 } session_t;
 
 static int looks_like_mlir_text(const uint8_t *p, size_t n) {
@@ -92,6 +94,8 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   TINYML_RETURN_IF_ERROR(parse_model(s, model, size, &m));
   tinyml_status_t st = tc_prepost_apply(s->ctx, m, s->pre, s->post, &s->diag, s->a,
                                         s->dump_tosa, s->dump_user);
+  if (!st && s->use_ukernels)
+    st = tc_ukernels_select(s->ctx, m, s->backend, s->a, NULL);
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,
                          "lowering TOSA to Linalg");
@@ -256,6 +260,11 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
       .opt_level = req->opt_level,
       .lld_emulation = s.backend->lld_emulation,
       .query_symbol = s.emit == TINYML_EMIT_MODULE ? NULL : s.query_symbol};
+  s.use_ukernels = tc_ukernels_usable(s.backend, s.target.cpu, s.target.features);
+  if (s.use_ukernels) {
+    s.target.ukernel_bitcode = s.backend->ukernel_bitcode;
+    s.target.ukernel_bitcode_size = *s.backend->ukernel_bitcode_size;
+  }
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
   if (!st) st = generate_code(&s);

@@ -10,6 +10,7 @@
 #include "../common/alloc.h"
 #include "../common/status.h"
 #include "graph.h"
+#include "ukernel.h"
 
 #define NONE UINT32_MAX
 #define SMALL_CONSTANT_BYTES 64 /* cloned into kernels instead of bound */
@@ -169,6 +170,9 @@ static void assign_groups(part_t *p) {
     uint32_t uses = sole_user(p, k, &user);
     int joinable = uses == 1 && user != NONE && p->kind[user] == K_COMPUTE &&
                    mlirOperationGetNumResults(p->ops[k]) == 1;
+    /* A microkernel is all of its dispatch (ukernel_lower.c). */
+    if (joinable && (tc_op_is(p->ops[k], TC_UKERNEL_OP) || tc_op_is(p->ops[user], TC_UKERNEL_OP)))
+      joinable = 0;
     if (joinable && (is_cheap_producer(p->ops[k]) || is_elementwise(p->ops[user])))
       p->group[k] = p->group[user];
     else

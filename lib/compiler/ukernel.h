@@ -1,0 +1,31 @@
+/* Microkernels: selecting them on TOSA (ukernel_match.c), turning their
+ * dispatches into calls (ukernel_lower.c), and linking their bitcode
+ * (codegen.c).  The kernels themselves live in backends/<name>/ukernels.c
+ * on top of lib/ukernels/. */
+#ifndef TINYML_COMPILER_UKERNEL_H
+#define TINYML_COMPILER_UKERNEL_H
+
+#include <mlir-c/IR.h>
+
+#include "backend.h"
+#include "mlir_util.h"
+
+/* The op that stands for a microkernel call between selection and
+ * lowering.  It is unregistered: nothing but partitioning and
+ * ukernel_lower.c ever sees it. */
+#define TC_UKERNEL_OP "tinyml.uk"
+
+/* Whether the backend has microkernels and the target CPU can run them. */
+int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features);
+
+/* Rewrites every matching chain in `m` into TC_UKERNEL_OP; *out_count gets
+ * how many. */
+tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
+                                   const tinyml_allocator_t *a, unsigned *out_count);
+
+/* Replaces the body of each dispatch function holding TC_UKERNEL_OP with a
+ * call to tinyml_uk_<kind>(input, blob, output, scratch) on its arguments. */
+tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_diag_t *diag,
+                                  const tinyml_allocator_t *a);
+
+#endif

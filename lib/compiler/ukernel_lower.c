@@ -1,0 +1,203 @@
+/* Lowers microkernel dispatches.  Partitioning leaves each TC_UKERNEL_OP
+ * alone in its dispatch function, between bufferization.to_tensor of its
+ * two arguments and a materialize_in_destination into its output argument.
+ * That body is replaced, before the backend strategy runs, by
+ *
+ *   %s = memref.alloc() : memref<Nxi8>          (becomes arena scratch)
+ *   func.call @tinyml_uk_<kind>(ptr(in), ptr(blob), ptr(out), ptr(s))
+ *
+ * with the pointers taken as !llvm.ptr, so one declaration serves every
+ * shape.  The kernel's bitcode is linked in by codegen.c. */
+#include <mlir-c/BuiltinAttributes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "ukernel.h"
+
+typedef struct text {
+  char *s;
+  size_t n, cap;
+  int overflow;
+} text_t;
+
+static void put(text_t *t, const char *s, size_t n) {
+  if (t->n + n + 1 > t->cap) {
+    t->overflow = 1;
+    return;
+  }
+  memcpy(t->s + t->n, s, n);
+  t->n += n;
+  t->s[t->n] = '\0';
+}
+
+static void put_cb(MlirStringRef r, void *user) { put(user, r.data, r.length); }
+static void puts_(text_t *t, const char *s) { put(t, s, strlen(s)); }
+
+static void put_type(text_t *t, MlirType ty) { mlirTypePrint(ty, put_cb, t); }
+
+static MlirWalkResult find_uk(MlirOperation op, void *user) {
+  if (!tc_op_is(op, TC_UKERNEL_OP)) return MlirWalkResultAdvance;
+  *(MlirOperation *)user = op;
+  return MlirWalkResultInterrupt;
+}
+
+/* The function argument behind a kernel operand (via to_tensor). */
+static int arg_of_operand(MlirValue v) {
+  MlirOperation d = tc_value_owner_op(v);
+  if (mlirOperationIsNull(d) || !tc_op_is(d, "bufferization.to_tensor")) return -1;
+  MlirValue src = mlirOperationGetOperand(d, 0);
+  return mlirValueIsABlockArgument(src) ? (int)mlirBlockArgumentGetArgNumber(src) : -1;
+}
+
+/* The function argument the kernel's result is written into. */
+static int arg_of_result(MlirValue v) {
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return -1;
+  MlirOperation m = mlirOpOperandGetOwner(u);
+  if (!tc_op_is(m, "bufferization.materialize_in_destination")) return -1;
+  MlirValue dst = mlirOperationGetOperand(m, 1);
+  return mlirValueIsABlockArgument(dst) ? (int)mlirBlockArgumentGetArgNumber(dst) : -1;
+}
+
+static void string_attr(MlirOperation op, const char *name, char *out, size_t cap) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  out[0] = '\0';
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a)) return;
+  MlirStringRef r = mlirStringAttrGetValue(a);
+  if (r.length < cap) {
+    memcpy(out, r.data, r.length);
+    out[r.length] = '\0';
+  }
+}
+
+/* The replacement function, as text: same signature, new body. */
+static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scratch,
+                       const int *args) {
+  char line[256];
+  snprintf(line, sizeof line,
+           "module {\nfunc.func private @tinyml_uk_%s(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)\n"
+           "func.func @f(",
+           kind);
+  puts_(t, line);
+  intptr_t n = mlirBlockGetNumArguments(body);
+  for (intptr_t i = 0; i < n; ++i) {
+    snprintf(line, sizeof line, "%s%%a%ld: ", i ? ", " : "", (long)i);
+    puts_(t, line);
+    put_type(t, mlirValueGetType(mlirBlockGetArgument(body, i)));
+  }
+  puts_(t, ") {\n");
+  for (int i = 0; i < 3; ++i) {
+    snprintf(line, sizeof line,
+             "%%i%d = memref.extract_aligned_pointer_as_index %%a%d : ", i, args[i]);
+    puts_(t, line);
+    put_type(t, mlirValueGetType(mlirBlockGetArgument(body, args[i])));
+    snprintf(line, sizeof line,
+             " -> index\n%%j%d = arith.index_cast %%i%d : index to i64\n"
+             "%%p%d = llvm.inttoptr %%j%d : i64 to !llvm.ptr\n",
+             i, i, i, i);
+    puts_(t, line);
+  }
+  if (scratch > 0) {
+    snprintf(line, sizeof line,
+             "%%s = memref.alloc() {alignment = 64 : i64} : memref<%lldxi8>\n"
+             "%%i3 = memref.extract_aligned_pointer_as_index %%s : memref<%lldxi8> -> index\n"
+             "%%j3 = arith.index_cast %%i3 : index to i64\n"
+             "%%p3 = llvm.inttoptr %%j3 : i64 to !llvm.ptr\n",
+             (long long)scratch, (long long)scratch);
+  } else {
+    snprintf(line, sizeof line, "%%p3 = llvm.mlir.zero : !llvm.ptr\n");
+  }
+  puts_(t, line);
+  snprintf(line, sizeof line,
+           "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3) : "
+           "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()\nreturn\n}\n}\n",
+           kind);
+  puts_(t, line);
+}
+
+static int has_symbol(MlirModule m, const char *name) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute s = mlirOperationGetAttributeByName(op, tc_str("sym_name"));
+    if (!mlirAttributeIsNull(s) && mlirStringRefEqual(mlirStringAttrGetValue(s), tc_str(name)))
+      return 1;
+  }
+  return 0;
+}
+
+/* Moves the parsed body into `func` and the declaration into `dispatches`. */
+static void splice(MlirModule dispatches, MlirOperation func, MlirModule parsed,
+                   const char *kind) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  /* Users before producers; partitioning left only a handful of ops here. */
+  MlirOperation old[64];
+  unsigned n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && n < 64;
+       op = mlirOperationGetNextInBlock(op))
+    old[n++] = op;
+  while (n > 0) mlirOperationDestroy(old[--n]);
+  MlirOperation decl = mlirBlockGetFirstOperation(mlirModuleGetBody(parsed));
+  MlirOperation f = mlirOperationGetNextInBlock(decl);
+  MlirBlock src = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+  for (intptr_t i = 0; i < mlirBlockGetNumArguments(src); ++i)
+    mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(src, i), mlirBlockGetArgument(body, i));
+  for (MlirOperation op = mlirBlockGetFirstOperation(src); !mlirOperationIsNull(op);) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    mlirOperationRemoveFromParent(op);
+    mlirBlockAppendOwnedOperation(body, op);
+    op = next;
+  }
+  char sym[64];
+  snprintf(sym, sizeof sym, "tinyml_uk_%s", kind);
+  if (!has_symbol(dispatches, sym)) {
+    mlirOperationRemoveFromParent(decl);
+    mlirBlockInsertOwnedOperation(mlirModuleGetBody(dispatches), 0, decl);
+  }
+}
+
+static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOperation func,
+                                 MlirOperation uk, tc_diag_t *diag,
+                                 const tinyml_allocator_t *a) {
+  int args[3] = {arg_of_operand(mlirOperationGetOperand(uk, 0)),
+                 arg_of_operand(mlirOperationGetOperand(uk, 1)),
+                 arg_of_result(mlirOperationGetResult(uk, 0))};
+  char kind[32];
+  string_attr(uk, "kind", kind, sizeof kind);
+  MlirAttribute sa = mlirOperationGetAttributeByName(uk, tc_str("scratch"));
+  if (args[0] < 0 || args[1] < 0 || args[2] < 0 || !kind[0] || mlirAttributeIsNull(sa))
+    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                               "compiler: a microkernel dispatch has an unexpected form");
+  text_t t = {.cap = 16384};
+  t.s = tinyml__alloc(a, t.cap, 1);
+  if (!t.s) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  t.s[0] = '\0';
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  write_body(&t, body, kind, mlirIntegerAttrGetValueInt(sa), args);
+  tinyml_status_t st = TINYML_OK;
+  MlirModule parsed = {NULL};
+  if (!t.overflow) parsed = mlirModuleCreateParse(ctx, mlirStringRefCreate(t.s, t.n));
+  if (t.overflow || mlirModuleIsNull(parsed))
+    st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: microkernel call: %s",
+                             diag->len ? diag->text : "text too long");
+  else
+    splice(dispatches, func, parsed, kind);
+  if (!mlirModuleIsNull(parsed)) mlirModuleDestroy(parsed);
+  tinyml__free(a, t.s);
+  return st;
+}
+
+tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_diag_t *diag,
+                                  const tinyml_allocator_t *a) {
+  MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(dispatches));
+  while (!mlirOperationIsNull(op)) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    MlirOperation uk = {NULL};
+    if (tc_op_is(op, "func.func")) mlirOperationWalk(op, find_uk, &uk, MlirWalkPreOrder);
+    if (!mlirOperationIsNull(uk))
+      TINYML_RETURN_IF_ERROR(lower_one(ctx, dispatches, op, uk, diag, a));
+    op = next;
+  }
+  return TINYML_OK;
+}

@@ -1,0 +1,363 @@
+/* Microkernel selection, on TOSA: a quantised conv2d, depthwise_conv2d or
+ * matmul whose int32 result only feeds a per-channel rescale to int8 (and
+ * optionally a clamp) becomes one op
+ *
+ *   %y = "tinyml.uk"(%x, %blob) {kind = "conv_s8"} : (tensor<..xi8>, tensor<Nxi8>) -> tensor<..xi8>
+ *
+ * where %blob is a constant holding the parameters, the per-channel bias,
+ * multipliers and shifts, and the weights packed for the backend's kernel
+ * (lib/ukernels/uk_abi.h).  Partitioning gives the op a dispatch of its own
+ * and ukernel_lower.c turns that dispatch into a call.  Anything that does
+ * not match exactly (other types, rounding modes, zero points on weights,
+ * dynamic shapes, channel multipliers) is left to the Linalg path. */
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+#include "../ukernels/uk_abi.h"
+#include "ukernel.h"
+
+typedef struct chain {
+  MlirOperation conv, rescale, clamp, last;
+  tinyml_uk_params_t p;
+  MlirAttribute weights, bias, mult, shift;
+} chain_t;
+
+/* ---- reading TOSA ------------------------------------------------------ */
+
+static MlirAttribute const_attr(MlirValue v) {
+  MlirOperation op = tc_value_owner_op(v);
+  MlirAttribute none = {NULL};
+  if (mlirOperationIsNull(op) || !tc_op_is(op, "tosa.const")) return none;
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str("values"));
+  return !mlirAttributeIsNull(a) && mlirAttributeIsADenseElements(a) ? a : none;
+}
+
+static int is_int(MlirType t, unsigned bits) {
+  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == bits;
+}
+
+static int elem_is(MlirValue v, unsigned bits) {
+  MlirType t = mlirValueGetType(v);
+  return mlirTypeIsARankedTensor(t) && mlirShapedTypeHasStaticShape(t) &&
+         is_int(mlirShapedTypeGetElementType(t), bits);
+}
+
+static int64_t dim(MlirValue v, intptr_t i) {
+  return mlirShapedTypeGetDimSize(mlirValueGetType(v), i);
+}
+
+static int64_t numel(MlirAttribute a) { return mlirElementsAttrGetNumElements(a); }
+
+/* A constant scalar (any element count, all read as element 0). */
+static int const_int(MlirValue v, unsigned bits, int64_t *out) {
+  MlirAttribute a = const_attr(v);
+  if (mlirAttributeIsNull(a) || !elem_is(v, bits) || numel(a) < 1) return 0;
+  *out = bits == 8 ? mlirDenseElementsAttrGetInt8Value(a, 0)
+                   : mlirDenseElementsAttrGetInt32Value(a, 0);
+  return 1;
+}
+
+static int bool_attr(MlirOperation op, const char *name, int want) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  return !mlirAttributeIsNull(a) && mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a) == want;
+}
+
+static int i64_array(MlirOperation op, const char *name, int n, int64_t *out) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) ||
+      mlirDenseArrayGetNumElements(a) != n)
+    return 0;
+  for (int i = 0; i < n; ++i) out[i] = mlirDenseI64ArrayGetElement(a, i);
+  return 1;
+}
+
+static void print_cb(MlirStringRef s, void *user) {
+  char *buf = user;
+  size_t n = strlen(buf), room = 63 - n, k = s.length < room ? s.length : room;
+  memcpy(buf + n, s.data, k);
+  buf[n + k] = '\0';
+}
+
+static int attr_text_has(MlirOperation op, const char *name, const char *want) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  char buf[64] = "";
+  if (mlirAttributeIsNull(a)) return 0;
+  mlirAttributePrint(a, print_cb, buf);
+  return strstr(buf, want) != NULL;
+}
+
+static MlirOperation sole_user(MlirValue v) {
+  MlirOperation none = {NULL};
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return none;
+  return mlirOpOperandGetOwner(u);
+}
+
+static int fits_i32(int64_t v) { return v >= -2147483647 && v <= 2147483647; }
+
+/* ---- matching ---------------------------------------------------------- */
+
+/* conv2d / depthwise_conv2d operands and attributes. */
+static int match_conv(chain_t *c) {
+  MlirOperation op = c->conv;
+  int depthwise = tc_op_is(op, "tosa.depthwise_conv2d");
+  if ((!depthwise && !tc_op_is(op, "tosa.conv2d")) || mlirOperationGetNumOperands(op) != 5)
+    return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
+  MlirValue b = mlirOperationGetOperand(op, 2), y = mlirOperationGetResult(op, 0);
+  int64_t in_zp, w_zp, pad[4], stride[2], dil[2];
+  c->weights = const_attr(w);
+  c->bias = const_attr(b);
+  if (!elem_is(x, 8) || !elem_is(w, 8) || !elem_is(b, 32) || !elem_is(y, 32) ||
+      mlirAttributeIsNull(c->weights) || mlirAttributeIsNull(c->bias) ||
+      !mlirAttributeIsNull(const_attr(x)) ||
+      !const_int(mlirOperationGetOperand(op, 3), 8, &in_zp) ||
+      !const_int(mlirOperationGetOperand(op, 4), 8, &w_zp) || w_zp != 0 ||
+      !i64_array(op, "pad", 4, pad) || !i64_array(op, "stride", 2, stride) ||
+      !i64_array(op, "dilation", 2, dil))
+    return 0;
+  tinyml_uk_params_t *p = &c->p;
+  p->kind = depthwise ? TINYML_UK_DEPTHWISE : TINYML_UK_CONV;
+  p->batch = (int32_t)dim(x, 0);
+  p->ih = (int32_t)dim(x, 1);
+  p->iw = (int32_t)dim(x, 2);
+  p->ic = (int32_t)dim(x, 3);
+  p->oh = (int32_t)dim(y, 1);
+  p->ow = (int32_t)dim(y, 2);
+  p->oc = (int32_t)dim(y, 3);
+  p->kh = (int32_t)dim(w, depthwise ? 0 : 1);
+  p->kw = (int32_t)dim(w, depthwise ? 1 : 2);
+  if (depthwise ? dim(w, 2) != p->ic || dim(w, 3) != 1 || p->oc != p->ic
+                : dim(w, 3) != p->ic || dim(w, 0) != p->oc)
+    return 0;
+  int64_t nb = numel(c->bias);
+  if (nb != 1 && nb != p->oc) return 0;
+  p->stride_h = (int32_t)stride[0];
+  p->stride_w = (int32_t)stride[1];
+  p->dil_h = (int32_t)dil[0];
+  p->dil_w = (int32_t)dil[1];
+  p->pad_top = (int32_t)pad[0];
+  p->pad_left = (int32_t)pad[2];
+  p->in_zp = (int32_t)in_zp;
+  return p->batch > 0 && p->oh > 0 && p->ow > 0 && p->stride_h > 0 && p->stride_w > 0 &&
+         p->dil_h > 0 && p->dil_w > 0 && pad[0] >= 0 && pad[2] >= 0;
+}
+
+/* The rescale to int8 TFLite's quantised kernels end with, then a clamp. */
+static int match_rescale(chain_t *c) {
+  MlirOperation r = sole_user(mlirOperationGetResult(c->conv, 0));
+  if (mlirOperationIsNull(r) || !tc_op_is(r, "tosa.rescale") ||
+      mlirOperationGetNumOperands(r) != 5)
+    return 0;
+  MlirValue y = mlirOperationGetResult(r, 0);
+  int64_t in_zp, out_zp;
+  c->mult = const_attr(mlirOperationGetOperand(r, 1));
+  c->shift = const_attr(mlirOperationGetOperand(r, 2));
+  if (!elem_is(y, 8) || mlirAttributeIsNull(c->mult) || mlirAttributeIsNull(c->shift) ||
+      !elem_is(mlirOperationGetOperand(r, 1), 32) || !elem_is(mlirOperationGetOperand(r, 2), 8) ||
+      !const_int(mlirOperationGetOperand(r, 3), 32, &in_zp) || in_zp != 0 ||
+      !const_int(mlirOperationGetOperand(r, 4), 8, &out_zp) ||
+      !bool_attr(r, "scale32", 1) || !bool_attr(r, "input_unsigned", 0) ||
+      !bool_attr(r, "output_unsigned", 0) ||
+      !attr_text_has(r, "rounding_mode", "DOUBLE_ROUND"))
+    return 0;
+  int64_t n = numel(c->mult);
+  if ((n != 1 && n != c->p.oc) || numel(c->shift) != n) return 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t m = mlirDenseElementsAttrGetInt32Value(c->mult, i);
+    int8_t s = mlirDenseElementsAttrGetInt8Value(c->shift, i);
+    if (m < 0 || s < 2 || s > 62) return 0; /* apply_scale_32's domain */
+  }
+  c->rescale = c->last = r;
+  c->p.out_zp = (int32_t)out_zp;
+  c->p.act_min = -128;
+  c->p.act_max = 127;
+  MlirOperation k = sole_user(y);
+  int64_t lo, hi;
+  if (!mlirOperationIsNull(k) && tc_op_is(k, "tosa.clamp") &&
+      elem_is(mlirOperationGetResult(k, 0), 8)) {
+    MlirAttribute a = mlirOperationGetAttributeByName(k, tc_str("min_val"));
+    MlirAttribute b = mlirOperationGetAttributeByName(k, tc_str("max_val"));
+    if (!mlirAttributeIsNull(a) && !mlirAttributeIsNull(b) && mlirAttributeIsAInteger(a) &&
+        mlirAttributeIsAInteger(b)) {
+      lo = mlirIntegerAttrGetValueInt(a);
+      hi = mlirIntegerAttrGetValueInt(b);
+      if (fits_i32(lo) && fits_i32(hi) && lo <= hi) {
+        c->p.act_min = lo > -128 ? (int32_t)lo : -128;
+        c->p.act_max = hi < 127 ? (int32_t)hi : 127;
+        c->clamp = c->last = k;
+      }
+    }
+  }
+  return c->p.act_min <= c->p.act_max;
+}
+
+/* ---- the blob ---------------------------------------------------------- */
+
+static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
+
+static void pack_conv(const chain_t *c, const tinyml_backend_t *be, int8_t *dst) {
+  const tinyml_uk_params_t *p = &c->p;
+  const int32_t ob = p->oc_block, kb = p->k_block, kp = p->k_padded;
+  static const int perm4[4] = {0, 2, 1, 3};
+  for (int32_t o = 0; o < p->oc; ++o)
+    for (int32_t k = 0; k < p->k; ++k) {
+      int32_t t = k % kb;
+      if (be->ukernel_k_perm) t = (t & ~3) | perm4[t & 3];
+      size_t at = (size_t)(o / ob) * ob * kp + (size_t)(k / kb) * ob * kb +
+                  (size_t)(o % ob) * kb + (size_t)t;
+      dst[at] = mlirDenseElementsAttrGetInt8Value(c->weights, (intptr_t)o * p->k + k);
+    }
+}
+
+static void fill_channels(const chain_t *c, uint8_t *blob) {
+  const tinyml_uk_params_t *p = &c->p;
+  int32_t *bias = (int32_t *)(void *)(blob + p->bias_off);
+  int32_t *mult = (int32_t *)(void *)(blob + p->mult_off);
+  int32_t *shift = (int32_t *)(void *)(blob + p->shift_off);
+  int64_t nb = numel(c->bias), nm = numel(c->mult);
+  for (int32_t o = 0; o < p->oc; ++o) {
+    bias[o] = mlirDenseElementsAttrGetInt32Value(c->bias, nb == 1 ? 0 : o);
+    mult[o] = mlirDenseElementsAttrGetInt32Value(c->mult, nm == 1 ? 0 : o);
+    shift[o] = mlirDenseElementsAttrGetInt8Value(c->shift, nm == 1 ? 0 : o);
+  }
+  for (int32_t o = p->oc; o < p->oc_padded; ++o) shift[o] = 2;
+}
+
+/* Lays out the blob; returns its size (0 when too large for int32 offsets). */
+static size_t layout(chain_t *c, const tinyml_backend_t *be) {
+  tinyml_uk_params_t *p = &c->p;
+  p->version = TINYML_UK_VERSION;
+  int64_t k = (int64_t)p->kh * p->kw * p->ic;
+  if (k > (1 << 24) || p->oc > (1 << 20)) return 0;
+  p->k = (int32_t)k;
+  if (p->kind == TINYML_UK_CONV) {
+    p->oc_block = be->ukernel_oc_block;
+    p->k_block = be->ukernel_k_block;
+    p->k_padded = round_up(round_up(p->k, p->k_block), 4);
+    p->oc_padded = round_up(p->oc, p->oc_block);
+    p->scratch_bytes = be->ukernel_scratch_per_k * p->k_padded;
+  } else {
+    p->oc_block = p->k_block = 1;
+    p->k_padded = p->k;
+    p->oc_padded = p->oc;
+    p->scratch_bytes = 0;
+  }
+  int64_t chan = round_up(p->oc_padded * 4, 16);
+  int64_t w = p->kind == TINYML_UK_CONV ? (int64_t)p->oc_padded * p->k_padded : k;
+  int64_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 16);
+  p->bias_off = (int32_t)off;
+  p->mult_off = (int32_t)(off += chan);
+  p->shift_off = (int32_t)(off += chan);
+  p->weights_off = (int32_t)(off += chan);
+  int64_t total = off + w;
+  return total < (1LL << 30) ? (size_t)total : 0;
+}
+
+static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
+                           const tinyml_allocator_t *a, MlirOperation before) {
+  MlirValue none = {NULL};
+  size_t size = layout(c, be);
+  uint8_t *blob = size ? tinyml__calloc(a, size, 1, 16) : NULL;
+  if (!blob) return none;
+  memcpy(blob, &c->p, sizeof(c->p));
+  fill_channels(c, blob);
+  int8_t *w = (int8_t *)(blob + c->p.weights_off);
+  if (c->p.kind == TINYML_UK_CONV)
+    pack_conv(c, be, w);
+  else
+    for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
+  int64_t n = (int64_t)size;
+  MlirType t = mlirRankedTensorTypeGet(1, &n, mlirIntegerTypeGet(ctx, 8), mlirAttributeGetNull());
+  MlirAttribute values = mlirDenseElementsAttrRawBufferGet(t, size, blob);
+  tinyml__free(a, blob);
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirOperationState st = mlirOperationStateGet(tc_str("tosa.const"), loc);
+  MlirNamedAttribute na = mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("values")), values);
+  mlirOperationStateAddAttributes(&st, 1, &na);
+  mlirOperationStateAddResults(&st, 1, &t);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+/* ---- rewriting --------------------------------------------------------- */
+
+static int rewrite(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
+                   const tinyml_allocator_t *a) {
+  MlirValue blob = make_blob(ctx, c, be, a, c->conv);
+  if (mlirValueIsNull(blob)) return 0;
+  MlirValue ops[2] = {mlirOperationGetOperand(c->conv, 0), blob};
+  MlirType t = mlirValueGetType(mlirOperationGetResult(c->last, 0));
+  const char *kind = c->p.kind == TINYML_UK_CONV ? "conv_s8" : "depthwise_s8";
+  MlirNamedAttribute attrs[2] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
+                            mlirStringAttrGet(ctx, tc_str(kind))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("scratch")),
+                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64),
+                                               c->p.scratch_bytes))};
+  MlirOperationState st = mlirOperationStateGet(tc_str(TC_UKERNEL_OP),
+                                                mlirOperationGetLocation(c->last));
+  mlirOperationStateAddOperands(&st, 2, ops);
+  mlirOperationStateAddResults(&st, 1, &t);
+  mlirOperationStateAddAttributes(&st, 2, attrs);
+  MlirOperation uk = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(c->last), c->last, uk);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(c->last, 0), mlirOperationGetResult(uk, 0));
+  if (!mlirOperationIsNull(c->clamp)) mlirOperationDestroy(c->clamp);
+  mlirOperationDestroy(c->rescale);
+  mlirOperationDestroy(c->conv);
+  return 1;
+}
+
+typedef struct collect {
+  MlirOperation ops[4096];
+  unsigned n;
+} collect_t;
+
+static MlirWalkResult collect_convs(MlirOperation op, void *user) {
+  collect_t *c = user;
+  if ((tc_op_is(op, "tosa.conv2d") || tc_op_is(op, "tosa.depthwise_conv2d")) &&
+      c->n < sizeof(c->ops) / sizeof(c->ops[0]))
+    c->ops[c->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+static int token_in(const char *list, const char *tok) {
+  size_t n = strlen(tok);
+  for (const char *s = list; s && *s;) {
+    const char *e = strchr(s, ',');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    if (len == n && strncmp(s, tok, n) == 0) return 1;
+    s = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
+int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features) {
+  if (!be->ukernel_bitcode) return 0;
+  if (features && *features) return token_in(features, be->ukernel_feature);
+  return cpu && (strcmp(cpu, be->default_cpu) == 0 || token_in(be->ukernel_cpus, cpu));
+}
+
+tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
+                                   const tinyml_allocator_t *a, unsigned *out_count) {
+  mlirContextSetAllowUnregisteredDialects(ctx, true);
+  collect_t *found = tinyml__calloc(a, 1, sizeof(*found), 8);
+  if (!found)
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  mlirOperationWalk(mlirModuleGetOperation(m), collect_convs, found, MlirWalkPreOrder);
+  unsigned n = 0;
+  for (unsigned i = 0; i < found->n; ++i) {
+    chain_t c;
+    memset(&c, 0, sizeof(c));
+    c.conv = found->ops[i];
+    if (match_conv(&c) && match_rescale(&c) && rewrite(ctx, &c, be, a)) ++n;
+  }
+  tinyml__free(a, found);
+  if (out_count) *out_count = n;
+  return TINYML_OK;
+}

@@ -1,0 +1,54 @@
+/* The contract between the compiler and the int8 microkernels.
+ *
+ * The compiler (lib/compiler/ukernel_match.c) recognises quantised
+ * convolutions, depthwise convolutions and fully-connected layers followed by
+ * their per-channel rescale and clamp, and replaces each chain with one call
+ * `tinyml_uk_<kind>(input, blob, output, scratch)`.  The blob is a module
+ * constant: this header, then per-channel bias/multiplier/shift, then the
+ * weights packed the way the target's kernel wants them.  Each backend
+ * compiles its kernels (backends/<name>/ukernels.c, on top of
+ * uk_common.h) to LLVM bitcode that the compiler links into every
+ * executable, in the spirit of IREE's ukernels.
+ *
+ * The arithmetic is TFLite's reference arithmetic: an int32 sum of
+ * (x - input_zp) * w plus the bias, TOSA apply_scale_32 with double rounding
+ * (= gemmlowp's MultiplyByQuantizedMultiplier), the output zero point, then
+ * the clamp.  Results are bit-exact with the Linalg path they replace. */
+#ifndef TINYML_UKERNELS_UK_ABI_H
+#define TINYML_UKERNELS_UK_ABI_H
+
+#include <stdint.h>
+
+#define TINYML_UK_VERSION 1
+
+typedef enum tinyml_uk_kind {
+  TINYML_UK_CONV = 1,      /* NHWC input, OHWI weights, any stride/dilation/pad */
+  TINYML_UK_DEPTHWISE = 2, /* NHWC input, HWC weights (channel multiplier 1) */
+} tinyml_uk_kind_t;
+
+/* Every field is an int32 so the layout is the same on every target. */
+typedef struct tinyml_uk_params {
+  int32_t version, kind;
+  int32_t batch, ih, iw, ic, oh, ow, oc;
+  int32_t kh, kw, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+  int32_t in_zp, out_zp, act_min, act_max;
+  /* conv: k = kh*kw*ic taps, padded to k_padded (a multiple of k_block);
+   * output channels padded to oc_padded (a multiple of oc_block). */
+  int32_t k, k_padded, oc_padded, oc_block, k_block;
+  /* Byte offsets from the start of the blob, each 16-byte aligned:
+   * int32 bias[oc_padded], int32 mult[oc_padded], int32 shift[oc_padded],
+   * int8 weights (conv: [oc_padded/oc_block][k_padded/k_block][oc_block][k_block],
+   * depthwise: [kh][kw][ic]). */
+  int32_t bias_off, mult_off, shift_off, weights_off;
+  int32_t scratch_bytes; /* what the kernel may use of its scratch argument */
+  int32_t reserved[3];
+} tinyml_uk_params_t;
+
+/* How a backend wants conv weights packed, and how much scratch its conv
+ * kernel needs (bytes = scratch_per_k * k_padded + scratch_fixed). */
+typedef struct tinyml_uk_layout {
+  int32_t oc_block, k_block;
+  int32_t scratch_per_k, scratch_fixed;
+} tinyml_uk_layout_t;
+
+#endif
