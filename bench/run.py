@@ -3,7 +3,9 @@
 otherwise pick, measured in the same run on the same machine.
 
   python3 bench/run.py [--build DIR] [--runs N] [--models a,b] [--csv FILE]
-                       [--no-onnx-zoo] [--mcu]
+                       [--no-onnx-zoo] [--mcu] [--rvv [--rvv-build DIR]] [--no-x86]
+
+  python3 bench/run.py --no-x86 --rvv     # only the RVV table (docs/PERF.md)
 
 Rows (model, target, ours, peer, ratio = peer / ours, > 1 means faster):
 - every .tflite model in ../shared/reference/manifest.json on x86-64:
@@ -14,11 +16,18 @@ Rows (model, target, ours, peer, ratio = peer / ours, > 1 means faster):
   ~/.cache/tinyml-bench), against onnxruntime-node with one thread
   (ort_run.js --bench N --threads 1);
 - with --mcu, the MLPerf Tiny int8 models on Cortex-M4 under QEMU
-  (tinyml-mcu-run): instructions per inference, no peer.
+  (tinyml-mcu-run): instructions per inference, no peer;
+- with --rvv, every model of the manifest under qemu-riscv64 (bench/rvv_insns.py):
+  instructions per inference at VLEN 128 (--target rvv) against the same
+  model compiled for scalar rv64gc (--features +m,+a,+f,+d,+c), both checked
+  against the reference outputs; ratio = scalar / vector.  The riscv64
+  runtime is cross-built in --rvv-build (default build-rvv) if missing.
+--no-x86 leaves out the x86-64 rows (and so needs no node peers).
 
 It builds what it needs (scripts/build.sh when DIR lacks the tools, the
 peers' npm install via ../shared/tools/reference/setup.sh) and writes every
-row to the CSV (default bench/results.csv).  Timings on shared 2-core
+row to the CSV (default bench/results.csv; the last column, note, says
+what was checked or why a row failed).  Timings on shared 2-core
 machines are noisy: compare ratios, not milliseconds.
 """
 import argparse
@@ -44,9 +53,12 @@ def sh(cmd, **kw):
     return p.stdout
 
 
-def ensure_tools(build):
+def ensure_tools(build, peers=True):
     if not os.path.exists(os.path.join(build, "tools", "tinyml-compile")):
-        sh(["bash", os.path.join(ROOT, "scripts", "build.sh")])
+        sh(["bash", os.path.join(ROOT, "scripts", "build.sh")],
+           env=dict(os.environ, BUILD_DIR=build))
+    if not peers:
+        return
     env = dict(os.environ)
     if not os.path.isdir(os.path.join(env.get("TINYML_REF_DIR", os.path.join(
             os.path.expanduser("~"), ".cache", "tinyml-reference")), "node_modules")):
@@ -104,8 +116,13 @@ def main():
     ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "results.csv"))
     ap.add_argument("--no-onnx-zoo", action="store_true")
     ap.add_argument("--mcu", action="store_true")
+    ap.add_argument("--rvv", action="store_true")
+    ap.add_argument("--rvv-build", default=os.path.join(ROOT, "build-rvv"),
+                    help="riscv64 runtime-only build dir (set up if missing)")
+    ap.add_argument("--no-x86", action="store_true")
     a = ap.parse_args()
-    ensure_tools(a.build)
+    a.build = os.path.abspath(a.build)
+    ensure_tools(a.build, peers=not a.no_x86)
     wanted = set(filter(None, a.models.split(",")))
     manifest = json.load(open(os.path.join(SHARED, "reference", "manifest.json")))
     jobs = []
@@ -113,10 +130,13 @@ def main():
         name = os.path.splitext(os.path.basename(e["model"]))[0]
         script = "tflite_run.js" if e["format"] == "tflite" else "ort_run.js"
         jobs.append((name, os.path.join(SHARED, e["model"]), script))
-    if not a.no_onnx_zoo:
+    if a.no_x86:
+        jobs = []
+    elif not a.no_onnx_zoo:
         jobs += [(n, p, "ort_run.js") for n, p in zoo_models()]
     rows = []
-    print(f"{'model':28} {'target':18} {'ours':>12} {'peer':>12} {'ratio':>7}  peer")
+    if jobs:
+        print(f"{'model':28} {'target':18} {'ours':>12} {'peer':>12} {'ratio':>7}  peer")
     with tempfile.TemporaryDirectory() as tmp:
         for name, path, script in jobs:
             if wanted and name not in wanted:
@@ -128,17 +148,20 @@ def main():
                 row = (name, "x86-64", f"{mine:.3f} ms", f"{theirs:.3f} ms", f"{theirs / mine:.2f}")
             except RuntimeError as err:
                 row = (name, "x86-64", "error", "", "", str(err).splitlines()[0])
-            rows.append(row + ((label,) if len(row) == 5 else ()))
-            print(f"{row[0]:28} {row[1]:18} {row[2]:>12} {row[3]:>12} {row[4]:>7}  {rows[-1][5]}",
-                  flush=True)
+            rows.append(row[:5] + (label, row[5] if len(row) == 6 else ""))
+            print(f"{row[0]:28} {row[1]:18} {row[2]:>12} {row[3]:>12} {row[4]:>7}  "
+                  f"{row[5] if len(row) == 6 else label}", flush=True)
     if a.mcu:
         for row in mcu_rows(a.build, wanted or {"kws_ref_model", "vww_96_int8", "resnet8_int8",
                                                  "ad01_int8", "person_detect"}):
-            rows.append(row + ("",))
+            rows.append(row + ("", ""))
             print(f"{row[0]:28} {row[1]:18} {row[2]:>12}")
+    if a.rvv:
+        import rvv_insns
+        rows += rvv_insns.rvv_rows(a.build, os.path.abspath(a.rvv_build), SHARED, manifest, wanted)
     with open(a.csv, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["model", "target", "ours", "peer", "ratio_peer_over_ours", "peer_name"])
+        w.writerow(["model", "target", "ours", "peer", "ratio_peer_over_ours", "peer_name", "note"])
         w.writerows(rows)
     print(f"wrote {a.csv}")
 
