@@ -23,7 +23,6 @@ row; the table goes on.
 import importlib.util
 import os
 import re
-import shlex
 import struct
 import subprocess
 import tempfile
