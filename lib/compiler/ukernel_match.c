@@ -30,6 +30,9 @@ typedef struct chain {
 static MlirAttribute const_attr(MlirValue v) {
   MlirOperation op = tc_value_owner_op(v);
   MlirAttribute none = {NULL};
+  /* A reshape keeps element order, and the importers reshape weights. */
+  while (!mlirOperationIsNull(op) && tc_op_is(op, "tosa.reshape"))
+    op = tc_value_owner_op(mlirOperationGetOperand(op, 0));
   if (mlirOperationIsNull(op) || !tc_op_is(op, "tosa.const")) return none;
   MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str("values"));
   return !mlirAttributeIsNull(a) && mlirAttributeIsADenseElements(a) ? a : none;
@@ -224,7 +227,14 @@ static void fill_channels(const chain_t *c, uint8_t *blob) {
     mult[o] = mlirDenseElementsAttrGetInt32Value(c->mult, nm == 1 ? 0 : o);
     shift[o] = mlirDenseElementsAttrGetInt8Value(c->shift, nm == 1 ? 0 : o);
   }
-  for (int32_t o = p->oc; o < p->oc_padded; ++o) shift[o] = 2;
+  int32_t n16 = round_up(p->oc_padded, 16);
+  for (int32_t o = p->oc; o < n16; ++o) shift[o] = 2;
+  int64_t *round = (int64_t *)(void *)(blob + p->round_off);
+  for (int32_t o = 0; o < n16; ++o) {
+    int64_t r = (int64_t)1 << (shift[o] - 1), d = shift[o] > 31 ? (int64_t)1 << 30 : 0;
+    round[o] = r + d;
+    round[n16 + o] = r - d;
+  }
 }
 
 /* Lays out the blob; returns its size (0 when too large for int32 offsets). */
@@ -246,13 +256,15 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
     p->oc_padded = p->oc;
     p->scratch_bytes = 0;
   }
-  int64_t chan = round_up(p->oc_padded * 4, 16);
+  /* Vector kernels read channel arrays 8 or 16 at a time. */
+  int64_t chan = (int64_t)round_up(p->oc_padded, 16) * 4;
   int64_t w = p->kind == TINYML_UK_CONV ? (int64_t)p->oc_padded * p->k_padded : k;
   int64_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 16);
   p->bias_off = (int32_t)off;
   p->mult_off = (int32_t)(off += chan);
   p->shift_off = (int32_t)(off += chan);
-  p->weights_off = (int32_t)(off += chan);
+  p->round_off = (int32_t)(off += chan);
+  p->weights_off = (int32_t)(off += 4 * chan);
   int64_t total = off + w;
   return total < (1LL << 30) ? (size_t)total : 0;
 }

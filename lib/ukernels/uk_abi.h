@@ -41,7 +41,10 @@ typedef struct tinyml_uk_params {
    * depthwise: [kh][kw][ic]). */
   int32_t bias_off, mult_off, shift_off, weights_off;
   int32_t scratch_bytes; /* what the kernel may use of its scratch argument */
-  int32_t reserved[3];
+  /* int64 round[2][round_up(oc_padded, 16)]: apply_scale's rounding term
+   * (1 << (shift - 1), +-2^30 when shift > 31) for v >= 0, then for v < 0. */
+  int32_t round_off;
+  int32_t reserved[2];
 } tinyml_uk_params_t;
 
 /* How a backend wants conv weights packed, and how much scratch its conv

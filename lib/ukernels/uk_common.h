@@ -20,6 +20,7 @@ typedef struct uk_ctx {
   const tinyml_uk_params_t *p;
   const int32_t *bias, *mult, *shift;
   const int8_t *weights;
+  const int64_t *round_pos, *round_neg; /* see uk_abi.h */
 } uk_ctx_t;
 
 UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
@@ -28,7 +29,10 @@ UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
   uk_ctx_t c = {p, (const int32_t *)(const void *)(b + p->bias_off),
                 (const int32_t *)(const void *)(b + p->mult_off),
                 (const int32_t *)(const void *)(b + p->shift_off),
-                (const int8_t *)(b + p->weights_off)};
+                (const int8_t *)(b + p->weights_off),
+                (const int64_t *)(const void *)(b + p->round_off),
+                (const int64_t *)(const void *)(b + p->round_off) +
+                    (p->oc_padded + 15) / 16 * 16};
   return c;
 }
 
@@ -124,6 +128,26 @@ UK_INLINE void uk_depthwise_generic(const uk_ctx_t *c, const int8_t *in, int8_t 
         }
       }
   }
+}
+
+enum { UK_MAX_TAPS = 256 };
+
+/* The in-image taps of output pixel (oy, ox) for a depthwise kernel: input
+ * and weight offsets; kh * kw <= UK_MAX_TAPS. */
+UK_INLINE int32_t uk_dw_taps(const tinyml_uk_params_t *p, int32_t oy, int32_t ox,
+                             int32_t *xo, int32_t *wo) {
+  int32_t n = 0;
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+    if (iy < 0 || iy >= p->ih) continue;
+    for (int32_t kx = 0; kx < p->kw; ++kx) {
+      int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+      if (ix < 0 || ix >= p->iw) continue;
+      xo[n] = (iy * p->iw + ix) * p->ic;
+      wo[n++] = (ky * p->kw + kx) * p->ic;
+    }
+  }
+  return n;
 }
 
 /* Drives a conv: one im2col column per output pixel, then `pixel`. */
