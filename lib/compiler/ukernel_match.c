@@ -20,7 +20,9 @@
 #include "ukernel.h"
 
 typedef struct chain {
-  MlirOperation conv, rescale, clamp, last;
+  MlirOperation conv, add, rescale, clamp, last;
+  MlirValue acc;       /* the int32 sum the rescale reads */
+  int w_transposed;    /* matmul weights are [K][N], not [N][K] */
   tinyml_uk_params_t p;
   MlirAttribute weights, bias, mult, shift;
 } chain_t;
@@ -145,13 +147,54 @@ static int match_conv(chain_t *c) {
   p->pad_top = (int32_t)pad[0];
   p->pad_left = (int32_t)pad[2];
   p->in_zp = (int32_t)in_zp;
+  c->acc = y;
   return p->batch > 0 && p->oh > 0 && p->ow > 0 && p->stride_h > 0 && p->stride_w > 0 &&
          p->dil_h > 0 && p->dil_w > 0 && pad[0] >= 0 && pad[2] >= 0;
 }
 
+/* A fully-connected layer: matmul [1,M,K] x const [1,K,N], then an add of
+ * an N-element constant bias (or none).  It runs as a 1x1 conv over M
+ * pixels, which is the same memory layout. */
+static int match_matmul(chain_t *c) {
+  MlirOperation op = c->conv;
+  if (!tc_op_is(op, "tosa.matmul") || mlirOperationGetNumOperands(op) != 4) return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
+  MlirValue y = mlirOperationGetResult(op, 0);
+  int64_t in_zp, w_zp;
+  c->weights = const_attr(w);
+  if (!elem_is(x, 8) || !elem_is(w, 8) || !elem_is(y, 32) || mlirAttributeIsNull(c->weights) ||
+      !mlirAttributeIsNull(const_attr(x)) || dim(x, 0) != 1 || dim(w, 0) != 1 ||
+      !const_int(mlirOperationGetOperand(op, 2), 8, &in_zp) ||
+      !const_int(mlirOperationGetOperand(op, 3), 8, &w_zp) || w_zp != 0)
+    return 0;
+  tinyml_uk_params_t *p = &c->p;
+  p->kind = TINYML_UK_CONV;
+  p->batch = p->ih = p->oh = 1;
+  p->iw = p->ow = (int32_t)dim(x, 1);
+  p->ic = (int32_t)dim(x, 2);
+  p->oc = (int32_t)dim(w, 2);
+  p->kh = p->kw = p->stride_h = p->stride_w = p->dil_h = p->dil_w = 1;
+  p->in_zp = (int32_t)in_zp;
+  c->w_transposed = 1;
+  c->acc = y;
+  MlirOperation add = sole_user(y);
+  if (!mlirOperationIsNull(add) && tc_op_is(add, "tosa.add")) {
+    MlirValue a0 = mlirOperationGetOperand(add, 0), a1 = mlirOperationGetOperand(add, 1);
+    MlirValue b = mlirValueEqual(a0, y) ? a1 : a0;
+    c->bias = const_attr(b);
+    if (mlirAttributeIsNull(c->bias) || !elem_is(b, 32) ||
+        (numel(c->bias) != 1 && numel(c->bias) != p->oc) ||
+        !elem_is(mlirOperationGetResult(add, 0), 32))
+      return 0;
+    c->add = add;
+    c->acc = mlirOperationGetResult(add, 0);
+  }
+  return dim(w, 1) == p->ic && p->iw > 0 && p->oc > 0;
+}
+
 /* The rescale to int8 TFLite's quantised kernels end with, then a clamp. */
 static int match_rescale(chain_t *c) {
-  MlirOperation r = sole_user(mlirOperationGetResult(c->conv, 0));
+  MlirOperation r = sole_user(c->acc);
   if (mlirOperationIsNull(r) || !tc_op_is(r, "tosa.rescale") ||
       mlirOperationGetNumOperands(r) != 5)
     return 0;
@@ -212,7 +255,8 @@ static void pack_conv(const chain_t *c, const tinyml_backend_t *be, int8_t *dst)
       if (be->ukernel_k_perm) t = (t & ~3) | perm4[t & 3];
       size_t at = (size_t)(o / ob) * ob * kp + (size_t)(k / kb) * ob * kb +
                   (size_t)(o % ob) * kb + (size_t)t;
-      dst[at] = mlirDenseElementsAttrGetInt8Value(c->weights, (intptr_t)o * p->k + k);
+      intptr_t from = c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k;
+      dst[at] = mlirDenseElementsAttrGetInt8Value(c->weights, from);
     }
 }
 
@@ -221,9 +265,9 @@ static void fill_channels(const chain_t *c, uint8_t *blob) {
   int32_t *bias = (int32_t *)(void *)(blob + p->bias_off);
   int32_t *mult = (int32_t *)(void *)(blob + p->mult_off);
   int32_t *shift = (int32_t *)(void *)(blob + p->shift_off);
-  int64_t nb = numel(c->bias), nm = numel(c->mult);
+  int64_t nb = mlirAttributeIsNull(c->bias) ? 0 : numel(c->bias), nm = numel(c->mult);
   for (int32_t o = 0; o < p->oc; ++o) {
-    bias[o] = mlirDenseElementsAttrGetInt32Value(c->bias, nb == 1 ? 0 : o);
+    bias[o] = nb ? mlirDenseElementsAttrGetInt32Value(c->bias, nb == 1 ? 0 : o) : 0;
     mult[o] = mlirDenseElementsAttrGetInt32Value(c->mult, nm == 1 ? 0 : o);
     shift[o] = mlirDenseElementsAttrGetInt8Value(c->shift, nm == 1 ? 0 : o);
   }
@@ -321,6 +365,7 @@ static int rewrite(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(c->last, 0), mlirOperationGetResult(uk, 0));
   if (!mlirOperationIsNull(c->clamp)) mlirOperationDestroy(c->clamp);
   mlirOperationDestroy(c->rescale);
+  if (!mlirOperationIsNull(c->add)) mlirOperationDestroy(c->add);
   mlirOperationDestroy(c->conv);
   return 1;
 }
@@ -332,7 +377,8 @@ typedef struct collect {
 
 static MlirWalkResult collect_convs(MlirOperation op, void *user) {
   collect_t *c = user;
-  if ((tc_op_is(op, "tosa.conv2d") || tc_op_is(op, "tosa.depthwise_conv2d")) &&
+  if ((tc_op_is(op, "tosa.conv2d") || tc_op_is(op, "tosa.depthwise_conv2d") ||
+       tc_op_is(op, "tosa.matmul")) &&
       c->n < sizeof(c->ops) / sizeof(c->ops[0]))
     c->ops[c->n++] = op;
   return MlirWalkResultAdvance;
@@ -367,7 +413,8 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
     chain_t c;
     memset(&c, 0, sizeof(c));
     c.conv = found->ops[i];
-    if (match_conv(&c) && match_rescale(&c) && rewrite(ctx, &c, be, a)) ++n;
+    if ((match_conv(&c) || match_matmul(&c)) && match_rescale(&c) && rewrite(ctx, &c, be, a))
+      ++n;
   }
   tinyml__free(a, found);
   if (out_count) *out_count = n;

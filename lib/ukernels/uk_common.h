@@ -54,6 +54,17 @@ UK_INLINE int8_t uk_requant(const tinyml_uk_params_t *p, int32_t acc, int32_t mu
   return (int8_t)v;
 }
 
+/* uk_requant for channel o, with the blob's precomputed rounding terms. */
+UK_INLINE int8_t uk_requant_ch(const uk_ctx_t *c, int32_t acc, int32_t o) {
+  const tinyml_uk_params_t *p = c->p;
+  int32_t v = acc + c->bias[o];
+  int64_t x = (int64_t)v * c->mult[o] + (v >= 0 ? c->round_pos[o] : c->round_neg[o]);
+  v = (int32_t)(x >> c->shift[o]) + p->out_zp;
+  v = v < p->act_min ? p->act_min : v;
+  v = v > p->act_max ? p->act_max : v;
+  return (int8_t)v;
+}
+
 /* The taps of output pixel (oy, ox) as int16 (x - input_zp), in OHWI order,
  * zero outside the image and up to k_padded: a padded tap then adds 0,
  * exactly as TOSA pads the input with its zero point. */
@@ -89,7 +100,7 @@ UK_INLINE void uk_conv_pixel_generic(const uk_ctx_t *c, const int16_t *col, int8
       for (int32_t j = 0; j < ob; ++j)
         for (int32_t t = 0; t < kb; ++t) acc[j] += col[k0 + t] * w[(k0 * ob) + j * kb + t];
     for (int32_t j = 0; j < ob && o0 + j < p->oc; ++j)
-      out[o0 + j] = uk_requant(p, acc[j] + c->bias[o0 + j], c->mult[o0 + j], c->shift[o0 + j]);
+      out[o0 + j] = uk_requant_ch(c, acc[j], o0 + j);
   }
 }
 
@@ -123,14 +134,13 @@ UK_INLINE void uk_depthwise_generic(const uk_ctx_t *c, const int8_t *in, int8_t 
             }
           }
           for (int32_t j = 0; j < cn; ++j)
-            dst[c0 + j] = uk_requant(p, acc[j] + c->bias[c0 + j], c->mult[c0 + j],
-                                     c->shift[c0 + j]);
+            dst[c0 + j] = uk_requant_ch(c, acc[j], c0 + j);
         }
       }
   }
 }
 
-enum { UK_MAX_TAPS = 256 };
+enum { UK_MAX_TAPS = 64 }; /* 512 bytes of stack on a microcontroller */
 
 /* The in-image taps of output pixel (oy, ox) for a depthwise kernel: input
  * and weight offsets; kh * kw <= UK_MAX_TAPS. */
