@@ -279,6 +279,13 @@ static void fill_channels(const chain_t *c, uint8_t *blob) {
     round[o] = r + d;
     round[n16 + o] = r - d;
   }
+  tinyml_uk_chan_t *ch = (tinyml_uk_chan_t *)(void *)(blob + p->chan_off);
+  for (int32_t o = 0; o < p->oc_padded; ++o) {
+    int32_t zp_sum = 0;
+    for (int32_t t = 0; p->kind == TINYML_UK_DEPTHWISE && t < p->kh * p->kw; ++t)
+      zp_sum += p->in_zp * mlirDenseElementsAttrGetInt8Value(c->weights, (intptr_t)t * p->ic + o);
+    ch[o] = (tinyml_uk_chan_t){bias[o], mult[o], shift[o], zp_sum, round[o], round[n16 + o]};
+  }
 }
 
 /* Lays out the blob; returns its size (0 when too large for int32 offsets). */
@@ -308,7 +315,8 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
   p->mult_off = (int32_t)(off += chan);
   p->shift_off = (int32_t)(off += chan);
   p->round_off = (int32_t)(off += chan);
-  p->weights_off = (int32_t)(off += 4 * chan);
+  p->chan_off = (int32_t)(off += 4 * chan);
+  p->weights_off = (int32_t)(off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_chan_t));
   int64_t total = off + w;
   return total < (1LL << 30) ? (size_t)total : 0;
 }

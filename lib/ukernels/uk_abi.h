@@ -44,8 +44,17 @@ typedef struct tinyml_uk_params {
   /* int64 round[2][round_up(oc_padded, 16)]: apply_scale's rounding term
    * (1 << (shift - 1), +-2^30 when shift > 31) for v >= 0, then for v < 0. */
   int32_t round_off;
-  int32_t reserved[2];
+  /* tinyml_uk_chan_t[oc_padded]: the same per-channel numbers as one record
+   * per channel, for scalar cores that requantise one output at a time. */
+  int32_t chan_off;
+  int32_t reserved;
 } tinyml_uk_params_t;
+
+typedef struct tinyml_uk_chan {
+  int32_t bias, mult, shift;
+  int32_t zp_sum; /* depthwise: in_zp * the sum of the channel's weights */
+  int64_t round_pos, round_neg;
+} tinyml_uk_chan_t;
 
 /* How a backend wants conv weights packed, and how much scratch its conv
  * kernel needs (bytes = scratch_per_k * k_padded + scratch_fixed). */

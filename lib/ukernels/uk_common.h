@@ -21,6 +21,7 @@ typedef struct uk_ctx {
   const int32_t *bias, *mult, *shift;
   const int8_t *weights;
   const int64_t *round_pos, *round_neg; /* see uk_abi.h */
+  const tinyml_uk_chan_t *chan;
 } uk_ctx_t;
 
 UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
@@ -32,7 +33,8 @@ UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
                 (const int8_t *)(b + p->weights_off),
                 (const int64_t *)(const void *)(b + p->round_off),
                 (const int64_t *)(const void *)(b + p->round_off) +
-                    (p->oc_padded + 15) / 16 * 16};
+                    (p->oc_padded + 15) / 16 * 16,
+                (const tinyml_uk_chan_t *)(const void *)(b + p->chan_off)};
   return c;
 }
 
@@ -57,9 +59,15 @@ UK_INLINE int8_t uk_requant(const tinyml_uk_params_t *p, int32_t acc, int32_t mu
 /* uk_requant for channel o, with the blob's precomputed rounding terms. */
 UK_INLINE int8_t uk_requant_ch(const uk_ctx_t *c, int32_t acc, int32_t o) {
   const tinyml_uk_params_t *p = c->p;
-  int32_t v = acc + c->bias[o];
-  int64_t x = (int64_t)v * c->mult[o] + (v >= 0 ? c->round_pos[o] : c->round_neg[o]);
-  v = (int32_t)(x >> c->shift[o]) + p->out_zp;
+  const tinyml_uk_chan_t *ch = c->chan + o;
+  int32_t v = acc + ch->bias, s = ch->shift;
+  int64_t x = (int64_t)v * ch->mult + (v >= 0 ? ch->round_pos : ch->round_neg);
+  /* Shifts of 32 or more (scales below 1, the usual case) need only the
+   * high word: one arithmetic shift instead of a 64-bit one on 32-bit cores. */
+  if (s >= 32)
+    v = ((int32_t)(x >> 32) >> (s - 32)) + p->out_zp;
+  else
+    v = (int32_t)(x >> s) + p->out_zp;
   v = v < p->act_min ? p->act_min : v;
   v = v > p->act_max ? p->act_max : v;
   return (int8_t)v;
