@@ -22,6 +22,7 @@ const tinyml_backend_t tinyml__backend_armv7em = {
     .ukernel_oc_block = 2, /* SMLAD: 2 channels x 2 pixels x 2 taps */
     .ukernel_k_block = 4,
     .ukernel_k_perm = 1,
+    .ukernel_tail_columns = 1,
     .ukernel_scratch_per_k = 2 * 2, /* 2 pixels' int16 im2col columns */
     .ukernel_feature = "+dsp",
     .ukernel_cpus = "cortex-m4,cortex-m7,cortex-m33,cortex-m35p,cortex-m55,cortex-m85",

@@ -28,6 +28,8 @@ typedef struct tinyml_backend {
   /* How conv weights are packed for them, and what they need of scratch. */
   int ukernel_oc_block, ukernel_k_block, ukernel_scratch_per_k;
   int ukernel_k_perm; /* 1: each 4-tap group stored as taps 0,2,1,3 */
+  /* 1: the conv kernel needs im2col columns only for pixels that exist. */
+  int ukernel_tail_columns;
   /* The kernels use these CPU features: used only when the caller's
    * features name them, or the CPU is the default or listed here. */
   const char *ukernel_feature;

@@ -135,9 +135,15 @@ static int match_conv(chain_t *c) {
   p->oc = (int32_t)dim(y, 3);
   p->kh = (int32_t)dim(w, depthwise ? 0 : 1);
   p->kw = (int32_t)dim(w, depthwise ? 1 : 2);
-  if (depthwise ? dim(w, 2) != p->ic || dim(w, 3) != 1 || p->oc != p->ic
-                : dim(w, 3) != p->ic || dim(w, 0) != p->oc)
+  if (depthwise && p->ic == 1 && dim(w, 2) == 1 && dim(w, 3) == p->oc) {
+    /* One input channel times a multiplier is an ordinary conv whose
+     * [kh][kw][1][oc] weights are the transpose of OHWI. */
+    p->kind = TINYML_UK_CONV;
+    c->w_transposed = 1;
+  } else if (depthwise ? dim(w, 2) != p->ic || dim(w, 3) != 1 || p->oc != p->ic
+                       : dim(w, 3) != p->ic || dim(w, 0) != p->oc) {
     return 0;
+  }
   int64_t nb = numel(c->bias);
   if (nb != 1 && nb != p->oc) return 0;
   p->stride_h = (int32_t)stride[0];
@@ -300,7 +306,9 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
     p->k_block = be->ukernel_k_block;
     p->k_padded = round_up(round_up(p->k, p->k_block), 4);
     p->oc_padded = round_up(p->oc, p->oc_block);
-    p->scratch_bytes = be->ukernel_scratch_per_k * p->k_padded;
+    int64_t cols = be->ukernel_scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
+    if (be->ukernel_tail_columns && pixels < cols) cols = pixels;
+    p->scratch_bytes = (int32_t)(2 * cols * p->k_padded);
   } else {
     p->oc_block = p->k_block = 1;
     p->k_padded = p->k;
