@@ -20,9 +20,9 @@ const tinyml_backend_t tinyml__backend_rvv = {
     .lowering_pipeline = tinyml__rvv_lowering,
     .ukernel_bitcode = tinyml__rvv_ukernels,
     .ukernel_bitcode_size = &tinyml__rvv_ukernels_size,
-    .ukernel_oc_block = 16, /* the vectoriser's loop: 16 channels per tap */
+    .ukernel_oc_block = 32, /* ukernels.c: 32 channels (e32m8) per tap */
     .ukernel_k_block = 1,
-    .ukernel_scratch_per_k = 2, /* one int16 im2col column */
+    .ukernel_scratch_per_k = 6, /* ukernels.c: three int16 im2col columns */
     .ukernel_feature = "+v",
     .ukernel_cpus = "",
 };
