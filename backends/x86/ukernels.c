@@ -118,6 +118,52 @@ static void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_
   if (o0 < p->oc_padded) tile8(c, col, o0, npix, outs);
 }
 
+/* uk_im2col with the widening done 16 channels at a time. */
+UK_INLINE void widen(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
+  const __m256i z = _mm256_set1_epi16((int16_t)zp);
+  int32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+    _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_sub_epi16(v, z));
+  }
+  for (; i < n; ++i) dst[i] = (int16_t)(src[i] - zp);
+}
+
+static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
+                   int16_t *col) {
+  const __m256i zp = _mm256_set1_epi16((int16_t)p->in_zp);
+  const int32_t ic = p->ic, vec = ic & ~15;
+  int16_t *c = col;
+  int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+  if (p->dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih &&
+      ix0 + p->kw - 1 < p->iw) {
+    /* Inside the image, each kernel row is one contiguous run of input. */
+    const int32_t run = p->kw * ic;
+    for (int32_t ky = 0; ky < p->kh; ++ky, c += run)
+      widen(img + ((size_t)(iy0 + ky * p->dil_h) * p->iw + ix0) * ic, c, run, p->in_zp);
+    for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
+    return;
+  }
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+    for (int32_t kx = 0; kx < p->kw; ++kx, c += ic) {
+      int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+      if (iy < 0 || iy >= p->ih || ix < 0 || ix >= p->iw) {
+        for (int32_t ch = 0; ch < ic; ++ch) c[ch] = 0;
+        continue;
+      }
+      const int8_t *src = img + ((size_t)iy * p->iw + ix) * ic;
+      int32_t ch = 0;
+      for (; ch < vec; ch += 16) {
+        __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + ch)));
+        _mm256_storeu_si256((__m256i *)(void *)(c + ch), _mm256_sub_epi16(v, zp));
+      }
+      for (; ch < ic; ++ch) c[ch] = (int16_t)(src[ch] - p->in_zp);
+    }
+  }
+  for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
+}
+
 void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
@@ -126,12 +172,17 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   for (int32_t n = 0; n < p->batch; ++n) {
     const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
     int8_t *dst = out + (size_t)n * pixels * p->oc;
+    int32_t oy = 0, ox = 0; /* of pixel q: no division per pixel */
     for (int32_t q = 0; q < pixels; q += PIX) {
       int32_t np = pixels - q < PIX ? pixels - q : PIX;
       int8_t *outs[PIX];
       for (int32_t i = 0; i < np; ++i) {
-        uk_im2col(p, img, (q + i) / p->ow, (q + i) % p->ow, col + (size_t)i * kp);
+        im2col(p, img, oy, ox, col + (size_t)i * kp);
         outs[i] = dst + (size_t)(q + i) * p->oc;
+        if (++ox == p->ow) {
+          ox = 0;
+          ++oy;
+        }
       }
       for (int32_t i = np; i < PIX; ++i)
         for (int32_t k = 0; k < kp; ++k) col[(size_t)i * kp + k] = 0;
