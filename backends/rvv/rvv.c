@@ -5,6 +5,7 @@
 
 extern const char tinyml__rvv_strategy[];
 extern const char tinyml__rvv_lowering[];
+extern const char tinyml__rvv_strategy_scalar[];
 extern const unsigned char tinyml__rvv_ukernels[];
 extern const unsigned long tinyml__rvv_ukernels_size;
 
@@ -18,6 +19,8 @@ const tinyml_backend_t tinyml__backend_rvv = {
     .pointer_bits = 64,
     .transform_script = tinyml__rvv_strategy,
     .lowering_pipeline = tinyml__rvv_lowering,
+    .vector_feature = "+v",
+    .scalar_transform_script = tinyml__rvv_strategy_scalar,
     .ukernel_bitcode = tinyml__rvv_ukernels,
     .ukernel_bitcode_size = &tinyml__rvv_ukernels_size,
     .ukernel_oc_block = 32, /* ukernels.c: 32 channels (e32m8) per tap */

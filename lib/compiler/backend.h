@@ -21,6 +21,10 @@ typedef struct tinyml_backend {
   /* A pass pipeline (builtin.module(...)) that lowers the bufferized module
    * to the LLVM dialect with bare-pointer calling convention. */
   const char *lowering_pipeline;
+  /* When the caller's features leave out `vector_feature`, the strategy is
+   * `scalar_transform_script` instead (NULL: the one strategy serves all). */
+  const char *vector_feature;
+  const char *scalar_transform_script;
   /* The int8 microkernels (lib/ukernels/uk_abi.h) as LLVM bitcode for this
    * target, linked into every executable; NULL when the backend has none. */
   const unsigned char *ukernel_bitcode;

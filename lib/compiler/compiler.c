@@ -260,6 +260,13 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
       .opt_level = req->opt_level,
       .lld_emulation = s.backend->lld_emulation,
       .query_symbol = s.emit == TINYML_EMIT_MODULE ? NULL : s.query_symbol};
+  tinyml_backend_t scalar;
+  if (s.backend->scalar_transform_script && s.target.features &&
+      !tc_feature_listed(s.target.features, s.backend->vector_feature)) {
+    scalar = *s.backend;
+    scalar.transform_script = s.backend->scalar_transform_script;
+    s.backend = &scalar;
+  }
   s.use_ukernels = tc_ukernels_usable(s.backend, s.target.cpu, s.target.features);
   if (s.use_ukernels) {
     s.target.ukernel_bitcode = s.backend->ukernel_bitcode;

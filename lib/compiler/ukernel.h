@@ -15,6 +15,9 @@
  * ukernel_lower.c ever sees it. */
 #define TC_UKERNEL_OP "tinyml.uk"
 
+/* Whether comma-separated `list` holds `tok` exactly. */
+int tc_feature_listed(const char *list, const char *tok);
+
 /* Whether the backend has microkernels and the target CPU can run them. */
 int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features);
 

@@ -400,7 +400,7 @@ static MlirWalkResult collect_convs(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-static int token_in(const char *list, const char *tok) {
+int tc_feature_listed(const char *list, const char *tok) {
   size_t n = strlen(tok);
   for (const char *s = list; s && *s;) {
     const char *e = strchr(s, ',');
@@ -413,8 +413,8 @@ static int token_in(const char *list, const char *tok) {
 
 int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features) {
   if (!be->ukernel_bitcode) return 0;
-  if (features && *features) return token_in(features, be->ukernel_feature);
-  return cpu && (strcmp(cpu, be->default_cpu) == 0 || token_in(be->ukernel_cpus, cpu));
+  if (features && *features) return tc_feature_listed(features, be->ukernel_feature);
+  return cpu && (strcmp(cpu, be->default_cpu) == 0 || tc_feature_listed(be->ukernel_cpus, cpu));
 }
 
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
