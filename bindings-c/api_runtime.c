@@ -66,6 +66,7 @@ void tinyml_context_options_init(tinyml_context_options_t *o) {
   if (!o) return;
   memset(o, 0, sizeof(*o));
   o->struct_size = sizeof(*o);
+  o->thread_count = 1;
 }
 
 /* Reads the allocator from an options struct that may be older (smaller)
@@ -226,7 +227,17 @@ tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
   if (arena && (uintptr_t)arena % module->desc.arena_alignment)
     return BAD_ARG(&a, "tinyml_context_create: arena must be aligned to %u bytes",
                    module->desc.arena_alignment);
-  return tinyml__context_create(module, &a, arena, arena_size, out_context);
+  uint32_t threads = HAS_FIELD(o, thread_count) ? o->thread_count : 1;
+#if TINYML_FREESTANDING
+  if (threads != 1)
+    return TINYML_STATUS_MAKE(&a, TINYML_STATUS_UNSUPPORTED,
+                              "tinyml_context_create: a freestanding runtime has no threads");
+#else
+  if (threads - 1u >= TINYML_MAX_THREADS)
+    return BAD_ARG(&a, "tinyml_context_create: thread_count is %u (1 to %u)", threads,
+                   TINYML_MAX_THREADS);
+#endif
+  return tinyml__context_create(module, &a, arena, arena_size, threads, out_context);
 }
 
 void tinyml_context_release(tinyml_context_t *c) { tinyml__context_destroy(c); }

@@ -367,10 +367,14 @@ TINYML_API size_t tinyml_module_dispatch_count(const tinyml_module_t *module);
  * Context: one execution of a module at a time
  * ========================================================================== */
 
-/* Holds the arena and the I/O bindings for invoking one module.
+/* Holds the arena and the I/O bindings for invoking one module, and the
+ * context's worker threads, if any.
  * Thread-compatible: only one thread may use a context at any time.  Use one
  * context per thread to run a module concurrently. */
 typedef struct tinyml_context_s tinyml_context_t;
+
+/* The most threads one context may run on. */
+#define TINYML_MAX_THREADS 32
 
 typedef struct tinyml_context_options_s {
   size_t struct_size; /* set by tinyml_context_options_init() */
@@ -381,13 +385,24 @@ typedef struct tinyml_context_options_s {
    * the context allocate its own. */
   void *arena;
   size_t arena_size;
+  /* Threads that run each invoke, the invoking thread included: 1 to
+   * TINYML_MAX_THREADS, default 1.  1 creates no thread.  N > 1 makes
+   * tinyml_context_create() start N - 1 worker threads, owned by the
+   * context and joined by tinyml_context_release(); they block all signals,
+   * run kernels only during tinyml_context_invoke(), and wait (spinning
+   * briefly, then asleep) in between.  Outputs are bit-identical for every
+   * N.  A freestanding (bare-metal) runtime accepts only 1. */
+  uint32_t thread_count;
 } tinyml_context_options_t;
 
 TINYML_API void tinyml_context_options_init(tinyml_context_options_t *options);
 
-/* Creates a context for `module`, which must outlive it.
+/* Creates a context for `module`, which must outlive it, with its worker
+ * threads (options->thread_count).
  * Errors: INVALID_ARGUMENT (including an arena that is too small or
- *   misaligned), OUT_OF_MEMORY. */
+ *   misaligned, and a thread_count out of range), UNSUPPORTED (threads on a
+ *   freestanding runtime), OUT_OF_MEMORY (also when the system refuses a
+ *   thread). */
 TINYML_API tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
                                                  const tinyml_context_options_t *options,
                                                  tinyml_context_t **out_context);
@@ -408,7 +423,8 @@ TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
                                                      size_t index,
                                                      void *data, size_t size);
 
-/* Runs the module on the bound buffers.  Performs no allocation.
+/* Runs the module on the bound buffers, on the context's threads.  Performs
+ * no allocation.
  * Errors: FAILED_PRECONDITION if an input or output is unbound. */
 TINYML_API tinyml_status_t tinyml_context_invoke(tinyml_context_t *context);
 

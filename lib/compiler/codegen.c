@@ -22,9 +22,8 @@
 #include "../common/alloc.h"
 #include "../common/status.h"
 #include "../module/executable_abi.h"
+#include "distribute.h"
 #include "ukernel.h"
-
-tinyml_status_t tc_distribute(MlirContext ctx, tc_graph_t *g, const tinyml_allocator_t *a);
 
 static tinyml_status_t diag_status(const tinyml_allocator_t *a, const tc_diag_t *diag,
                                    tinyml_status_code_t code, const char *what) {
@@ -79,7 +78,7 @@ tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
                                          diag, a, "preparing dispatches"));
   TINYML_RETURN_IF_ERROR(apply_strategy(ctx, be, g, diag, a));
   TINYML_RETURN_IF_ERROR(tc_allocs_to_scratch(ctx, g, a));
-  TINYML_RETURN_IF_ERROR(tc_distribute(ctx, g, a));
+  TINYML_RETURN_IF_ERROR(tc_distribute(ctx, be, g, diag, a));
   return tc_run_pipeline(ctx, m, be->lowering_pipeline, diag, a, "lowering to LLVM");
 }
 
@@ -95,8 +94,8 @@ static abi_types_t abi_types(LLVMContextRef ctx) {
   t.ptr = LLVMPointerTypeInContext(ctx, 0);
   t.i32 = LLVMInt32TypeInContext(ctx);
   t.i64 = LLVMInt64TypeInContext(ctx);
-  LLVMTypeRef entry[4] = {t.ptr, t.i32, t.i32, t.ptr};
-  t.entry = LLVMStructTypeInContext(ctx, entry, 4, 0);
+  LLVMTypeRef entry[5] = {t.ptr, t.i32, t.i32, t.ptr, t.ptr};
+  t.entry = LLVMStructTypeInContext(ctx, entry, 5, 0);
   LLVMTypeRef lib[3] = {t.i32, t.i32, t.ptr};
   t.library = LLVMStructTypeInContext(ctx, lib, 3, 0);
   return t;
@@ -110,23 +109,30 @@ static LLVMValueRef private_constant(LLVMModuleRef m, LLVMValueRef init, const c
   return g;
 }
 
-/* void tinyml_entry_<d>(void *const *bindings) { d<d>(bindings[0], ...); } */
+/* void tinyml_entry_<d>(void *const *bindings, uint32_t phase,
+ *                       uint32_t workgroup, uint32_t workgroup_count)
+ * { d<d>(bindings[0], ..., phase, workgroup, workgroup_count); }
+ * The kernel takes the three as `index` (i64 or i32 by target). */
 static LLVMValueRef make_wrapper(LLVMModuleRef m, const abi_types_t *t,
                                  LLVMValueRef kernel, unsigned d) {
-  LLVMTypeRef wrap_type = LLVMFunctionType(LLVMVoidTypeInContext(t->ctx),
-                                           (LLVMTypeRef *)&t->ptr, 1, 0);
+  LLVMTypeRef params[4] = {t->ptr, t->i32, t->i32, t->i32};
+  LLVMTypeRef wrap_type = LLVMFunctionType(LLVMVoidTypeInContext(t->ctx), params, 4, 0);
   char name[48];
   snprintf(name, sizeof(name), "tinyml_entry_%u", d);
   LLVMValueRef w = LLVMAddFunction(m, name, wrap_type);
   LLVMSetLinkage(w, LLVMInternalLinkage);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, w, "entry"));
-  unsigned n = LLVMCountParams(kernel);
-  LLVMValueRef args[n ? n : 1];
-  for (unsigned i = 0; i < n; ++i) {
+  unsigned n = LLVMCountParams(kernel); /* bindings, then the three indices */
+  LLVMValueRef args[n];
+  for (unsigned i = 0; i + 3 < n; ++i) {
     LLVMValueRef idx = LLVMConstInt(t->i64, i, 0);
     LLVMValueRef slot = LLVMBuildGEP2(b, t->ptr, LLVMGetParam(w, 0), &idx, 1, "");
     args[i] = LLVMBuildLoad2(b, t->ptr, slot, "");
+  }
+  for (unsigned i = 0; i < 3; ++i) {
+    LLVMTypeRef index = LLVMTypeOf(LLVMGetParam(kernel, n - 3 + i));
+    args[n - 3 + i] = LLVMBuildZExtOrBitCast(b, LLVMGetParam(w, 1 + i), index, "");
   }
   LLVMBuildCall2(b, LLVMGlobalGetValueType(kernel), kernel, args, n, "");
   LLVMBuildRetVoid(b);
@@ -148,19 +154,26 @@ static tinyml_status_t add_entry(LLVMModuleRef m, const abi_types_t *t,
   LLVMValueRef kernel = LLVMGetNamedFunction(m, name);
   const tc_dispatch_t *dp = &g->dispatches[d];
   unsigned expect = dp->input_count + dp->output_count + (dp->scratch_size ? 1 : 0);
-  if (!kernel || LLVMCountParams(kernel) != expect)
+  if (!kernel || LLVMCountParams(kernel) != expect + 3 || dp->phase_count < 1 ||
+      dp->phase_count > TC_MAX_PHASES)
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: kernel %s has %u parameters, expected %u",
-                               name, kernel ? LLVMCountParams(kernel) : 0, expect);
+                               name, kernel ? LLVMCountParams(kernel) : 0, expect + 3);
   LLVMValueRef sizes[expect ? expect : 1];
   for (unsigned i = 0; i < expect; ++i)
     sizes[i] = LLVMConstInt(t->i64, arg_size(g, dp, i), 0);
   LLVMValueRef size_table =
       private_constant(m, LLVMConstArray2(t->i64, sizes, expect), "tinyml_sizes");
-  LLVMValueRef fields[4] = {make_wrapper(m, t, kernel, d),
+  LLVMValueRef counts[TC_MAX_PHASES];
+  for (unsigned p = 0; p < dp->phase_count; ++p)
+    counts[p] = LLVMConstInt(t->i32, dp->workgroups[p], 0);
+  LLVMValueRef count_table = private_constant(
+      m, LLVMConstArray2(t->i32, counts, dp->phase_count), "tinyml_workgroups");
+  LLVMValueRef fields[5] = {make_wrapper(m, t, kernel, d),
                             LLVMConstInt(t->i32, expect, 0),
-                            LLVMConstInt(t->i32, 0, 0), size_table};
-  *out = LLVMConstStructInContext(t->ctx, fields, 4, 0);
+                            LLVMConstInt(t->i32, dp->phase_count, 0), size_table,
+                            count_table};
+  *out = LLVMConstStructInContext(t->ctx, fields, 5, 0);
   return TINYML_OK;
 }
 

@@ -6,10 +6,12 @@
 #include <mlir-c/IR.h>
 #include <stdint.h>
 
+#include "../module/executable_abi.h"
 #include "../module/module.h"
 #include "mlir_util.h"
 
 #define TC_SCRATCH UINT32_MAX /* a dispatch argument that is its scratch */
+#define TC_MAX_PHASES TINYML_EXE_MAX_PHASES /* phases of one dispatch (distribute.c) */
 
 typedef enum tc_buffer_kind {
   TC_BUFFER_INPUT,    /* a function argument */
@@ -36,6 +38,10 @@ typedef struct tc_dispatch {
   uint32_t *args;        /* inputs then outputs: buffer ids */
   uint64_t scratch_size; /* set after codegen; 0 = no scratch argument */
   tmod_binding_t scratch;
+  /* Set by tc_distribute: the phases the kernel runs in order, and for each
+   * how many workgroups it usefully splits into (1 = one thread). */
+  uint32_t phase_count;
+  uint32_t workgroups[TC_MAX_PHASES];
 } tc_dispatch_t;
 
 typedef struct tc_graph {

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#define TINYML_EXE_ABI_VERSION 1u
+#define TINYML_EXE_ABI_VERSION 2u
 
 /* The exported entry point's name (the ELF e_entry must be this symbol). */
 #define TINYML_EXE_QUERY_SYMBOL "tinyml_query"
@@ -30,16 +30,29 @@
 #define TINYML_EXE_IMPORTS {TINYML_EXE_IMPORT_LIST(TINYML_EXE_IMPORT_NAME)}
 
 /* One dispatch: `bindings[i]` points at the byte range of argument i, which
- * the kernel reads or writes in full and never outside. */
-typedef void (*tinyml_exe_entry_fn)(void *const *bindings);
+ * the kernel reads or writes in full and never outside.
+ *
+ * A dispatch runs as `phase_count` phases, in order: every call for phase p
+ * returns before any call for phase p + 1 starts.  Phase p may be split into
+ * `workgroup_count` calls, fn(bindings, p, w, workgroup_count) for each w in
+ * [0, workgroup_count), which may run concurrently on different threads:
+ * they write disjoint bytes, and together do exactly what
+ * fn(bindings, p, 0, 1) does, bit for bit, for any workgroup_count >= 1.
+ * `workgroups[p]` is how many of them are useful (more just run empty);
+ * 1 means the phase is not worth splitting. */
+typedef void (*tinyml_exe_entry_fn)(void *const *bindings, uint32_t phase,
+                                    uint32_t workgroup, uint32_t workgroup_count);
+
+#define TINYML_EXE_MAX_PHASES 32u
 
 typedef struct tinyml_exe_entry {
   tinyml_exe_entry_fn fn;
   uint32_t binding_count;
-  uint32_t reserved; /* 0 */
+  uint32_t phase_count; /* 1..TINYML_EXE_MAX_PHASES */
   /* binding_count entries: the exact byte size each argument covers, so the
    * runtime can check the schedule against what the code really touches. */
   const uint64_t *binding_sizes;
+  const uint32_t *workgroups; /* phase_count entries, each >= 1 */
 } tinyml_exe_entry_t;
 
 typedef struct tinyml_exe_library {

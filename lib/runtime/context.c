@@ -12,8 +12,10 @@
  * are capped by the module reader, so the sum cannot overflow. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
                                        const tinyml_allocator_t *a, void *arena,
-                                       size_t arena_size, tinyml_context_t **out) {
+                                       size_t arena_size, uint32_t threads,
+                                       tinyml_context_t **out) {
   (void)arena_size; /* checked by the caller */
+  (void)threads;    /* 1 on freestanding builds: checked by the caller */
   size_t slots = (size_t)m->desc.input_count + m->desc.output_count + m->max_bindings + 3;
   tinyml_context_t *c = tinyml__calloc(a, 1, sizeof(*c) + slots * sizeof(void *), 16);
   if (!c) return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
@@ -34,6 +36,16 @@ tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
                                 (unsigned long long)m->desc.arena_size);
     }
   }
+#if !TINYML_FREESTANDING
+  c->thread_count = threads;
+  if (threads > 1) {
+    tinyml_status_t st = tinyml__pool_create(threads - 1, a, &c->pool);
+    if (st) {
+      tinyml__context_destroy(c);
+      return st;
+    }
+  }
+#endif
   *out = c;
   return TINYML_OK;
 }
@@ -41,6 +53,9 @@ tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
 void tinyml__context_destroy(tinyml_context_t *c) {
   if (!c) return;
   tinyml_allocator_t a = c->allocator;
+#if !TINYML_FREESTANDING
+  tinyml__pool_destroy(c->pool, &a);
+#endif
   if (c->owns_arena) tinyml__free(&a, c->arena);
   tinyml__free(&a, c);
 }
@@ -58,6 +73,27 @@ static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
   return base ? base + b->offset : NULL;
 }
 
+/* Each phase waits for the one before.  A phase worth splitting is shared
+ * by the context's threads in SPLIT workgroups per thread (at most 32):
+ * each thread runs its own, then takes what is left of the others', so a
+ * thread that the system delays holds up less of the phase.  The split
+ * never changes a result bit (executable_abi.h). */
+#define SPLIT 2u
+
+static void run_entry(tinyml_context_t *c, const tinyml_exe_entry_t *e) {
+  for (uint32_t p = 0; p < e->phase_count; ++p) {
+#if !TINYML_FREESTANDING
+    uint32_t n = e->workgroups[p], most = c->thread_count * SPLIT;
+    if (most > 32) most = 32;
+    if (c->pool && n > 1) {
+      tinyml__pool_run(c->pool, e->fn, c->scratch_ptrs, p, n < most ? n : most);
+      continue;
+    }
+#endif
+    e->fn(c->scratch_ptrs, p, 0, 1);
+  }
+}
+
 void tinyml__context_invoke(tinyml_context_t *c) {
   const tinyml_module_t *m = c->module;
   for (uint32_t s = 0; s < m->desc.step_count; ++s) {
@@ -67,8 +103,7 @@ void tinyml__context_invoke(tinyml_context_t *c) {
     if (step->kind == TMOD_STEP_COPY) {
       memmove(c->scratch_ptrs[1], c->scratch_ptrs[0], (size_t)step->bindings[0].size);
     } else {
-      const tinyml_exe_library_t *lib = m->libraries[step->executable];
-      lib->entries[step->entry].fn(c->scratch_ptrs);
+      run_entry(c, &m->libraries[step->executable]->entries[step->entry]);
     }
   }
 }

@@ -969,7 +969,16 @@ static tinyml_status_t check_entry_record(const loader_t *l,
                                           uint32_t i) {
   if (!code_mapped(l, e->fn))
     return fail(l, "elf: entry %u: fn is not in an executable segment", i);
-  if (e->reserved != 0) return fail(l, "elf: entry %u: reserved is not 0", i);
+  if (e->phase_count - 1u >= TINYML_EXE_MAX_PHASES)
+    return fail(l, "elf: entry %u: %u phases (1 to %u)", i, e->phase_count,
+                TINYML_EXE_MAX_PHASES);
+#if !TINYML_FREESTANDING /* read only by the thread pool, which it lacks */
+  if (!mapped(l, e->workgroups, (word_t)e->phase_count * sizeof(uint32_t),
+              _Alignof(uint32_t), PF_R))
+    return fail(l, "elf: entry %u: workgroups outside the image", i);
+  for (uint32_t p = 0; p < e->phase_count; p++)
+    if (e->workgroups[p] == 0) return fail(l, "elf: entry %u: phase %u has 0 workgroups", i, p);
+#endif
   if (e->binding_count > MAX_BINDINGS)
     return fail(l, "elf: entry %u: %u bindings (at most %u)", i,
                 e->binding_count, MAX_BINDINGS);

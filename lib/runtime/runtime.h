@@ -10,6 +10,7 @@
 #include "../module/executable_abi.h"
 #include "../module/module.h"
 #include "elf_loader.h"
+#include "pool.h"
 #include "tinyml.h"
 
 struct tinyml_module_s {
@@ -29,6 +30,10 @@ struct tinyml_context_s {
   const void **inputs;
   void **outputs;
   void **scratch_ptrs; /* max_bindings entries, reused by every step */
+#if !TINYML_FREESTANDING
+  uint32_t thread_count; /* the caller's thread included */
+  tinyml__pool_t *pool;  /* thread_count - 1 workers; NULL for one thread */
+#endif
 };
 
 /* Takes ownership of `owned` (may be NULL) whether it succeeds or not. */
@@ -37,9 +42,12 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size,
                                       tinyml_module_t **out);
 void tinyml__module_destroy(tinyml_module_t *m);
 
+/* `threads` (>= 1, 1 on freestanding builds): how many threads run each
+ * invoke, the caller's included. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
                                        const tinyml_allocator_t *a, void *arena,
-                                       size_t arena_size, tinyml_context_t **out);
+                                       size_t arena_size, uint32_t threads,
+                                       tinyml_context_t **out);
 void tinyml__context_destroy(tinyml_context_t *c);
 void tinyml__context_invoke(tinyml_context_t *c);
 

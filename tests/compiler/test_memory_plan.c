@@ -35,7 +35,7 @@ static void make_chain(chain_t *c, const uint64_t *sizes, uint32_t n) {
   for (uint32_t d = 0; d + 1 < n; ++d) {
     c->args[d][0] = d;
     c->args[d][1] = d + 1;
-    c->dispatches[d] = (tc_dispatch_t){1, 1, c->args[d], 0, {0}};
+    c->dispatches[d] = (tc_dispatch_t){.input_count = 1, .output_count = 1, .args = c->args[d]};
   }
   c->output = n - 1;
   c->g.buffers = c->buffers;

@@ -6,8 +6,9 @@
  *   0  the good fixture
  *   1  also imports malloc (the loader must reject it by name)
  *   2  the library reports the wrong abi_version
- *   3  an entry has reserved != 0
- *   4  an entry's fn points at data, not code */
+ *   3  an entry has 0 phases
+ *   4  an entry's fn points at data, not code
+ *   5  an entry's phase has 0 workgroups */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +25,10 @@ void *memset(void *dst, int c, size_t n);
 
 /* Exported (default visibility), so a link without -Bsymbolic refers to it
  * through a symbol relocation against a defined symbol. */
-void fixture_add(void *const *bindings) {
+void fixture_add(void *const *bindings, uint32_t phase, uint32_t wg, uint32_t count) {
+  (void)phase;
+  (void)wg;
+  (void)count;
   const float *x = bindings[0];
   const float *y = bindings[1];
   float *z = bindings[2];
@@ -41,7 +45,10 @@ void *malloc(size_t n);
 /* Fills bindings[0] (64 bytes) with 0x5a and bindings[1] (32 bytes) with
  * 0x11.  memcpy/memset are called directly (JUMP_SLOT), through the data
  * pointer above, and through a GOT load of memset's address (GLOB_DAT). */
-static void fill_copy(void *const *bindings) {
+static void fill_copy(void *const *bindings, uint32_t phase, uint32_t wg, uint32_t count) {
+  (void)phase;
+  (void)wg;
+  (void)count;
   uint8_t tmp[64];
   void *(*volatile got_fill)(void *, int, size_t) = memset;
   fill_fn(tmp, 0x00, sizeof tmp);
@@ -56,6 +63,8 @@ static void fill_copy(void *const *bindings) {
 /* Static tables of pointers: R_X86_64_RELATIVE relocations. */
 static const uint64_t add_sizes[] = {N * 4, N * 4, N * 4};
 static const uint64_t fill_sizes[] = {64, 32};
+static const uint32_t one_workgroup[] = {1};
+static const uint32_t no_workgroup[] = {0};
 static const uint64_t not_code = 0;
 
 #if FIXTURE_VARIANT == 4
@@ -65,8 +74,8 @@ static const uint64_t not_code = 0;
 #endif
 
 static const tinyml_exe_entry_t entries[] = {
-    {fixture_add, 3, FIXTURE_VARIANT == 3 ? 1u : 0u, add_sizes},
-    {FILL_FN, 2, 0, fill_sizes},
+    {fixture_add, 3, FIXTURE_VARIANT == 3 ? 0u : 1u, add_sizes, one_workgroup},
+    {FILL_FN, 2, 1, fill_sizes, FIXTURE_VARIANT == 5 ? no_workgroup : one_workgroup},
 };
 
 static const tinyml_exe_library_t library = {

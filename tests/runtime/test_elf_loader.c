@@ -1,6 +1,6 @@
 /* Tests of lib/runtime/elf_loader.c on fixtures built by meson from
- * fixture_exe.c (argv: exe, preemptible, malloc, bad_abi, bad_reserved,
- * bad_fn).  Targeted corruptions check that each rule names its problem;
+ * fixture_exe.c (argv: exe, preemptible, malloc, bad_abi, bad_phases,
+ * bad_fn, bad_workgroups).  Targeted corruptions check that each rule names its problem;
  * test_elf_corrupt.c covers every byte. */
 #include <elf.h>
 #include <setjmp.h>
@@ -16,8 +16,8 @@
 #include "../../lib/runtime/elf_loader.h"
 #include "fixture_file.h"
 
-enum { FX_EXE, FX_PREEMPTIBLE, FX_MALLOC, FX_BAD_ABI, FX_BAD_RESERVED,
-       FX_BAD_FN, FX_COUNT };
+enum { FX_EXE, FX_PREEMPTIBLE, FX_MALLOC, FX_BAD_ABI, FX_BAD_PHASES,
+       FX_BAD_FN, FX_BAD_WORKGROUPS, FX_COUNT };
 static const char *fixture_paths[FX_COUNT];
 
 typedef struct {
@@ -45,7 +45,7 @@ static void expect_reject(const image_t *im, const char *needle) {
 }
 
 static void call_entry(const tinyml_exe_entry_t *e, void *const *bindings) {
-  e->fn(bindings);
+  e->fn(bindings, 0, 0, 1);
 }
 
 /* Loads a good fixture and runs both entries. */
@@ -185,9 +185,10 @@ static void test_rejects_bad_library(void **state) {
   static const struct {
     int which;
     const char *needle;
-  } cases[] = {{FX_BAD_ABI, "abi_version 2, expected 1"},
-               {FX_BAD_RESERVED, "entry 0: reserved is not 0"},
-               {FX_BAD_FN, "entry 1: fn is not in an executable segment"}};
+  } cases[] = {{FX_BAD_ABI, "abi_version 3, expected 2"},
+               {FX_BAD_PHASES, "entry 0: 0 phases"},
+               {FX_BAD_FN, "entry 1: fn is not in an executable segment"},
+               {FX_BAD_WORKGROUPS, "entry 1: phase 0 has 0 workgroups"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     image_t im = read_fixture(cases[i].which);
     expect_reject(&im, cases[i].needle);
@@ -411,8 +412,8 @@ static void test_rejects_bad_relocations(void **state) {
 
 int main(int argc, char **argv) {
   if (argc != 1 + FX_COUNT) {
-    fprintf(stderr, "usage: %s exe preemptible malloc bad_abi bad_reserved "
-            "bad_fn\n", argv[0]);
+    fprintf(stderr, "usage: %s exe preemptible malloc bad_abi bad_phases "
+            "bad_fn bad_workgroups\n", argv[0]);
     return 2;
   }
   for (int i = 0; i < FX_COUNT; i++) fixture_paths[i] = argv[1 + i];

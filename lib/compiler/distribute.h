@@ -1,0 +1,18 @@
+/* Splitting dispatches into phases and workgroups for the runtime's threads
+ * (executable ABI 2).  See distribute.c. */
+#ifndef TINYML_COMPILER_DISTRIBUTE_H
+#define TINYML_COMPILER_DISTRIBUTE_H
+
+#include "backend.h"
+#include "graph.h"
+
+/* On the bufferized dispatch functions of g->dispatch_module: appends the
+ * (phase, workgroup, workgroup_count) index arguments to every dispatch
+ * function, tiles large linalg ops along a parallel dimension, cuts each
+ * body into phases and spreads each phase's parallel loop over workgroups.
+ * Records phase_count and workgroups[] in g->dispatches.  Results do not
+ * depend on the workgroup count. */
+tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_graph_t *g,
+                              tc_diag_t *diag, const tinyml_allocator_t *a);
+
+#endif

@@ -1,0 +1,215 @@
+/* A fixed set of worker threads that share the workgroups of one dispatch
+ * phase with the invoking thread.
+ *
+ * One 64-bit word, `claim`, holds the job's generation (high half) and a
+ * bit per workgroup already taken (low half).  The caller writes the job's
+ * fields, then publishes a new `claim`; every thread, the caller (index 0)
+ * included, takes workgroups with compare-and-swap on `claim`: first its
+ * own, w = index, index + threads, ... (so a thread keeps working on the
+ * same rows from phase to phase, which stay in its cache), then any that
+ * are left.  Each finished workgroup is counted in `done`; the caller
+ * returns when `done` reaches the count, so it never waits for a thread
+ * that took nothing: a worker the system has not scheduled costs the phase
+ * little.  A job's fields stay unchanged while any of its workgroups runs,
+ * and a late worker holding an old `claim` fails its compare-and-swap.
+ * Waits spin for a while (phases follow each other within microseconds),
+ * then sleep on a condition variable.  The sleep handshakes are
+ * Dekker-style: the sleeper announces itself, then re-checks; the waker
+ * publishes, then checks for sleepers; both with sequentially consistent
+ * atomics, so one of them always sees the other.  Nothing is allocated
+ * after creation. */
+#include "pool.h"
+
+#if !TINYML_FREESTANDING
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../common/status.h"
+
+#define SPIN_ROUNDS 20000 /* about 0.1-1 ms of pause instructions */
+
+/* claim = generation << 32 | taken, one bit of `taken` per workgroup */
+#define TAKEN(c) ((uint32_t)(c))
+
+struct tinyml__pool {
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;   /* workers wait here for work */
+  pthread_cond_t finish; /* the caller waits here for the last workgroup */
+  _Atomic uint64_t claim;
+  atomic_uint count;    /* workgroups of the job, at most 32 */
+  atomic_uint done;     /* workgroups of this job that have returned */
+  atomic_uint sleepers; /* workers that may be waiting on `wake` */
+  atomic_uint caller_sleeping;
+  atomic_int stop;
+  /* The job, written by the caller before it publishes `claim`. */
+  tinyml_exe_entry_fn fn;
+  void *const *bindings;
+  uint32_t phase;
+  uint32_t threads, started; /* threads counts the caller */
+  struct worker {
+    tinyml__pool_t *pool;
+    uint32_t index;
+    pthread_t thread;
+  } workers[];
+};
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#else
+  atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* The workgroups still free in `c`, given the job's count. */
+static uint32_t free_mask(uint64_t c, uint32_t count) {
+  uint32_t all = count >= 32 ? 0xffffffffu : (1u << count) - 1u;
+  return all & ~TAKEN(c);
+}
+
+/* Takes workgroups, its own first, while `c` (a value of `claim`) has
+ * free ones; returns whether this thread finished the job's last one. */
+#if defined(__clang__) /* the kernels are not built with -fsanitize=function */
+__attribute__((no_sanitize("function")))
+#endif
+static bool take_workgroups(tinyml__pool_t *p, uint32_t index, uint64_t c) {
+  bool last = false;
+  uint32_t own = 0;
+  for (uint32_t w = index; w < 32; w += p->threads) own |= 1u << w;
+  for (;;) {
+    uint32_t count = atomic_load_explicit(&p->count, memory_order_relaxed);
+    uint32_t avail = free_mask(c, count);
+    if (!avail) return last;
+    uint32_t w = avail & own ? (uint32_t)__builtin_ctz(avail & own)
+                             : 31u - (uint32_t)__builtin_clz(avail);
+    if (!atomic_compare_exchange_weak(&p->claim, &c, c | 1u << w)) continue;
+    p->fn(p->bindings, p->phase, w, count);
+    last = atomic_fetch_add(&p->done, 1) + 1 == count;
+    c = atomic_load(&p->claim);
+  }
+}
+
+static bool has_work(tinyml__pool_t *p, uint64_t c) {
+  return free_mask(c, atomic_load_explicit(&p->count, memory_order_relaxed)) != 0;
+}
+
+static uint64_t wait_for_work(tinyml__pool_t *p) {
+  for (int i = 0; i < SPIN_ROUNDS; ++i) {
+    uint64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
+    if (has_work(p, c) || atomic_load_explicit(&p->stop, memory_order_relaxed)) return c;
+    cpu_relax();
+  }
+  pthread_mutex_lock(&p->mutex);
+  atomic_fetch_add(&p->sleepers, 1);
+  uint64_t c = atomic_load(&p->claim);
+  while (!has_work(p, c) && !atomic_load(&p->stop)) {
+    pthread_cond_wait(&p->wake, &p->mutex);
+    c = atomic_load(&p->claim);
+  }
+  atomic_fetch_sub(&p->sleepers, 1);
+  pthread_mutex_unlock(&p->mutex);
+  return c;
+}
+
+static void *worker_main(void *arg) {
+  struct worker *self = arg;
+  tinyml__pool_t *p = self->pool;
+  for (;;) {
+    uint64_t c = wait_for_work(p);
+    if (atomic_load(&p->stop)) return NULL;
+    if (take_workgroups(p, self->index, c) && atomic_load(&p->caller_sleeping)) {
+      pthread_mutex_lock(&p->mutex);
+      pthread_cond_signal(&p->finish);
+      pthread_mutex_unlock(&p->mutex);
+    }
+  }
+}
+
+void tinyml__pool_run(tinyml__pool_t *p, tinyml_exe_entry_fn fn, void *const *bindings,
+                      uint32_t phase, uint32_t count) {
+  p->fn = fn;
+  p->bindings = bindings;
+  p->phase = phase;
+  atomic_store_explicit(&p->count, count, memory_order_relaxed);
+  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  uint64_t generation = (atomic_load_explicit(&p->claim, memory_order_relaxed) >> 32) + 1;
+  uint64_t c = generation << 32;
+  atomic_store(&p->claim, c); /* releases the job's fields */
+  if (atomic_load(&p->sleepers)) {
+    pthread_mutex_lock(&p->mutex);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mutex);
+  }
+  take_workgroups(p, 0, c);
+  for (int i = 0; i < SPIN_ROUNDS; ++i) {
+    if (atomic_load_explicit(&p->done, memory_order_acquire) == count) return;
+    cpu_relax();
+  }
+  pthread_mutex_lock(&p->mutex);
+  atomic_store(&p->caller_sleeping, 1);
+  while (atomic_load(&p->done) != count) pthread_cond_wait(&p->finish, &p->mutex);
+  atomic_store(&p->caller_sleeping, 0);
+  pthread_mutex_unlock(&p->mutex);
+}
+
+static void stop_and_join(tinyml__pool_t *p) {
+  pthread_mutex_lock(&p->mutex);
+  atomic_store(&p->stop, 1);
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mutex);
+  for (uint32_t i = 0; i < p->started; ++i) pthread_join(p->workers[i].thread, NULL);
+}
+
+tinyml_status_t tinyml__pool_create(uint32_t workers, const tinyml_allocator_t *a,
+                                    tinyml__pool_t **out) {
+  tinyml__pool_t *p = tinyml__calloc(a, 1, sizeof(*p) + workers * sizeof(struct worker),
+                                     _Alignof(tinyml__pool_t));
+  if (!p) return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
+  p->threads = workers + 1;
+  if (pthread_mutex_init(&p->mutex, NULL) != 0) {
+    tinyml__free(a, p);
+    return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: cannot make a mutex");
+  }
+  pthread_cond_init(&p->wake, NULL);
+  pthread_cond_init(&p->finish, NULL);
+  /* Workers take no signals: the host's handlers stay on its own threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = 0;
+  while (p->started < workers) {
+    struct worker *w = &p->workers[p->started];
+    w->pool = p;
+    w->index = p->started + 1;
+    if ((rc = pthread_create(&w->thread, NULL, worker_main, w)) != 0) break;
+    p->started++;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    uint32_t started = p->started;
+    tinyml__pool_destroy(p, a);
+    return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY,
+                              "context: cannot start thread %u of %u (%s)", started + 2,
+                              workers + 1, strerror(rc));
+  }
+  *out = p;
+  return TINYML_OK;
+}
+
+void tinyml__pool_destroy(tinyml__pool_t *p, const tinyml_allocator_t *a) {
+  if (!p) return;
+  stop_and_join(p);
+  pthread_cond_destroy(&p->wake);
+  pthread_cond_destroy(&p->finish);
+  pthread_mutex_destroy(&p->mutex);
+  tinyml__free(a, p);
+}
+
+#endif

@@ -1,0 +1,198 @@
+/* Contexts with several threads (tinyml_context_options_t.thread_count):
+ * the option's range, that 1 thread starts none and N start N - 1, and that
+ * outputs are bit-identical for 1, 2, 3 and 4 threads on the e2e models and
+ * on ../shared's models (argv[1] = e2e models, argv[2] = ../shared; the
+ * ../shared cases skip with a printed reason only where it is missing, and
+ * fail instead when CI=true).
+ *
+ * White-box: linked with the static library, it also reads the loaded
+ * executables' entry tables (lib/runtime/runtime.h), so the comparisons are
+ * known to run split phases rather than one thread's code path twice. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../lib/runtime/runtime.h"
+#include "api_test_util.h"
+
+static char g_shared[4096];
+
+static int shared_present(void) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/models", g_shared);
+  DIR *d = opendir(path);
+  if (d) {
+    closedir(d);
+    return 1;
+  }
+  if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
+    fail_msg("%s is missing, and CI must provide it", path);
+  printf("SKIP: %s is missing (../shared not provided)\n", path);
+  return 0;
+}
+
+/* Threads of this process, from /proc/self/task; -1 without /proc. */
+static int thread_count(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n;
+}
+
+/* Phases of `module` that run as more than one workgroup. */
+static unsigned split_phases(const tinyml_module_t *module) {
+  unsigned n = 0;
+  for (uint32_t x = 0; x < module->desc.executable_count; ++x) {
+    const tinyml_exe_library_t *lib = module->libraries[x];
+    for (uint32_t e = 0; e < lib->entry_count; ++e)
+      for (uint32_t p = 0; p < lib->entries[e].phase_count; ++p)
+        n += lib->entries[e].workgroups[p] > 1;
+  }
+  return n;
+}
+
+static tinyml_context_options_t options_with(uint32_t threads) {
+  tinyml_context_options_t o;
+  tinyml_context_options_init(&o);
+  o.thread_count = threads;
+  return o;
+}
+
+static void test_thread_count_option(void **state) {
+  (void)state;
+  tinyml_blob_t *blob = api_compile_model("conv2d", NULL);
+  tinyml_module_t *m = api_load_blob(blob);
+  tinyml_context_options_t o;
+  tinyml_context_options_init(&o);
+  assert_int_equal(o.thread_count, 1);
+  tinyml_context_t *ctx = NULL;
+  o.thread_count = 0;
+  api_expect_error(tinyml_context_create(m, &o, &ctx), TINYML_STATUS_INVALID_ARGUMENT,
+                   "thread_count is 0");
+  o.thread_count = TINYML_MAX_THREADS + 1;
+  api_expect_error(tinyml_context_create(m, &o, &ctx), TINYML_STATUS_INVALID_ARGUMENT,
+                   "thread_count is 33");
+  assert_null(ctx);
+  /* An options struct from before thread_count means one thread. */
+  o.struct_size = offsetof(tinyml_context_options_t, thread_count);
+  o.thread_count = 0;
+  api_assert_ok(tinyml_context_create(m, &o, &ctx), "old options struct");
+  tinyml_context_release(ctx);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
+/* 1 creates no thread; N creates N - 1, and release joins them. */
+static void test_threads_started_and_joined(void **state) {
+  (void)state;
+  int before = thread_count();
+  if (before < 0) skip();
+  tinyml_blob_t *blob = api_compile_model("conv2d", NULL);
+  tinyml_module_t *m = api_load_blob(blob);
+  const uint32_t counts[] = {1, 3, TINYML_MAX_THREADS};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+    tinyml_context_options_t o = options_with(counts[i]);
+    tinyml_context_t *ctx = NULL;
+    api_assert_ok(tinyml_context_create(m, &o, &ctx), "context");
+    assert_int_equal(thread_count(), before + (int)counts[i] - 1);
+    tinyml_context_release(ctx);
+    assert_int_equal(thread_count(), before);
+  }
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
+/* Runs `m` on 1, 2, 3 and 4 threads, three invokes each into outputs
+ * poisoned before every invoke, and requires the bytes of the one-thread
+ * run every time. */
+static void expect_identical(const tinyml_module_t *m, const char *name) {
+  api_io_t ref, io;
+  if (!api_io_alloc(m, 64u << 20, 7, &ref) || !api_io_alloc(m, 64u << 20, 7, &io))
+    fail_msg("%s: cannot size its I/O", name);
+  tinyml_context_options_t one = options_with(1);
+  api_io_poison_outputs(&ref, 0xa5);
+  api_assert_ok(api_run(m, &one, &ref, 1), name);
+  for (uint32_t threads = 2; threads <= 4; ++threads) {
+    tinyml_context_options_t o = options_with(threads);
+    tinyml_context_t *ctx = NULL;
+    api_assert_ok(tinyml_context_create(m, &o, &ctx), name);
+    api_assert_ok(api_io_bind(ctx, &io), name);
+    for (int rep = 0; rep < 3; ++rep) {
+      api_io_poison_outputs(&io, (uint8_t)(0x5a + rep));
+      api_assert_ok(tinyml_context_invoke(ctx), name);
+      if (!api_io_outputs_equal(&ref, &io))
+        fail_msg("%s: %u threads (invoke %d) differ from 1 thread", name, threads, rep);
+    }
+    tinyml_context_release(ctx);
+  }
+  api_io_free(&ref);
+  api_io_free(&io);
+}
+
+/* `min_split`: how many split phases the model must have at least. */
+static void check_model(const char *path, unsigned min_split) {
+  tinyml_blob_t *blob = api_compile_file(path, NULL);
+  tinyml_module_t *m = api_load_blob(blob);
+  unsigned split = split_phases(m);
+  printf("%s: %u split phases\n", path, split);
+  if (split < min_split) fail_msg("%s: %u split phases, expected at least %u", path, split, min_split);
+  expect_identical(m, path);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
+static void test_e2e_models_identical(void **state) {
+  (void)state;
+  /* Those large enough to split; the others still run and compare. */
+  static const struct {
+    const char *name;
+    unsigned min_split;
+  } models[] = {{"conv2d", 1},   {"matmul512", 1},         {"depthwise_conv2d", 0},
+                {"avg_pool", 0}, {"cnn_two_results", 0},   {"max_pool", 0},
+                {"softmax", 0},  {"reshape_transpose_concat", 0}, {"fully_connected", 0},
+                {"add_mul_broadcast", 0}};
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.mlir", api_model_dir(), models[i].name);
+    check_model(path, models[i].min_split);
+  }
+}
+
+static void test_shared_models_identical(void **state) {
+  (void)state;
+  if (!shared_present()) skip();
+  static const struct {
+    const char *rel;
+    unsigned min_split;
+  } models[] = {{"models/mlperf-tiny/vww_96_float.tflite", 10},
+                {"models/mlperf-tiny/resnet8_float.tflite", 5},
+                {"models/mlperf-tiny/kws_ref_model_float32.tflite", 1},
+                {"models/onnx/mnist.onnx", 0},
+                {"models/mlperf-tiny/vww_96_int8.tflite", 0}};
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", g_shared, models[i].rel);
+    check_model(path, models[i].min_split);
+  }
+}
+
+int main(int argc, char **argv) {
+  api_init_model_dir(argc, argv);
+  snprintf(g_shared, sizeof g_shared, "%s", argc > 2 ? argv[2] : "../shared");
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_thread_count_option),
+      cmocka_unit_test(test_threads_started_and_joined),
+      cmocka_unit_test(test_e2e_models_identical),
+      cmocka_unit_test(test_shared_models_identical),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
