@@ -2,7 +2,7 @@
  * tinyml-run - runs a libtinyml module on raw input files, benchmarks it, or
  * describes it.
  *
- *   tinyml-run MODULE --input FILE ... [--output-dir DIR] [--bench N]
+ *   tinyml-run MODULE --input FILE ... [--output-dir DIR] [--bench N] [--threads N]
  *   tinyml-run --info MODULE
  *
  * Data files are the raw bytes of a tensor, exactly as the API binds them.
@@ -31,6 +31,7 @@ typedef struct run_args {
   const char *output_dir; /* NULL: "." for a plain run, nothing with --bench */
   long bench;             /* timed invokes; 0 means no benchmark */
   double flops;           /* per invoke, from --flops; 0 when not given */
+  long threads;           /* --threads: the context's thread count */
   int info;
 } run_args_t;
 
@@ -48,7 +49,7 @@ typedef struct run_state {
 
 static void print_usage(void) {
   printf(
-      "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N]\n"
+      "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N] [--threads N]\n"
       "       %s --info MODULE\n"
       "\n"
       "Runs a module made by tinyml-compile.\n"
@@ -67,6 +68,9 @@ static void print_usage(void) {
       "                        and bools 0 or 1\n"
       "      --flops F         with --bench: F operations per invoke; also\n"
       "                        print gflops= (F / median time)\n"
+      "      --threads N       run each invoke on N threads, this one included\n"
+      "                        (default 1: no thread is created); outputs are\n"
+      "                        the same for every N\n"
       "      --info            print the module's signature (index, name,\n"
       "                        dtype, dims, byte size, quantisation of each\n"
       "                        input and output), arena and constant sizes,\n"
@@ -79,13 +83,14 @@ static void print_usage(void) {
       tool_name, tool_name);
 }
 
-enum { OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_INFO, OPT_VERSION };
+enum { OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_THREADS, OPT_INFO, OPT_VERSION };
 
 static const struct option kLongOptions[] = {
     {"input", required_argument, NULL, 'i'},
     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
     {"bench", required_argument, NULL, OPT_BENCH},
     {"flops", required_argument, NULL, OPT_FLOPS},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"info", no_argument, NULL, OPT_INFO},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -101,6 +106,8 @@ static int apply_option(int opt, const char *value, char **argv,
     case OPT_BENCH:
       return tool_parse_long(value, "--bench", 1, MAX_BENCH_RUNS, &args->bench);
     case OPT_FLOPS: return tool_parse_positive(value, "--flops", &args->flops);
+    case OPT_THREADS:
+      return tool_parse_long(value, "--threads", 1, TINYML_MAX_THREADS, &args->threads);
     case OPT_INFO: args->info = 1; return 0;
     case 'h': print_usage(); return TOOL_DONE;
     case OPT_VERSION: return tool_print_version();
@@ -123,6 +130,7 @@ static int check_positional(int argc, char **argv, run_args_t *args) {
  * is allocated in every case; the caller frees it. */
 static int parse_args(int argc, char **argv, run_args_t *args) {
   memset(args, 0, sizeof *args);
+  args->threads = 1;
   /* There cannot be more --input options than arguments. */
   args->inputs = calloc((size_t)argc, sizeof *args->inputs);
   if (args->inputs == NULL) return tool_error("out of memory");
@@ -224,7 +232,7 @@ static int get_infos(const tinyml_module_t *module, int outputs, size_t count,
   return 0;
 }
 
-static int run_state_init(run_state_t *s, const tinyml_module_t *module) {
+static int run_state_init(run_state_t *s, const tinyml_module_t *module, long threads) {
   memset(s, 0, sizeof *s);
   s->input_count = tinyml_module_input_count(module);
   s->output_count = tinyml_module_output_count(module);
@@ -238,7 +246,10 @@ static int run_state_init(run_state_t *s, const tinyml_module_t *module) {
   if (get_infos(module, 0, s->input_count, s->in_info) != 0 ||
       get_infos(module, 1, s->output_count, s->out_info) != 0)
     return TOOL_EXIT_FAILURE;
-  return tool_check(tinyml_context_create(module, NULL, &s->context),
+  tinyml_context_options_t options;
+  tinyml_context_options_init(&options);
+  options.thread_count = (uint32_t)threads;
+  return tool_check(tinyml_context_create(module, &options, &s->context),
                     "cannot create a context");
 }
 
@@ -402,7 +413,7 @@ static int prepare(run_state_t *s, const run_args_t *args) {
 
 static int run(const tinyml_module_t *module, const run_args_t *args) {
   run_state_t s;
-  int rc = run_state_init(&s, module);
+  int rc = run_state_init(&s, module, args->threads);
   if (rc == 0) rc = prepare(&s, args);
   if (rc == 0) rc = tool_check(tinyml_context_invoke(s.context), "invoke failed");
   const char *dir = args->output_dir ? args->output_dir
