@@ -227,12 +227,10 @@ tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
   if (arena && (uintptr_t)arena % module->desc.arena_alignment)
     return BAD_ARG(&a, "tinyml_context_create: arena must be aligned to %u bytes",
                    module->desc.arena_alignment);
-  uint32_t threads = HAS_FIELD(o, thread_count) ? o->thread_count : 1;
-#if TINYML_FREESTANDING
-  if (threads != 1)
-    return TINYML_STATUS_MAKE(&a, TINYML_STATUS_UNSUPPORTED,
-                              "tinyml_context_create: a freestanding runtime has no threads");
+#if TINYML_FREESTANDING /* no threads: every invoke runs on the caller's */
+  uint32_t threads = 1;
 #else
+  uint32_t threads = HAS_FIELD(o, thread_count) ? o->thread_count : 1;
   if (threads - 1u >= TINYML_MAX_THREADS)
     return BAD_ARG(&a, "tinyml_context_create: thread_count is %u (1 to %u)", threads,
                    TINYML_MAX_THREADS);

@@ -391,7 +391,8 @@ typedef struct tinyml_context_options_s {
    * context and joined by tinyml_context_release(); they block all signals,
    * run kernels only during tinyml_context_invoke(), and wait (spinning
    * briefly, then asleep) in between.  Outputs are bit-identical for every
-   * N.  A freestanding (bare-metal) runtime accepts only 1. */
+   * N.  A freestanding (bare-metal) runtime has no threads: it ignores this
+   * and runs every invoke on the invoking thread. */
   uint32_t thread_count;
 } tinyml_context_options_t;
 
@@ -400,9 +401,8 @@ TINYML_API void tinyml_context_options_init(tinyml_context_options_t *options);
 /* Creates a context for `module`, which must outlive it, with its worker
  * threads (options->thread_count).
  * Errors: INVALID_ARGUMENT (including an arena that is too small or
- *   misaligned, and a thread_count out of range), UNSUPPORTED (threads on a
- *   freestanding runtime), OUT_OF_MEMORY (also when the system refuses a
- *   thread). */
+ *   misaligned, and a thread_count out of range), OUT_OF_MEMORY (also when
+ *   the system refuses a thread). */
 TINYML_API tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
                                                  const tinyml_context_options_t *options,
                                                  tinyml_context_t **out_context);

@@ -39,7 +39,9 @@
  * they write disjoint bytes, and together do exactly what
  * fn(bindings, p, 0, 1) does, bit for bit, for any workgroup_count >= 1.
  * `workgroups[p]` is how many of them are useful (more just run empty);
- * 1 means the phase is not worth splitting. */
+ * 1 means the phase is not worth splitting.  The compiler makes one phase
+ * per entry for bare-metal targets, whose runtime has no threads and loads
+ * nothing else. */
 typedef void (*tinyml_exe_entry_fn)(void *const *bindings, uint32_t phase,
                                     uint32_t workgroup, uint32_t workgroup_count);
 

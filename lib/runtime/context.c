@@ -77,21 +77,24 @@ static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
  * by the context's threads in SPLIT workgroups per thread (at most 32):
  * each thread runs its own, then takes what is left of the others', so a
  * thread that the system delays holds up less of the phase.  The split
- * never changes a result bit (executable_abi.h). */
+ * never changes a result bit (executable_abi.h).  A freestanding runtime
+ * has no threads and loads only single-phase executables (elf_loader.c),
+ * which is what the compiler makes for bare-metal targets. */
 #define SPLIT 2u
 
 static void run_entry(tinyml_context_t *c, const tinyml_exe_entry_t *e) {
+#if TINYML_FREESTANDING
+  e->fn(c->scratch_ptrs, 0, 0, 1);
+#else
   for (uint32_t p = 0; p < e->phase_count; ++p) {
-#if !TINYML_FREESTANDING
     uint32_t n = e->workgroups[p], most = c->thread_count * SPLIT;
     if (most > 32) most = 32;
-    if (c->pool && n > 1) {
+    if (c->pool && n > 1)
       tinyml__pool_run(c->pool, e->fn, c->scratch_ptrs, p, n < most ? n : most);
-      continue;
-    }
-#endif
-    e->fn(c->scratch_ptrs, p, 0, 1);
+    else
+      e->fn(c->scratch_ptrs, p, 0, 1);
   }
+#endif
 }
 
 void tinyml__context_invoke(tinyml_context_t *c) {

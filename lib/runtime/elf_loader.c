@@ -969,10 +969,13 @@ static tinyml_status_t check_entry_record(const loader_t *l,
                                           uint32_t i) {
   if (!code_mapped(l, e->fn))
     return fail(l, "elf: entry %u: fn is not in an executable segment", i);
+#if TINYML_FREESTANDING /* no threads: it runs each entry as one call */
+  if (e->phase_count != 1)
+    return fail(l, "elf: entry %u: %u phases (this runtime runs 1)", i, e->phase_count);
+#else
   if (e->phase_count - 1u >= TINYML_EXE_MAX_PHASES)
     return fail(l, "elf: entry %u: %u phases (1 to %u)", i, e->phase_count,
                 TINYML_EXE_MAX_PHASES);
-#if !TINYML_FREESTANDING /* read only by the thread pool, which it lacks */
   if (!mapped(l, e->workgroups, (word_t)e->phase_count * sizeof(uint32_t),
               _Alignof(uint32_t), PF_R))
     return fail(l, "elf: entry %u: workgroups outside the image", i);
