@@ -634,22 +634,56 @@ static bool loop_bounds(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *s
  * are disjoint from one another: arguments are distinct bindings and scratch
  * views are distinct allocations.  Buffers that are only read may be read
  * anywhere. */
-static bool loop_is_parallel(MlirOperation loop, const tinyml_allocator_t *a) {
+/* Collects the accesses of `loop` (constant bounds) into `s`; false when
+ * an op's memory effects are unknown.  Free s->acc with tinyml__free. */
+static bool scan_loop(MlirOperation loop, const tinyml_allocator_t *a, loop_scan_t *s) {
   int64_t lb, ub, step;
+  *s = (loop_scan_t){.loop = loop, .a = a};
   if (!loop_bounds(loop, &lb, &ub, &step)) return false;
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
-  loop_scan_t s = {.loop = loop, .iv = mlirBlockGetArgument(body, 0), .step = step, .a = a};
-  mlirOperationWalk(loop, scan_op, &s, MlirWalkPreOrder);
-  bool ok = !s.unknown;
-  for (size_t i = 0; ok && i < s.count; ++i) {
-    if (!s.acc[i].write) continue;
-    for (size_t j = 0; ok && j < s.count; ++j) {
-      if (!mlirValueEqual(s.acc[j].root, s.acc[i].root)) continue;
-      ok = s.acc[i].sliced && s.acc[j].sliced &&
-           mlirValueEqual(s.acc[i].parent, s.acc[j].parent) && s.acc[i].dim == s.acc[j].dim;
-    }
-  }
+  s->iv = mlirBlockGetArgument(body, 0);
+  s->step = step;
+  mlirOperationWalk(loop, scan_op, s, MlirWalkPreOrder);
+  return !s->unknown;
+}
+
+/* Accesses x and y may be in different iterations (of one loop, or of two
+ * loops with the same bounds run by the same workgroups) unless they
+ * conflict: same buffer, one writes, and not both in the iteration's own
+ * slice of it. */
+static bool conflict(const access_t *x, const access_t *y) {
+  if (!(x->write || y->write) || !mlirValueEqual(x->root, y->root)) return false;
+  return !(x->sliced && y->sliced && mlirValueEqual(x->parent, y->parent) &&
+           x->dim == y->dim);
+}
+
+static bool scans_conflict(const loop_scan_t *x, const loop_scan_t *y) {
+  for (size_t i = 0; i < x->count; ++i)
+    for (size_t j = 0; j < y->count; ++j)
+      if (conflict(&x->acc[i], &y->acc[j])) return true;
+  return false;
+}
+
+static bool loop_is_parallel(MlirOperation loop, const tinyml_allocator_t *a) {
+  loop_scan_t s;
+  bool ok = scan_loop(loop, a, &s) && !scans_conflict(&s, &s);
   tinyml__free(a, s.acc);
+  return ok;
+}
+
+/* Two split top-level loops can share a phase, with no wait between them,
+ * when they have the same bounds (so iteration i runs in the same
+ * workgroup in both) and every buffer one writes and the other touches is
+ * touched by both only in iteration i's own slice. */
+static bool can_share_phase(MlirOperation x, MlirOperation y, const tinyml_allocator_t *a) {
+  int64_t xl, xu, xs, yl, yu, ys;
+  if (!loop_bounds(x, &xl, &xu, &xs) || !loop_bounds(y, &yl, &yu, &ys) || xl != yl ||
+      xu != yu || xs != ys)
+    return false;
+  loop_scan_t sx, sy;
+  bool ok = scan_loop(x, a, &sx) && scan_loop(y, a, &sy) && !scans_conflict(&sx, &sy);
+  tinyml__free(a, sx.acc);
+  tinyml__free(a, sy.acc);
   return ok;
 }
 
@@ -769,10 +803,20 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
     }
     ops[n++] = t;
   }
-  /* Runs of unsplit ops share a phase; each split loop has its own. */
+  /* Runs of unsplit ops share a phase, and so do runs of split top-level
+   * loops that can_share_phase pairwise; any other op starts a phase. */
   uint32_t phases = 0;
+  size_t start = 0; /* first op of the current phase */
   for (size_t i = 0; i < n; ++i) {
     bool joins = i > 0 && ops[i].workgroups == 1 && ops[i - 1].workgroups == 1;
+    if (i > 0 && ops[i].workgroups > 1 && ops[i - 1].workgroups > 1) {
+      joins = true;
+      for (size_t j = start; joins && j < i; ++j)
+        joins = mlirOperationEqual(ops[j].loop, ops[j].op) &&
+                mlirOperationEqual(ops[i].loop, ops[i].op) &&
+                can_share_phase(ops[j].op, ops[i].op, a);
+    }
+    if (!joins) start = i;
     ops[i].phase = joins ? phases - 1 : phases++;
   }
   if (phases > TC_MAX_PHASES) return;
@@ -785,7 +829,10 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
         if (phase_of(ops, n, mlirOpOperandGetOwner(u), func) != ops[i].phase) return;
   for (size_t i = 0; i < n; ++i)
     if (!mlirOperationIsNull(ops[i].loop)) split_loop(ctx, ops[i].loop, wg, count);
-  for (size_t i = 0; i < n; ++i) d->workgroups[ops[i].phase] = ops[i].workgroups;
+  for (uint32_t p = 0; p < phases; ++p) d->workgroups[p] = 1;
+  for (size_t i = 0; i < n; ++i)
+    if (ops[i].workgroups > d->workgroups[ops[i].phase])
+      d->workgroups[ops[i].phase] = ops[i].workgroups;
   d->phase_count = phases ? phases : 1;
   if (phases <= 1) return;
   MlirOperation sw = build_switch(ctx, phase, phases, term);
