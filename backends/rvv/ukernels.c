@@ -454,7 +454,9 @@ static int conv_use_pixels(const tinyml_uk_params_t *p) {
 
 void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
   uk_ctx_t c = uk_ctx(blob);
-  if (conv_use_pixels(c.p))
+  if (c.p->oc_block != OB || c.p->k_block != 1) /* packed for another kernel */
+    UK_CONV_DRIVER(&c, in, out, scratch, uk_conv_pixel_generic);
+  else if (conv_use_pixels(c.p))
     conv_pixels(&c, in, out, (int16_t *)scratch);
   else
     conv_channels(&c, in, out, (int16_t *)scratch);
@@ -540,14 +542,12 @@ UK_INLINE void dw_px_pair(const uk_ctx_t *c, const int8_t *x00, int32_t oy, size
   const tinyml_uk_params_t *p = c->p;
   const int32_t ic = p->ic, kw = kw3 ? 3 : p->kw; /* kw3: unrolled for kw == 3 */
   const ptrdiff_t xs = (ptrdiff_t)p->stride_w * ic, cs = (ptrdiff_t)p->dil_w * ic;
-  const ptrdiff_t rs = (ptrdiff_t)p->dil_h * p->iw * ic;
   const tinyml_uk_chan_t *cr = c->chan + ch;
   vint32m8_t a0 = __riscv_vmv_v_x_i32m8(cr[0].bias - cr[0].zp_sum, vl);
   vint32m8_t a1 = __riscv_vmv_v_x_i32m8(cr[d].bias - cr[d].zp_sum, vl);
   const int8_t *w = c->weights + ch;
   int32_t iy = oy * p->stride_h - p->pad_top;
-  const int8_t *xr = x00 + (ptrdiff_t)iy * p->iw * ic + ch;
-  for (int32_t ky = 0; ky < p->kh; ++ky, iy += p->dil_h, xr += rs) {
+  for (int32_t ky = 0; ky < p->kh; ++ky, iy += p->dil_h) {
     if (iy < 0 || iy >= p->ih) { /* padding: every x' is zp */
       vint16m4_t z = __riscv_vmv_v_x_i16m4((int16_t)p->in_zp, vl);
       for (int32_t kx = 0; kx < kw; ++kx, w += ic) {
@@ -556,7 +556,7 @@ UK_INLINE void dw_px_pair(const uk_ctx_t *c, const int8_t *x00, int32_t oy, size
       }
       continue;
     }
-    const int8_t *xb = xr;
+    const int8_t *xb = x00 + (ptrdiff_t)iy * p->iw * ic + ch;
     for (int32_t kx = 0; kx < kw; ++kx, w += ic, xb += cs) {
       vint16m4_t u = __riscv_vsext_vf2_i16m4(__riscv_vlse8_v_i8m2(xb, xs, vl), vl);
       a0 = __riscv_vwmacc_vx_i32m8(a0, w[0], u, vl);
