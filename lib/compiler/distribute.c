@@ -687,24 +687,40 @@ static bool can_share_phase(MlirOperation x, MlirOperation y, const tinyml_alloc
   return ok;
 }
 
-/* The loop of a strategy's nest to split: the outermost parallel one,
- * looking inside loops whose body is one loop plus pure ops. */
+static uint32_t trip_count(MlirOperation loop);
+
+/* The loop of a strategy's nest to split: the outermost parallel one with
+ * at least GOOD_TRIPS iterations, else the parallel one with the most,
+ * looking inside loops whose body is one loop plus pure ops.  (A split
+ * inner loop runs its outer loops in every workgroup, which is fine.) */
+#define GOOD_TRIPS 8
 static MlirOperation pick_loop(MlirOperation loop, const tinyml_allocator_t *a) {
-  MlirOperation none = {NULL};
+  MlirOperation none = {NULL}, best = none;
+  uint32_t best_trips = 1;
   while (!mlirOperationIsNull(loop)) {
-    if (loop_is_parallel(loop, a)) return loop;
-    if (mlirOperationGetNumRegions(loop) != 1) return none;
+    if (loop_is_parallel(loop, a)) {
+      uint32_t trips = trip_count(loop);
+      if (trips >= GOOD_TRIPS) return loop;
+      if (trips > best_trips) {
+        best = loop;
+        best_trips = trips;
+      }
+    }
+    if (mlirOperationGetNumRegions(loop) != 1) break;
     MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
     MlirOperation inner = none;
     for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
          op = mlirOperationGetNextInBlock(op)) {
       if (is_pure(op) || tc_op_is(op, "scf.yield")) continue;
-      if (!mlirOperationIsNull(inner) || !tc_op_is(op, "scf.for")) return none;
+      if (!mlirOperationIsNull(inner) || !tc_op_is(op, "scf.for")) {
+        inner = none;
+        break;
+      }
       inner = op;
     }
     loop = inner;
   }
-  return none;
+  return best;
 }
 
 /* ---- 3. phases and workgroups ---------------------------------------- */
