@@ -1,5 +1,6 @@
-/* int8 microkernels for x86-64 with AVX2, compiled to LLVM bitcode at build
- * time and linked into every executable (lib/ukernels/uk_abi.h).
+/* int8 and f32 microkernels for x86-64 with AVX2 and FMA, compiled to LLVM
+ * bitcode at build time and linked into every executable
+ * (lib/ukernels/uk_abi.h).
  *
  * Conv: the im2col columns of 4 output pixels hold int16 (x - zp); weights
  * are packed 8 output channels x 2 taps, widened with vpmovsxbw, and
@@ -245,5 +246,306 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
         int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
         dw_pixel(&c, img, xo, wo, taps, out + (((size_t)b * p->oh + oy) * p->ow + ox) * p->oc);
       }
+  }
+}
+
+/* ---- f32 ------------------------------------------------------------------
+ *
+ * Conv (and matmul, as a 1x1 conv): a GEMM of pixels x taps (im2col
+ * columns, or the input rows themselves for 1x1 stride-1 convs) by taps x
+ * channels (weights packed in panels of 16 channels, uk_abi.h).  The
+ * register tile is 6 pixels x 16 channels: 12 accumulators, two weight
+ * vectors and a broadcast, 12 FMAs per tap.  Taps run innermost; the loop
+ * nest is pixel block (its columns built once) > tap chunk (KC taps of a
+ * panel, 32 KB, stay in L1 across the block's tiles) > panel > tile.
+ * Accumulators start at the bias; with more than one tap chunk the partial
+ * sums wait in the output.  The last chunk applies the epilogue (scale,
+ * offset, clamp) and stores. */
+
+enum { MR = 6, KC = 512, DIRECT_MB = 120 };
+
+UK_INLINE __m256i lanes_below(int32_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, __m256 lo, __m256 hi) {
+  v = _mm256_mul_ps(v, _mm256_loadu_ps(scale));
+  v = _mm256_add_ps(v, _mm256_loadu_ps(offset));
+  /* max/min return their second operand when either is NaN: NaN passes. */
+  return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+}
+
+/* np pixels (rows of `a`, lda apart) x nv vectors of 8 channels, taps
+ * [0, kc) of the chunk; `valid` channels of the panel exist in `out`. */
+UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
+                     const float *w, int32_t kc, float *out, int32_t ldo, int32_t o0,
+                     int32_t valid, int first, int last) {
+  __m256 acc[MR][2];
+  const int full = valid >= nv * 8;
+  const __m256i m0 = lanes_below(valid), m1 = lanes_below(valid - 8);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      if (first)
+        acc[i][v] = _mm256_loadu_ps(c->bias + o0 + 8 * v);
+      else if (full)
+        acc[i][v] = _mm256_loadu_ps(out + (size_t)i * ldo + 8 * v);
+      else
+        acc[i][v] = _mm256_maskload_ps(out + (size_t)i * ldo + 8 * v, v ? m1 : m0);
+    }
+  const float *a0 = a, *a1 = a + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda,
+              *a5 = a4 + lda;
+  const int W = nv * 8;
+  for (int32_t k = 0; k < kc; ++k) {
+    __m256 w0 = _mm256_loadu_ps(w + (size_t)k * W);
+    __m256 w1 = nv == 2 ? _mm256_loadu_ps(w + (size_t)k * W + 8) : w0;
+#define FROW(i, ai)                                                     \
+  if (np > i) {                                                         \
+    __m256 b = _mm256_broadcast_ss(ai + k);                             \
+    acc[i][0] = _mm256_fmadd_ps(b, w0, acc[i][0]);                      \
+    if (nv == 2) acc[i][1] = _mm256_fmadd_ps(b, w1, acc[i][1]);         \
+  }
+    FROW(0, a0) FROW(1, a1) FROW(2, a2) FROW(3, a3) FROW(4, a4) FROW(5, a5)
+#undef FROW
+  }
+  const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      __m256 r = acc[i][v];
+      if (last) r = fepi(r, c->scale + o0 + 8 * v, c->offset + o0 + 8 * v, lo, hi);
+      float *o = out + (size_t)i * ldo + 8 * v;
+      if (full)
+        _mm256_storeu_ps(o, r);
+      else
+        _mm256_maskstore_ps(o, v ? m1 : m0, r);
+    }
+}
+
+/* One tile with np and nv as constants, so each variant keeps its
+ * accumulators in registers. */
+static void ftile_any(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
+                      const float *w, int32_t kc, float *out, int32_t ldo, int32_t o0,
+                      int32_t valid, int first, int last) {
+#define FT(N, V) ftile(c, N, V, a, lda, w, kc, out, ldo, o0, valid, first, last)
+  if (nv == 2) {
+    switch (np) {
+      case 6: FT(6, 2); break;
+      case 5: FT(5, 2); break;
+      case 4: FT(4, 2); break;
+      case 3: FT(3, 2); break;
+      case 2: FT(2, 2); break;
+      default: FT(1, 2); break;
+    }
+  } else {
+    switch (np) {
+      case 6: FT(6, 1); break;
+      case 5: FT(5, 1); break;
+      case 4: FT(4, 1); break;
+      case 3: FT(3, 1); break;
+      case 2: FT(2, 1); break;
+      default: FT(1, 1); break;
+    }
+  }
+#undef FT
+}
+
+UK_INLINE void fcopy(const float *src, float *dst, int32_t n) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+UK_INLINE void fzero(float *dst, int32_t n) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_setzero_ps());
+  for (; i < n; ++i) dst[i] = 0.0f;
+}
+
+/* The k taps of output pixel (oy, ox) of image `img`, in OHWI order, zero
+ * outside the image (TOSA pads float convs with 0). */
+static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, int32_t ox,
+                    float *col) {
+  const int32_t ic = p->ic;
+  const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+  const int row_inside = p->dil_w == 1 && ix0 >= 0 && ix0 + p->kw - 1 < p->iw;
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    const int32_t iy = iy0 + ky * p->dil_h, run = p->kw * ic;
+    float *c = col + (size_t)ky * run;
+    if (iy < 0 || iy >= p->ih) {
+      fzero(c, run);
+      continue;
+    }
+    const float *row = img + (size_t)iy * p->iw * ic;
+    if (row_inside) {
+      fcopy(row + (size_t)ix0 * ic, c, run);
+      continue;
+    }
+    for (int32_t kx = 0; kx < p->kw; ++kx, c += ic) {
+      int32_t ix = ix0 + kx * p->dil_w;
+      if (ix < 0 || ix >= p->iw)
+        fzero(c, ic);
+      else
+        fcopy(row + (size_t)ix * ic, c, ic);
+    }
+  }
+}
+
+void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch) {
+  const ukf_ctx_t c = ukf_ctx(blob);
+  const tinyml_uk_params_t *p = c.p;
+  const int32_t k = p->k, oc = p->oc, ocp = p->oc_padded;
+  const int32_t per_image = p->oh * p->ow;
+  const int64_t total = (int64_t)p->batch * per_image;
+  const int direct = p->scratch_bytes == 0;
+  int64_t mb = direct ? DIRECT_MB : p->scratch_bytes / (4 * (int64_t)k);
+  float *cols = (float *)scratch;
+  int32_t n = 0, oy = 0, ox = 0; /* the next pixel to im2col */
+  for (int64_t b0 = 0; b0 < total; b0 += mb) {
+    const int32_t nb = (int32_t)(total - b0 < mb ? total - b0 : mb);
+    const float *a = in + (size_t)b0 * k;
+    if (!direct) {
+      for (int32_t i = 0; i < nb; ++i) {
+        fim2col(p, in + (size_t)n * p->ih * p->iw * p->ic, oy, ox, cols + (size_t)i * k);
+        if (++ox == p->ow) {
+          ox = 0;
+          if (++oy == p->oh) {
+            oy = 0;
+            ++n;
+          }
+        }
+      }
+      a = cols;
+    }
+    float *dst = out + (size_t)b0 * oc;
+    for (int32_t k0 = 0; k0 < k; k0 += KC) {
+      const int32_t kc = k - k0 < KC ? k - k0 : KC;
+      const int first = k0 == 0, last = k0 + kc == k;
+      for (int32_t o0 = 0; o0 < ocp; o0 += 16) {
+        const int nv = ocp - o0 >= 16 ? 2 : 1;
+        const int32_t valid = oc - o0 < 8 * nv ? oc - o0 : 8 * nv;
+        const float *w = c.weights + (size_t)o0 * k + (size_t)k0 * 8 * nv;
+        for (int32_t t = 0; t < nb; t += MR) {
+          const int np = nb - t < MR ? nb - t : MR;
+          ftile_any(&c, np, nv, a + (size_t)t * k + k0, k, w, kc, dst + (size_t)t * oc + o0, oc,
+                    o0, valid, first, last);
+        }
+      }
+    }
+  }
+}
+
+/* Depthwise: channels are independent.  np pixels (xstep floats apart)
+ * x nv vectors of 8 channels from channel c0, over taps at x + xo[t] and
+ * weights + wo[t]; `mask` limits a single vector to the channels left. */
+UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, int masked, const float *x,
+                        int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
+                        int32_t c0, __m256i mask, float *dst, int32_t dstep) {
+  __m256 a[2][4];
+  for (int v = 0; v < nv; ++v) {
+    __m256 b = _mm256_loadu_ps(c->bias + c0 + 8 * v);
+    for (int i = 0; i < np; ++i) a[i][v] = b;
+  }
+  const float *w = c->weights + c0;
+  for (int32_t t = 0; t < taps; ++t) {
+    const float *xp = x + xo[t], *wp = w + wo[t];
+    for (int v = 0; v < nv; ++v) {
+      __m256 wv = masked ? _mm256_maskload_ps(wp, mask) : _mm256_loadu_ps(wp + 8 * v);
+      for (int i = 0; i < np; ++i) {
+        const float *xi = xp + (size_t)i * xstep + 8 * v;
+        __m256 xv = masked ? _mm256_maskload_ps(xi, mask) : _mm256_loadu_ps(xi);
+        a[i][v] = _mm256_fmadd_ps(xv, wv, a[i][v]);
+      }
+    }
+  }
+  const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      __m256 r = fepi(a[i][v], c->scale + c0 + 8 * v, c->offset + c0 + 8 * v, lo, hi);
+      float *o = dst + (size_t)i * dstep + c0 + 8 * v;
+      if (masked)
+        _mm256_maskstore_ps(o, mask, r);
+      else
+        _mm256_storeu_ps(o, r);
+    }
+}
+
+/* All channels of np pixels; x points at pixel 0's origin (channel 0). */
+UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+  const int32_t ic = c->p->ic;
+  const __m256i all = _mm256_set1_epi32(-1);
+  int32_t c0 = 0;
+  for (; c0 + 32 <= ic; c0 += 32)
+    dw_block(c, np, 4, 0, x + c0, xstep, xo, wo, taps, c0, all, dst, ic);
+  for (; c0 + 8 <= ic; c0 += 8)
+    dw_block(c, np, 1, 0, x + c0, xstep, xo, wo, taps, c0, all, dst, ic);
+  if (c0 < ic)
+    dw_block(c, np, 1, 1, x + c0, xstep, xo, wo, taps, c0, lanes_below(ic - c0), dst, ic);
+}
+
+/* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
+static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t ox, float *dst) {
+  const tinyml_uk_params_t *p = c->p;
+  for (int32_t ch = 0; ch < p->ic; ++ch) {
+    float acc = c->bias[ch];
+    for (int32_t ky = 0; ky < p->kh; ++ky) {
+      int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+      for (int32_t kx = 0; kx < p->kw; ++kx) {
+        int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+        if (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw)
+          acc = __builtin_fmaf(img[((size_t)iy * p->iw + ix) * p->ic + ch],
+                               c->weights[((size_t)ky * p->kw + kx) * p->ic + ch], acc);
+      }
+    }
+    dst[ch] = ukf_epilogue(c, acc, ch);
+  }
+}
+
+/* Pixels whose taps all lie inside the image run two at a time over
+ * precomputed tap offsets; border pixels list their in-image taps. */
+void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch) {
+  (void)scratch;
+  const ukf_ctx_t c = ukf_ctx(blob);
+  const tinyml_uk_params_t *p = c.p;
+  const int32_t ic = p->ic, taps_all = p->kh * p->kw;
+  const int32_t xstep = p->stride_w * ic;
+  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], io[UK_MAX_TAPS], iwo[UK_MAX_TAPS];
+  for (int32_t t = 0; t < taps_all && t < UK_MAX_TAPS; ++t) {
+    io[t] = ((t / p->kw) * p->dil_h * p->iw + (t % p->kw) * p->dil_w) * ic;
+    iwo[t] = t * ic;
+  }
+  /* Interior columns: ox in [x_lo, x_hi). */
+  int32_t x_lo = 0, x_hi = 0;
+  while (x_lo < p->ow && x_lo * p->stride_w - p->pad_left < 0) ++x_lo;
+  for (x_hi = x_lo; x_hi < p->ow &&
+                    x_hi * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw;
+       ++x_hi) {
+  }
+  for (int32_t b = 0; b < p->batch; ++b) {
+    const float *img = in + (size_t)b * p->ih * p->iw * ic;
+    for (int32_t oy = 0; oy < p->oh; ++oy) {
+      float *row = out + ((size_t)b * p->oh + oy) * p->ow * ic;
+      const int32_t iy0 = oy * p->stride_h - p->pad_top;
+      const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 &&
+                         iy0 + (p->kh - 1) * p->dil_h < p->ih;
+      for (int32_t ox = 0; ox < p->ow;) {
+        if (taps_all > UK_MAX_TAPS) {
+          dw_large(&c, img, oy, ox, row + (size_t)ox * ic);
+          ++ox;
+        } else if (inside && ox >= x_lo && ox < x_hi) {
+          const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
+          if (ox + 1 < x_hi) {
+            dw_pixels(&c, 2, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
+            ox += 2;
+          } else {
+            dw_pixels(&c, 1, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
+            ++ox;
+          }
+        } else {
+          int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+          dw_pixels(&c, 1, img, 0, xo, wo, taps, row + (size_t)ox * ic);
+          ++ox;
+        }
+      }
+    }
   }
 }

@@ -1,4 +1,4 @@
-/* Microkernel selection, on TOSA: a quantised conv2d, depthwise_conv2d or
+/* Microkernel selection, on TOSA.  int8: a quantised conv2d, depthwise_conv2d or
  * matmul whose int32 result only feeds a per-channel rescale to int8 (and
  * optionally a clamp) becomes one op
  *
@@ -9,7 +9,15 @@
  * (lib/ukernels/uk_abi.h).  Partitioning gives the op a dispatch of its own
  * and ukernel_lower.c turns that dispatch into a call.  Anything that does
  * not match exactly (other types, rounding modes, zero points on weights,
- * dynamic shapes, channel multipliers) is left to the Linalg path. */
+ * dynamic shapes, channel multipliers) is left to the Linalg path.
+ *
+ * f32 (x86-64 only for now): a float conv2d, depthwise_conv2d or matmul
+ * with constant weights and zero points 0, and the per-channel ops after
+ * it that the kernel applies as it stores (uk_abi.h, "f32 kinds"): a
+ * multiply, an add, a clamp, each optional, in that order.  The ONNX
+ * importer puts a transpose to NCHW between the conv and those ops; it is
+ * moved after the kernel, where the canonicaliser cancels it against the
+ * transpose back to NHWC that the next conv reads through. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
@@ -25,6 +33,13 @@ typedef struct chain {
   int w_transposed;    /* matmul weights are [K][N], not [N][K] */
   tinyml_uk_params_t p;
   MlirAttribute weights, bias, mult, shift;
+  /* f32: the ops after the conv that the kernel absorbs, in order; the
+   * first may be a transpose, which moves after the kernel instead. */
+  MlirOperation epi[8];
+  int n_epi, chan_axis;
+  MlirOperation transpose;
+  MlirAttribute scale, offset; /* per-channel multiply and add, or null */
+  float lo, hi;                /* the clamp */
 } chain_t;
 
 /* ---- reading TOSA ------------------------------------------------------ */
@@ -247,6 +262,202 @@ static int match_rescale(chain_t *c) {
   return c->p.act_min <= c->p.act_max;
 }
 
+/* ---- matching f32 ---------------------------------------------------- */
+
+/* The f32 kernels exist only in the x86-64 bitcode so far; x86-64 is the
+ * backend whose int8 conv packs 8 channels per block.  A backend that
+ * gains tinyml_uk_conv_f32 / tinyml_uk_depthwise_f32 widens this test. */
+static int has_f32_kernels(const tinyml_backend_t *be) { return be->ukernel_oc_block == 8; }
+
+static int is_f32(MlirValue v) {
+  MlirType t = mlirValueGetType(v);
+  return mlirTypeIsARankedTensor(t) && mlirShapedTypeHasStaticShape(t) &&
+         mlirTypeIsAF32(mlirShapedTypeGetElementType(t));
+}
+
+static intptr_t rank(MlirValue v) { return mlirShapedTypeGetRank(mlirValueGetType(v)); }
+
+/* Reads element i of a constant f32 attribute (element 0 of a splat). */
+static float f32_at(MlirAttribute a, int64_t i) {
+  if (mlirDenseElementsAttrIsSplat(a)) return mlirDenseElementsAttrGetFloatValue(a, 0);
+  float v;
+  memcpy(&v, (const char *)mlirDenseElementsAttrGetRawData(a) + 4 * i, 4);
+  return v;
+}
+
+static int const_f32_zero(MlirValue v) {
+  MlirAttribute a = const_attr(v);
+  return !mlirAttributeIsNull(a) && is_f32(v) && numel(a) == 1 && f32_at(a, 0) == 0.0f;
+}
+
+static int match_conv_f32(chain_t *c) {
+  MlirOperation op = c->conv;
+  int depthwise = tc_op_is(op, "tosa.depthwise_conv2d");
+  if ((!depthwise && !tc_op_is(op, "tosa.conv2d")) || mlirOperationGetNumOperands(op) != 5)
+    return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
+  MlirValue b = mlirOperationGetOperand(op, 2), y = mlirOperationGetResult(op, 0);
+  int64_t pad[4], stride[2], dil[2];
+  c->weights = const_attr(w);
+  c->bias = const_attr(b);
+  if (!is_f32(x) || !is_f32(w) || !is_f32(b) || !is_f32(y) || rank(x) != 4 ||
+      mlirAttributeIsNull(c->weights) || mlirAttributeIsNull(c->bias) ||
+      !mlirAttributeIsNull(const_attr(x)) || !const_f32_zero(mlirOperationGetOperand(op, 3)) ||
+      !const_f32_zero(mlirOperationGetOperand(op, 4)) ||
+      !attr_text_has(op, "acc_type", "f32") || !i64_array(op, "pad", 4, pad) ||
+      !i64_array(op, "stride", 2, stride) || !i64_array(op, "dilation", 2, dil))
+    return 0;
+  tinyml_uk_params_t *p = &c->p;
+  p->kind = depthwise ? TINYML_UK_DEPTHWISE_F32 : TINYML_UK_CONV_F32;
+  p->batch = (int32_t)dim(x, 0);
+  p->ih = (int32_t)dim(x, 1);
+  p->iw = (int32_t)dim(x, 2);
+  p->ic = (int32_t)dim(x, 3);
+  p->oh = (int32_t)dim(y, 1);
+  p->ow = (int32_t)dim(y, 2);
+  p->oc = (int32_t)dim(y, 3);
+  p->kh = (int32_t)dim(w, depthwise ? 0 : 1);
+  p->kw = (int32_t)dim(w, depthwise ? 1 : 2);
+  if (depthwise ? dim(w, 2) != p->ic || dim(w, 3) != 1 || p->oc != p->ic
+                : dim(w, 3) != p->ic || dim(w, 0) != p->oc)
+    return 0;
+  int64_t nb = numel(c->bias);
+  if (nb != 1 && nb != p->oc) return 0;
+  p->stride_h = (int32_t)stride[0];
+  p->stride_w = (int32_t)stride[1];
+  p->dil_h = (int32_t)dil[0];
+  p->dil_w = (int32_t)dil[1];
+  p->pad_top = (int32_t)pad[0];
+  p->pad_left = (int32_t)pad[2];
+  c->acc = y;
+  c->chan_axis = 3;
+  return p->batch > 0 && p->oh > 0 && p->ow > 0 && p->oc > 0 && p->stride_h > 0 &&
+         p->stride_w > 0 && p->dil_h > 0 && p->dil_w > 0 && pad[0] >= 0 && pad[2] >= 0;
+}
+
+/* matmul [1,M,K] x const [1,K,N]: a 1x1 conv over M pixels. */
+static int match_matmul_f32(chain_t *c) {
+  MlirOperation op = c->conv;
+  if (!tc_op_is(op, "tosa.matmul") || mlirOperationGetNumOperands(op) != 4) return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
+  MlirValue y = mlirOperationGetResult(op, 0);
+  c->weights = const_attr(w);
+  if (!is_f32(x) || !is_f32(w) || !is_f32(y) || mlirAttributeIsNull(c->weights) ||
+      !mlirAttributeIsNull(const_attr(x)) || dim(x, 0) != 1 || dim(w, 0) != 1 ||
+      !const_f32_zero(mlirOperationGetOperand(op, 2)) ||
+      !const_f32_zero(mlirOperationGetOperand(op, 3)))
+    return 0;
+  tinyml_uk_params_t *p = &c->p;
+  p->kind = TINYML_UK_CONV_F32;
+  p->batch = p->ih = p->oh = 1;
+  p->iw = p->ow = (int32_t)dim(x, 1);
+  p->ic = (int32_t)dim(x, 2);
+  p->oc = (int32_t)dim(w, 2);
+  p->kh = p->kw = p->stride_h = p->stride_w = p->dil_h = p->dil_w = 1;
+  c->w_transposed = 1;
+  c->acc = y;
+  c->chan_axis = 2;
+  return dim(w, 1) == p->ic && p->iw > 0 && p->ic > 0 && p->oc > 0;
+}
+
+/* A constant operand of a per-channel op on `like`: its shape is like's
+ * rank, all 1 but `axis`, which is 1 or oc. */
+static MlirAttribute channel_const(const chain_t *c, MlirValue v, MlirValue like, int axis) {
+  MlirAttribute none = {NULL}, a = const_attr(v);
+  if (mlirAttributeIsNull(a) || !is_f32(v) || rank(v) != rank(like)) return none;
+  for (intptr_t i = 0; i < rank(v); ++i) {
+    int64_t d = dim(v, i);
+    if (i == axis ? d != 1 && d != c->p.oc : d != 1) return none;
+  }
+  return numel(a) == 1 || numel(a) == c->p.oc ? a : none;
+}
+
+/* The operand of a binary op that is not `cur` (which must be exactly one). */
+static int other_operand(MlirOperation op, MlirValue cur, MlirValue *other) {
+  MlirValue a0 = mlirOperationGetOperand(op, 0), a1 = mlirOperationGetOperand(op, 1);
+  int e0 = mlirValueEqual(a0, cur), e1 = mlirValueEqual(a1, cur);
+  if (e0 == e1) return 0;
+  *other = e0 ? a1 : a0;
+  return 1;
+}
+
+/* A float attribute as float; 0 when absent or not a float. */
+static int float_attr(MlirOperation op, const char *name, float *out) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAFloat(a)) return 0;
+  *out = (float)mlirFloatAttrGetValueDouble(a);
+  return 1;
+}
+
+/* Collects the ops after the conv that the kernel can apply (chain_t.epi).
+ * Layout ops (a transpose right after the conv, or reshapes that keep the
+ * channels last) join only when a per-channel op follows them. */
+static void match_epilogue_f32(chain_t *c) {
+  MlirOperation ops[8];
+  MlirValue cur = c->acc;
+  int axis = c->chan_axis, stage = 0, n = 0, kept = 0, transposed = 0;
+  c->lo = -__builtin_inff();
+  c->hi = __builtin_inff();
+  while (n < 8) {
+    MlirOperation u = sole_user(cur);
+    if (mlirOperationIsNull(u) || mlirOperationGetNumResults(u) != 1) break;
+    MlirValue r = mlirOperationGetResult(u, 0);
+    int same = mlirTypeEqual(mlirValueGetType(r), mlirValueGetType(cur));
+    MlirValue other;
+    if (!is_f32(r)) break;
+    if (tc_op_is(u, "tosa.transpose")) {
+      MlirAttribute perms = mlirOperationGetAttributeByName(u, tc_str("perms"));
+      if (n != 0 || mlirAttributeIsNull(perms) || !mlirAttributeIsADenseI32Array(perms) ||
+          mlirDenseArrayGetNumElements(perms) != rank(cur))
+        break;
+      int to = -1;
+      for (intptr_t i = 0; i < rank(cur); ++i)
+        if (mlirDenseI32ArrayGetElement(perms, i) == axis) to = (int)i;
+      if (to < 0) break;
+      axis = to;
+      transposed = 1;
+    } else if (tc_op_is(u, "tosa.reshape")) {
+      if (transposed || axis != rank(cur) - 1 || rank(r) < 1 || dim(r, rank(r) - 1) != c->p.oc)
+        break;
+      axis = (int)rank(r) - 1;
+    } else if (tc_op_is(u, "tosa.mul") && stage < 1) {
+      int64_t shift;
+      MlirAttribute k;
+      if (!same || mlirOperationGetNumOperands(u) != 3 || !other_operand(u, cur, &other) ||
+          !const_int(mlirOperationGetOperand(u, 2), 8, &shift) || shift != 0 ||
+          mlirAttributeIsNull(k = channel_const(c, other, cur, axis)))
+        break;
+      c->scale = k;
+      stage = 1;
+    } else if (tc_op_is(u, "tosa.add") && stage < 2) {
+      MlirAttribute k;
+      if (!same || mlirOperationGetNumOperands(u) != 2 || !other_operand(u, cur, &other) ||
+          mlirAttributeIsNull(k = channel_const(c, other, cur, axis)))
+        break;
+      c->offset = k;
+      stage = 2;
+    } else if (tc_op_is(u, "tosa.clamp") && stage < 3) {
+      float lo, hi;
+      if (!same || mlirOperationGetNumOperands(u) != 1 || !float_attr(u, "min_val", &lo) ||
+          !float_attr(u, "max_val", &hi) || !(lo <= hi) ||
+          attr_text_has(u, "nan_mode", "IGNORE"))
+        break;
+      c->lo = lo;
+      c->hi = hi;
+      stage = 3;
+    } else {
+      break;
+    }
+    ops[n++] = u;
+    cur = r;
+    if (!tc_op_is(u, "tosa.transpose") && !tc_op_is(u, "tosa.reshape")) kept = n;
+  }
+  c->n_epi = kept;
+  for (int i = 0; i < kept; ++i) c->epi[i] = ops[i];
+  c->transpose = kept && tc_op_is(ops[0], "tosa.transpose") ? ops[0] : (MlirOperation){NULL};
+  c->last = kept ? ops[kept - 1] : c->conv;
+}
+
 /* ---- the blob ---------------------------------------------------------- */
 
 static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
@@ -329,6 +540,9 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
   return total < (1LL << 30) ? (size_t)total : 0;
 }
 
+static MlirValue blob_const(MlirContext ctx, uint8_t *blob, size_t size,
+                            const tinyml_allocator_t *a, MlirOperation before);
+
 static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
                            const tinyml_allocator_t *a, MlirOperation before) {
   MlirValue none = {NULL};
@@ -342,6 +556,12 @@ static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *
     pack_conv(c, be, w);
   else
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
+  return blob_const(ctx, blob, size, a, before);
+}
+
+/* A tosa.const of `size` bytes inserted before `before`; frees `blob`. */
+static MlirValue blob_const(MlirContext ctx, uint8_t *blob, size_t size,
+                            const tinyml_allocator_t *a, MlirOperation before) {
   int64_t n = (int64_t)size;
   MlirType t = mlirRankedTensorTypeGet(1, &n, mlirIntegerTypeGet(ctx, 8), mlirAttributeGetNull());
   MlirAttribute values = mlirDenseElementsAttrRawBufferGet(t, size, blob);
@@ -356,15 +576,104 @@ static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *
   return mlirOperationGetResult(op, 0);
 }
 
+
+/* ---- the f32 blob ------------------------------------------------------ */
+
+enum {
+  F32_MR = 6,          /* ukernels.c's tile height, in pixels */
+  F32_MB = 120,        /* pixels per im2col block */
+  F32_SCRATCH = 1 << 20 /* at most this much im2col, when taps are many */
+};
+
+/* Lays out an f32 blob (uk_abi.h, "f32 kinds"); returns its size, or 0. */
+static size_t layout_f32(chain_t *c) {
+  tinyml_uk_params_t *p = &c->p;
+  p->version = TINYML_UK_VERSION;
+  int64_t k = (int64_t)p->kh * p->kw * p->ic;
+  if (k > (1 << 24) || p->oc > (1 << 20)) return 0;
+  p->k = p->k_padded = (int32_t)k;
+  p->k_block = 1;
+  int64_t wfloats = k;
+  p->scratch_bytes = 0;
+  if (p->kind == TINYML_UK_CONV_F32) {
+    p->oc_block = 16;
+    p->oc_padded = round_up(p->oc, 8);
+    wfloats = (int64_t)p->oc_padded * k;
+    int direct = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
+                 p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
+    if (!direct) {
+      int64_t pixels = (int64_t)p->batch * p->oh * p->ow, mb = F32_MB;
+      if (mb * k * 4 > F32_SCRATCH) mb = F32_SCRATCH / (k * 4) / F32_MR * F32_MR;
+      if (mb < F32_MR) mb = F32_MR;
+      if (mb > pixels) mb = pixels;
+      if (mb * k * 4 > (1LL << 30)) return 0;
+      p->scratch_bytes = (int32_t)(mb * k * 4);
+    }
+  } else {
+    p->oc_block = 1;
+    p->oc_padded = p->oc;
+  }
+  int64_t chan = (int64_t)round_up(p->oc_padded, 16) * 4;
+  int64_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 64);
+  p->bias_off = (int32_t)off;
+  p->mult_off = (int32_t)(off += chan);
+  p->shift_off = (int32_t)(off += chan);
+  off += chan;
+  p->weights_off = (int32_t)((off + 63) / 64 * 64);
+  p->round_off = p->chan_off = 0;
+  memcpy(&p->act_min, &c->lo, 4);
+  memcpy(&p->act_max, &c->hi, 4);
+  int64_t total = p->weights_off + 4 * wfloats;
+  return total < (1LL << 30) ? (size_t)total : 0;
+}
+
+static void fill_f32(const chain_t *c, uint8_t *blob) {
+  const tinyml_uk_params_t *p = &c->p;
+  float *bias = (float *)(void *)(blob + p->bias_off);
+  float *scale = (float *)(void *)(blob + p->mult_off);
+  float *offset = (float *)(void *)(blob + p->shift_off);
+  float *w = (float *)(void *)(blob + p->weights_off);
+  int64_t nb = mlirAttributeIsNull(c->bias) ? 0 : numel(c->bias);
+  int64_t ns = mlirAttributeIsNull(c->scale) ? 0 : numel(c->scale);
+  int64_t no = mlirAttributeIsNull(c->offset) ? 0 : numel(c->offset);
+  int32_t n16 = round_up(p->oc_padded, 16);
+  for (int32_t o = 0; o < n16; ++o) {
+    int in = o < p->oc;
+    bias[o] = in && nb ? f32_at(c->bias, nb == 1 ? 0 : o) : 0.0f;
+    scale[o] = in && ns ? f32_at(c->scale, ns == 1 ? 0 : o) : 1.0f;
+    offset[o] = in && no ? f32_at(c->offset, no == 1 ? 0 : o) : -0.0f;
+  }
+  if (p->kind != TINYML_UK_CONV_F32) {
+    for (int32_t i = 0; i < p->k; ++i) w[i] = f32_at(c->weights, i);
+    return;
+  }
+  const int64_t k = p->k;
+  for (int32_t o = 0; o < p->oc; ++o) {
+    int32_t o0 = o / 16 * 16, width = p->oc_padded - o0 >= 16 ? 16 : 8;
+    float *panel = w + (size_t)o0 * k + (o - o0);
+    for (int64_t t = 0; t < k; ++t)
+      panel[t * width] = f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
+  }
+}
+
+static MlirValue make_blob_f32(MlirContext ctx, chain_t *c, const tinyml_allocator_t *a,
+                               MlirOperation before) {
+  MlirValue none = {NULL};
+  size_t size = layout_f32(c);
+  uint8_t *blob = size ? tinyml__calloc(a, size, 1, 64) : NULL;
+  if (!blob) return none;
+  memcpy(blob, &c->p, sizeof(c->p));
+  fill_f32(c, blob);
+  return blob_const(ctx, blob, size, a, before);
+}
+
 /* ---- rewriting --------------------------------------------------------- */
 
-static int rewrite(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
-                   const tinyml_allocator_t *a) {
-  MlirValue blob = make_blob(ctx, c, be, a, c->conv);
-  if (mlirValueIsNull(blob)) return 0;
+/* Inserts TC_UKERNEL_OP {kind, scratch} on (conv input, blob) of type t
+ * after c->last. */
+static MlirOperation make_uk(MlirContext ctx, const chain_t *c, MlirValue blob, MlirType t,
+                             const char *kind) {
   MlirValue ops[2] = {mlirOperationGetOperand(c->conv, 0), blob};
-  MlirType t = mlirValueGetType(mlirOperationGetResult(c->last, 0));
-  const char *kind = c->p.kind == TINYML_UK_CONV ? "conv_s8" : "depthwise_s8";
   MlirNamedAttribute attrs[2] = {
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
                             mlirStringAttrGet(ctx, tc_str(kind))),
@@ -378,10 +687,44 @@ static int rewrite(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
   mlirOperationStateAddAttributes(&st, 2, attrs);
   MlirOperation uk = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(c->last), c->last, uk);
+  return uk;
+}
+
+static int rewrite(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
+                   const tinyml_allocator_t *a) {
+  MlirValue blob = make_blob(ctx, c, be, a, c->conv);
+  if (mlirValueIsNull(blob)) return 0;
+  MlirType t = mlirValueGetType(mlirOperationGetResult(c->last, 0));
+  const char *kind = c->p.kind == TINYML_UK_CONV ? "conv_s8" : "depthwise_s8";
+  MlirOperation uk = make_uk(ctx, c, blob, t, kind);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(c->last, 0), mlirOperationGetResult(uk, 0));
   if (!mlirOperationIsNull(c->clamp)) mlirOperationDestroy(c->clamp);
   mlirOperationDestroy(c->rescale);
   if (!mlirOperationIsNull(c->add)) mlirOperationDestroy(c->add);
+  mlirOperationDestroy(c->conv);
+  return 1;
+}
+
+/* The kernel writes the conv's NHWC result with the epilogue applied.  A
+ * transpose the chain went through is re-created on the kernel's result;
+ * otherwise the result takes the last op's type (reshapes keep the
+ * element order, so the bytes are the same). */
+static int rewrite_f32(MlirContext ctx, chain_t *c, const tinyml_allocator_t *a) {
+  MlirValue blob = make_blob_f32(ctx, c, a, c->conv);
+  if (mlirValueIsNull(blob)) return 0;
+  MlirOperation typed = mlirOperationIsNull(c->transpose) ? c->last : c->conv;
+  MlirType t = mlirValueGetType(mlirOperationGetResult(typed, 0));
+  const char *kind = c->p.kind == TINYML_UK_CONV_F32 ? "conv_f32" : "depthwise_f32";
+  MlirOperation uk = make_uk(ctx, c, blob, t, kind);
+  MlirValue result = mlirOperationGetResult(uk, 0);
+  if (!mlirOperationIsNull(c->transpose)) {
+    MlirOperation tr = mlirOperationClone(c->transpose);
+    mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(uk), uk, tr);
+    mlirOperationSetOperand(tr, 0, result);
+    result = mlirOperationGetResult(tr, 0);
+  }
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(c->last, 0), result);
+  for (int i = c->n_epi; i-- > 0;) mlirOperationDestroy(c->epi[i]);
   mlirOperationDestroy(c->conv);
   return 1;
 }
@@ -425,8 +768,16 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   mlirOperationWalk(mlirModuleGetOperation(m), collect_convs, found, MlirWalkPreOrder);
   unsigned n = 0;
+  const int f32 = has_f32_kernels(be);
   for (unsigned i = 0; i < found->n; ++i) {
     chain_t c;
+    memset(&c, 0, sizeof(c));
+    c.conv = found->ops[i];
+    if (f32 && (match_conv_f32(&c) || match_matmul_f32(&c))) {
+      match_epilogue_f32(&c);
+      n += (unsigned)rewrite_f32(ctx, &c, a);
+      continue;
+    }
     memset(&c, 0, sizeof(c));
     c.conv = found->ops[i];
     if ((match_conv(&c) || match_matmul(&c)) && match_rescale(&c) && rewrite(ctx, &c, be, a))

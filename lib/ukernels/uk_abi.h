@@ -1,4 +1,4 @@
-/* The contract between the compiler and the int8 microkernels.
+/* The contract between the compiler and the microkernels.
  *
  * The compiler (lib/compiler/ukernel_match.c) recognises quantised
  * convolutions, depthwise convolutions and fully-connected layers followed by
@@ -13,17 +13,27 @@
  * The arithmetic is TFLite's reference arithmetic: an int32 sum of
  * (x - input_zp) * w plus the bias, TOSA apply_scale_32 with double rounding
  * (= gemmlowp's MultiplyByQuantizedMultiplier), the output zero point, then
- * the clamp.  Results are bit-exact with the Linalg path they replace. */
+ * the clamp.  Results are bit-exact with the Linalg path they replace.
+ *
+ * The f32 kinds (x86-64 only for now) replace a float conv2d,
+ * depthwise_conv2d or matmul (constant weights, zero points 0) and the
+ * per-channel ops after it, each optional but in this order: a multiply,
+ * an add (BatchNorm as the ONNX importer writes it, or a matmul's bias) and
+ * a clamp (ReLU, ReLU6).  The kernel sums bias + x * w with FMAs, then
+ * rounds the multiply, the add and the clamp one at a time as TOSA does,
+ * so results differ from the Linalg path only by the order of summation. */
 #ifndef TINYML_UKERNELS_UK_ABI_H
 #define TINYML_UKERNELS_UK_ABI_H
 
 #include <stdint.h>
 
-#define TINYML_UK_VERSION 1
+#define TINYML_UK_VERSION 2
 
 typedef enum tinyml_uk_kind {
   TINYML_UK_CONV = 1,      /* NHWC input, OHWI weights, any stride/dilation/pad */
   TINYML_UK_DEPTHWISE = 2, /* NHWC input, HWC weights (channel multiplier 1) */
+  TINYML_UK_CONV_F32 = 3,      /* float TINYML_UK_CONV; see "f32 kinds" below */
+  TINYML_UK_DEPTHWISE_F32 = 4, /* float TINYML_UK_DEPTHWISE */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -49,6 +59,22 @@ typedef struct tinyml_uk_params {
   int32_t chan_off;
   int32_t reserved;
 } tinyml_uk_params_t;
+
+/* f32 kinds.  The header stays all-int32; the fields mean:
+ * - act_min, act_max: the bits of the float clamp bounds (-inf and +inf
+ *   when there is no clamp);
+ * - bias_off, mult_off, shift_off: float bias[], scale[] (the multiply; 1
+ *   when none) and offset[] (the add; -0.0 when none, which adds exactly
+ *   nothing), each round_up(oc_padded, 16) long; in_zp, out_zp, round_off
+ *   and chan_off are 0;
+ * - conv: k_padded = k, k_block = 1, oc_block = 16, oc_padded =
+ *   round_up(oc, 8); weights_off holds float panels of 16 channels (the
+ *   last one 8 when oc_padded is not a multiple of 16): the panel of
+ *   channels [o0, o0 + n) is [k][n] at element o0 * k;
+ * - conv: scratch_bytes / (4 * k) pixels' im2col columns at a time (float,
+ *   k per pixel); 0 means the input rows are the columns (1x1, stride 1,
+ *   no padding: also matmuls, as 1x1 convs over M pixels);
+ * - depthwise: float weights [kh][kw][ic] (channel multiplier 1). */
 
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;

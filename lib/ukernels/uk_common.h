@@ -1,4 +1,4 @@
-/* Target-independent parts of the int8 microkernels: parameter access, the
+/* Target-independent parts of the microkernels: parameter access, the
  * exact requantisation, im2col, and portable kernels.  Included by each
  * backend's ukernels.c, which is compiled to LLVM bitcode for its target;
  * a backend replaces only the inner loops worth hand-writing.
@@ -36,6 +36,37 @@ UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
                     (p->oc_padded + 15) / 16 * 16,
                 (const tinyml_uk_chan_t *)(const void *)(b + p->chan_off)};
   return c;
+}
+
+/* The f32 kinds' view of the blob (uk_abi.h, "f32 kinds"). */
+typedef struct ukf_ctx {
+  const tinyml_uk_params_t *p;
+  const float *bias, *scale, *offset, *weights;
+  float lo, hi; /* the clamp */
+} ukf_ctx_t;
+
+UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
+  const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)blob;
+  const uint8_t *b = (const uint8_t *)blob;
+  ukf_ctx_t c = {p,
+                 (const float *)(const void *)(b + p->bias_off),
+                 (const float *)(const void *)(b + p->mult_off),
+                 (const float *)(const void *)(b + p->shift_off),
+                 (const float *)(const void *)(b + p->weights_off),
+                 0.0f,
+                 0.0f};
+  __builtin_memcpy(&c.lo, &p->act_min, 4);
+  __builtin_memcpy(&c.hi, &p->act_max, 4);
+  return c;
+}
+
+/* The f32 epilogue on one value: TOSA's multiply, add and clamp, each
+ * rounded on its own (no FMA), NaN passing through the clamp. */
+UK_INLINE float ukf_epilogue(const ukf_ctx_t *c, float acc, int32_t o) {
+  float v = acc * c->scale[o];
+  v = v + c->offset[o];
+  v = v < c->lo ? c->lo : v;
+  return v > c->hi ? c->hi : v;
 }
 
 /* TOSA apply_scale_32 with double rounding: equal to TFLite's
