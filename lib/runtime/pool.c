@@ -2,9 +2,11 @@
  * phase with the invoking thread.
  *
  * One 64-bit word, `claim`, holds the job's generation (high half) and a
- * bit per workgroup already taken (low half).  The caller writes the job's
- * fields, then publishes a new `claim`; every thread, the caller (index 0)
- * included, takes workgroups with compare-and-swap on `claim`: first its
+ * bit per workgroup already taken (low half; the bits past the job's count
+ * start out set, so the word alone says whether work is left).  The caller
+ * writes the job's fields, then publishes a new `claim`; every thread, the
+ * caller (index 0) included, takes workgroups with compare-and-swap on
+ * `claim`, and reads the job's fields only once that succeeded: first its
  * own, w = index, index + threads, ... (so a thread keeps working on the
  * same rows from phase to phase, which stay in its cache), then any that
  * are left.  Each finished workgroup is counted in `done`; the caller
@@ -13,16 +15,17 @@
  * little.  A job's fields stay unchanged while any of its workgroups runs,
  * and a late worker holding an old `claim` fails its compare-and-swap.
  * Waits spin for a while (phases follow each other within microseconds),
- * then sleep on a condition variable.  The sleep handshakes are
- * Dekker-style: the sleeper announces itself, then re-checks; the waker
- * publishes, then checks for sleepers; both with sequentially consistent
- * atomics, so one of them always sees the other.  Nothing is allocated
- * after creation. */
+ * then yield the CPU for a while, then sleep on a condition variable.  The
+ * sleep handshakes are Dekker-style: the sleeper announces itself, then
+ * re-checks; the waker publishes, then checks for sleepers; both with
+ * sequentially consistent atomics, so one of them always sees the other.
+ * Nothing is allocated after creation. */
 #include "pool.h"
 
 #if !TINYML_FREESTANDING
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,7 +34,12 @@
 #include "../common/alloc.h"
 #include "../common/status.h"
 
-#define SPIN_ROUNDS 20000 /* about 0.1-1 ms of pause instructions */
+/* How long a thread waits actively before it sleeps: SPIN_ROUNDS pause
+ * instructions (tens of microseconds), then YIELD_ROUNDS sched_yield()s,
+ * which let another thread that is ready on this CPU run first (on a
+ * machine with more busy threads than cores, the one we wait for). */
+#define SPIN_ROUNDS 4000
+#define YIELD_ROUNDS 400
 
 /* claim = generation << 32 | taken, one bit of `taken` per workgroup */
 #define TAKEN(c) ((uint32_t)(c))
@@ -41,7 +49,6 @@ struct tinyml__pool {
   pthread_cond_t wake;   /* workers wait here for work */
   pthread_cond_t finish; /* the caller waits here for the last workgroup */
   _Atomic uint64_t claim;
-  atomic_uint count;    /* workgroups of the job, at most 32 */
   atomic_uint done;     /* workgroups of this job that have returned */
   atomic_uint sleepers; /* workers that may be waiting on `wake` */
   atomic_uint caller_sleeping;
@@ -49,7 +56,7 @@ struct tinyml__pool {
   /* The job, written by the caller before it publishes `claim`. */
   tinyml_exe_entry_fn fn;
   void *const *bindings;
-  uint32_t phase;
+  uint32_t phase, count; /* count <= 32 */
   uint32_t threads, started; /* threads counts the caller */
   struct worker {
     tinyml__pool_t *pool;
@@ -68,14 +75,10 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* The workgroups still free in `c`, given the job's count. */
-static uint32_t free_mask(uint64_t c, uint32_t count) {
-  uint32_t all = count >= 32 ? 0xffffffffu : (1u << count) - 1u;
-  return all & ~TAKEN(c);
-}
-
 /* Takes workgroups, its own first, while `c` (a value of `claim`) has
- * free ones; returns whether this thread finished the job's last one. */
+ * free ones; returns whether this thread finished the job's last one.  A
+ * successful compare-and-swap means `c` is the current job, whose fields
+ * then stay unchanged until its last workgroup returns. */
 #if defined(__clang__) /* the kernels are not built with -fsanitize=function */
 __attribute__((no_sanitize("function")))
 #endif
@@ -84,32 +87,38 @@ static bool take_workgroups(tinyml__pool_t *p, uint32_t index, uint64_t c) {
   uint32_t own = 0;
   for (uint32_t w = index; w < 32; w += p->threads) own |= 1u << w;
   for (;;) {
-    uint32_t count = atomic_load_explicit(&p->count, memory_order_relaxed);
-    uint32_t avail = free_mask(c, count);
+    uint32_t avail = ~TAKEN(c);
     if (!avail) return last;
     uint32_t w = avail & own ? (uint32_t)__builtin_ctz(avail & own)
                              : 31u - (uint32_t)__builtin_clz(avail);
     if (!atomic_compare_exchange_weak(&p->claim, &c, c | 1u << w)) continue;
+    uint32_t count = p->count;
     p->fn(p->bindings, p->phase, w, count);
     last = atomic_fetch_add(&p->done, 1) + 1 == count;
     c = atomic_load(&p->claim);
   }
 }
 
-static bool has_work(tinyml__pool_t *p, uint64_t c) {
-  return free_mask(c, atomic_load_explicit(&p->count, memory_order_relaxed)) != 0;
+static bool has_work(uint64_t c) { return TAKEN(c) != 0xffffffffu; }
+
+/* Between rounds of an active wait: round i of SPIN_ROUNDS + YIELD_ROUNDS. */
+static void pause_round(int i) {
+  if (i < SPIN_ROUNDS)
+    cpu_relax();
+  else
+    sched_yield();
 }
 
 static uint64_t wait_for_work(tinyml__pool_t *p) {
-  for (int i = 0; i < SPIN_ROUNDS; ++i) {
+  for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; ++i) {
     uint64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
-    if (has_work(p, c) || atomic_load_explicit(&p->stop, memory_order_relaxed)) return c;
-    cpu_relax();
+    if (has_work(c) || atomic_load_explicit(&p->stop, memory_order_relaxed)) return c;
+    pause_round(i);
   }
   pthread_mutex_lock(&p->mutex);
   atomic_fetch_add(&p->sleepers, 1);
   uint64_t c = atomic_load(&p->claim);
-  while (!has_work(p, c) && !atomic_load(&p->stop)) {
+  while (!has_work(c) && !atomic_load(&p->stop)) {
     pthread_cond_wait(&p->wake, &p->mutex);
     c = atomic_load(&p->claim);
   }
@@ -137,10 +146,10 @@ void tinyml__pool_run(tinyml__pool_t *p, tinyml_exe_entry_fn fn, void *const *bi
   p->fn = fn;
   p->bindings = bindings;
   p->phase = phase;
-  atomic_store_explicit(&p->count, count, memory_order_relaxed);
+  p->count = count;
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
   uint64_t generation = (atomic_load_explicit(&p->claim, memory_order_relaxed) >> 32) + 1;
-  uint64_t c = generation << 32;
+  uint64_t c = generation << 32 | (count >= 32 ? 0u : ~((1u << count) - 1u));
   atomic_store(&p->claim, c); /* releases the job's fields */
   if (atomic_load(&p->sleepers)) {
     pthread_mutex_lock(&p->mutex);
@@ -148,9 +157,9 @@ void tinyml__pool_run(tinyml__pool_t *p, tinyml_exe_entry_fn fn, void *const *bi
     pthread_mutex_unlock(&p->mutex);
   }
   take_workgroups(p, 0, c);
-  for (int i = 0; i < SPIN_ROUNDS; ++i) {
+  for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; ++i) {
     if (atomic_load_explicit(&p->done, memory_order_acquire) == count) return;
-    cpu_relax();
+    pause_round(i);
   }
   pthread_mutex_lock(&p->mutex);
   atomic_store(&p->caller_sleeping, 1);
@@ -173,6 +182,7 @@ tinyml_status_t tinyml__pool_create(uint32_t workers, const tinyml_allocator_t *
                                      _Alignof(tinyml__pool_t));
   if (!p) return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
   p->threads = workers + 1;
+  atomic_store(&p->claim, 0xffffffffu); /* generation 0: nothing to take */
   if (pthread_mutex_init(&p->mutex, NULL) != 0) {
     tinyml__free(a, p);
     return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: cannot make a mutex");
