@@ -1,9 +1,11 @@
 /* Contexts with several threads (tinyml_context_options_t.thread_count):
  * the option's range, that 1 thread starts none and N start N - 1, and that
- * outputs are bit-identical for 1, 2, 3 and 4 threads on the e2e models and
- * on ../shared's models (argv[1] = e2e models, argv[2] = ../shared; the
- * ../shared cases skip with a printed reason only where it is missing, and
- * fail instead when CI=true).
+ * outputs are bit-identical for 1, 2, 3 and 4 threads on the e2e models,
+ * threads_mix.mlir (ops that stay on the Linalg path, large enough to
+ * split, whatever microkernels the target has) and ../shared's models
+ * (argv[1] = e2e models, argv[2] = tests/api/models, argv[3] = ../shared;
+ * the ../shared cases skip with a printed reason only where it is missing,
+ * and fail instead when CI=true).
  *
  * White-box: linked with the static library, it also reads the loaded
  * executables' entry tables (lib/runtime/runtime.h), so the comparisons are
@@ -21,7 +23,7 @@
 #include "../../lib/runtime/runtime.h"
 #include "api_test_util.h"
 
-static char g_shared[4096];
+static char g_shared[4096], g_extra[4096];
 
 static int shared_present(void) {
   char path[4200];
@@ -152,19 +154,23 @@ static void check_model(const char *path, unsigned min_split) {
 
 static void test_e2e_models_identical(void **state) {
   (void)state;
-  /* Those large enough to split; the others still run and compare. */
+  /* Those that must split; the others (some become microkernel calls,
+   * which run as one workgroup) still run and compare. */
   static const struct {
     const char *name;
     unsigned min_split;
-  } models[] = {{"conv2d", 1},   {"matmul512", 1},         {"depthwise_conv2d", 0},
-                {"avg_pool", 0}, {"cnn_two_results", 0},   {"max_pool", 0},
-                {"softmax", 0},  {"reshape_transpose_concat", 0}, {"fully_connected", 0},
-                {"add_mul_broadcast", 0}};
+  } models[] = {{"matmul512", 1},  {"matmul", 1},          {"conv2d", 0},
+                {"depthwise_conv2d", 0}, {"avg_pool", 0}, {"cnn_two_results", 0},
+                {"max_pool", 0},   {"softmax", 0},         {"reshape_transpose_concat", 0},
+                {"fully_connected", 0}, {"add_mul_broadcast", 0}};
   for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s.mlir", api_model_dir(), models[i].name);
     check_model(path, models[i].min_split);
   }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/threads_mix.mlir", g_extra);
+  check_model(path, 5);
 }
 
 static void test_shared_models_identical(void **state) {
@@ -173,9 +179,9 @@ static void test_shared_models_identical(void **state) {
   static const struct {
     const char *rel;
     unsigned min_split;
-  } models[] = {{"models/mlperf-tiny/vww_96_float.tflite", 10},
-                {"models/mlperf-tiny/resnet8_float.tflite", 5},
-                {"models/mlperf-tiny/kws_ref_model_float32.tflite", 1},
+  } models[] = {{"models/mlperf-tiny/vww_96_float.tflite", 0},
+                {"models/mlperf-tiny/resnet8_float.tflite", 0},
+                {"models/mlperf-tiny/kws_ref_model_float32.tflite", 0},
                 {"models/onnx/mnist.onnx", 0},
                 {"models/mlperf-tiny/vww_96_int8.tflite", 0}};
   for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
@@ -187,7 +193,8 @@ static void test_shared_models_identical(void **state) {
 
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
-  snprintf(g_shared, sizeof g_shared, "%s", argc > 2 ? argv[2] : "../shared");
+  snprintf(g_extra, sizeof g_extra, "%s", argc > 2 ? argv[2] : "tests/api/models");
+  snprintf(g_shared, sizeof g_shared, "%s", argc > 3 ? argv[3] : "../shared");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_thread_count_option),
       cmocka_unit_test(test_threads_started_and_joined),
