@@ -3,7 +3,7 @@
 
   python3 bench/threads.py [--build DIR] [--threads 1,2] [--rounds R] [--runs N]
                            [--models matmul512,mobilenetv2,squeezenet,resnet50]
-                           [--csv FILE]
+                           [--compile-args "--features +avx,+fma"] [--csv FILE]
 
 Each model (the architecture-faithful f32 ONNX MobileNetV2, SqueezeNet-1.1
 and ResNet-50 that ../shared/tools/models/gen_models.py writes, cached in
@@ -17,11 +17,15 @@ machine falls on every thread count alike.  Printed per model and T: the
 median over the rounds of each run's median_ms, the best round, and
 speedup = the 1-thread median / this median.  Outputs are bit-identical for
 every T (tests/api/test_threads.c checks it); this measures time only.
+--compile-args go to tinyml-compile: "--features +avx,+fma" (no +avx2) keeps
+x86-64's f32 convs on the Linalg path instead of its microkernels, which run
+as one workgroup.
 """
 import argparse
 import csv
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -60,6 +64,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--models", default=",".join([*PROBES, *ZOO]))
+    ap.add_argument("--compile-args", default="", help="extra tinyml-compile arguments")
     ap.add_argument("--csv", help="also write the rows here")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
@@ -70,7 +75,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models.split(","):
             module = os.path.join(tmp, name + ".tmlm")
-            sh([os.path.join(tools, "tinyml-compile"), model_path(name), "-o", module])
+            sh([os.path.join(tools, "tinyml-compile"), model_path(name), "-o", module,
+                *shlex.split(a.compile_args)])
             medians = {t: [] for t in threads}
             for r in range(a.rounds):
                 for t in threads if r % 2 == 0 else threads[::-1]:
