@@ -10,17 +10,19 @@
  *     transform dialect's tile_using_for), so it becomes a loop whose
  *     iterations write disjoint slices of its outputs.
  *  2. Phases.  The ops at the top of the function that touch memory are cut
- *     into phases, in order.  A phase is one parallel loop (one of step 1's,
- *     or the outermost loop of the strategy's loop nest whose iterations
- *     provably write disjoint memory: see loop_is_parallel), or a run of
- *     other ops, which stays on one thread.  With several phases, the body
- *     becomes `scf.index_switch %phase`; the runtime runs the phases in
- *     order and waits for each before the next.
- *  3. Workgroups.  The parallel loop of a phase, `for i = lb to ub step s`,
- *     becomes `for i = lb + workgroup*s to ub step s*workgroup_count`: each
- *     workgroup runs every workgroup_count-th iteration.  Iterations keep
- *     their arithmetic, so results do not depend on the split.  The number
- *     of iterations is the phase's useful workgroup count.
+ *     into phases, in order.  A phase is a parallel loop (one of step 1's,
+ *     or a loop of the strategy's loop nest whose iterations provably write
+ *     disjoint memory: see loop_is_parallel and pick_loop), or a run of
+ *     other ops, which stays on one thread.  Consecutive parallel loops
+ *     with the same bounds share a phase when iteration i of each touches
+ *     what the other writes only in iteration i's slice (can_share_phase).
+ *     With several phases, the body becomes `scf.index_switch %phase`; the
+ *     runtime runs the phases in order and waits for each before the next.
+ *  3. Workgroups.  The parallel loop of a phase is cut into workgroup_count
+ *     contiguous blocks of iterations, and workgroup w runs block w
+ *     (split_loop).  Iterations keep their arithmetic, so results do not
+ *     depend on the split.  The number of iterations is the phase's useful
+ *     workgroup count.
  *
  * Pure ops at the top (constants, views, index arithmetic) stay in front of
  * the phases and run in every call.  A function whose shape does not fit
@@ -621,6 +623,7 @@ static MlirWalkResult scan_op(MlirOperation op, void *user) {
 static bool loop_bounds(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *step) {
   return tc_op_is(loop, "scf.for") && mlirOperationGetNumOperands(loop) == 3 &&
          mlirOperationGetNumResults(loop) == 0 &&
+         mlirTypeIsAIndex(mlirValueGetType(mlirOperationGetOperand(loop, 0))) &&
          const_index(mlirOperationGetOperand(loop, 0), lb) &&
          const_index(mlirOperationGetOperand(loop, 1), ub) &&
          const_index(mlirOperationGetOperand(loop, 2), step) && *step > 0 && *ub > *lb;
@@ -732,10 +735,15 @@ typedef struct top_op {
   uint32_t phase;
 } top_op_t;
 
-static uint32_t trip_count(MlirOperation loop) {
+static int64_t exact_trips(MlirOperation loop) {
   int64_t lb, ub, step;
   if (!loop_bounds(loop, &lb, &ub, &step)) return 1;
-  int64_t n = (ub - lb + step - 1) / step;
+  return (ub - lb + step - 1) / step;
+}
+
+/* As a workgroup count (more than 65535 are not useful). */
+static uint32_t trip_count(MlirOperation loop) {
+  int64_t n = exact_trips(loop);
   return n > 0xffff ? 0xffff : (uint32_t)n;
 }
 
@@ -750,15 +758,39 @@ static uint32_t phase_of(const top_op_t *ops, size_t n, MlirOperation user,
   return UINT32_MAX; /* a pure op or the terminator */
 }
 
-/* for i = lb to ub step s  ->  for i = lb + wg*s to ub step s*count */
+static MlirValue build_index(MlirContext ctx, int64_t value, MlirOperation before) {
+  MlirType index = mlirIndexTypeGet(ctx);
+  MlirOperationState st =
+      mlirOperationStateGet(tc_str("arith.constant"), mlirLocationUnknownGet(ctx));
+  MlirNamedAttribute v = mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("value")),
+                                               mlirIntegerAttrGet(index, value));
+  mlirOperationStateAddAttributes(&st, 1, &v);
+  mlirOperationStateAddResults(&st, 1, &index);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+/* A loop of n iterations, `for i = lb to ub step s`, becomes
+ * `for i = lb + (wg*n/count)*s to lb + ((wg+1)*n/count)*s step s`: each
+ * workgroup runs one contiguous block of iterations (neighbouring rows
+ * share cache lines and stay on one thread), the blocks cover every
+ * iteration once, and a workgroup past the n-th runs none. */
 static void split_loop(MlirContext ctx, MlirOperation loop, MlirValue wg, MlirValue count) {
   MlirValue lb = mlirOperationGetOperand(loop, 0);
   MlirValue step = mlirOperationGetOperand(loop, 2);
-  MlirValue first = build_binary(ctx, "arith.addi", lb,
-                                 build_binary(ctx, "arith.muli", wg, step, loop), loop);
-  MlirValue stride = build_binary(ctx, "arith.muli", step, count, loop);
-  mlirOperationSetOperand(loop, 0, first);
-  mlirOperationSetOperand(loop, 2, stride);
+  MlirValue n = build_index(ctx, exact_trips(loop), loop);
+  MlirValue one = build_index(ctx, 1, loop);
+  MlirValue k0 = build_binary(ctx, "arith.divui", build_binary(ctx, "arith.muli", wg, n, loop),
+                              count, loop);
+  MlirValue k1 = build_binary(
+      ctx, "arith.divui",
+      build_binary(ctx, "arith.muli", build_binary(ctx, "arith.addi", wg, one, loop), n, loop),
+      count, loop);
+  mlirOperationSetOperand(
+      loop, 0, build_binary(ctx, "arith.addi", lb, build_binary(ctx, "arith.muli", k0, step, loop), loop));
+  mlirOperationSetOperand(
+      loop, 1, build_binary(ctx, "arith.addi", lb, build_binary(ctx, "arith.muli", k1, step, loop), loop));
 }
 
 static MlirOperation build_switch(MlirContext ctx, MlirValue phase, uint32_t phases,

@@ -7,9 +7,10 @@
  * writes the job's fields, then publishes a new `claim`; every thread, the
  * caller (index 0) included, takes workgroups with compare-and-swap on
  * `claim`, and reads the job's fields only once that succeeded: first its
- * own, w = index, index + threads, ... (so a thread keeps working on the
- * same rows from phase to phase, which stay in its cache), then any that
- * are left.  Each finished workgroup is counted in `done`; the caller
+ * own, the index-th of `threads` equal runs of workgroups (the compiler
+ * gives each workgroup a contiguous block of rows, so a thread works on
+ * the same rows from phase to phase, which stay in its cache), then any
+ * that are left.  Each finished workgroup is counted in `done`; the caller
  * returns when `done` reaches the count, so it never waits for a thread
  * that took nothing: a worker the system has not scheduled costs the phase
  * little.  A job's fields stay unchanged while any of its workgroups runs,
@@ -56,7 +57,8 @@ struct tinyml__pool {
   /* The job, written by the caller before it publishes `claim`. */
   tinyml_exe_entry_fn fn;
   void *const *bindings;
-  uint32_t phase, count; /* count <= 32 */
+  uint32_t phase;
+  atomic_uint count; /* <= 32 */
   uint32_t threads, started; /* threads counts the caller */
   struct worker {
     tinyml__pool_t *pool;
@@ -84,15 +86,18 @@ __attribute__((no_sanitize("function")))
 #endif
 static bool take_workgroups(tinyml__pool_t *p, uint32_t index, uint64_t c) {
   bool last = false;
-  uint32_t own = 0;
-  for (uint32_t w = index; w < 32; w += p->threads) own |= 1u << w;
   for (;;) {
     uint32_t avail = ~TAKEN(c);
     if (!avail) return last;
+    /* Its own: the index-th of `threads` equal runs of workgroups (the
+     * count is only a hint until the compare-and-swap succeeds). */
+    uint32_t hint = atomic_load_explicit(&p->count, memory_order_relaxed);
+    uint32_t lo = index * hint / p->threads, hi = (index + 1) * hint / p->threads;
+    uint32_t own = (hi >= 32 ? 0xffffffffu : (1u << hi) - 1u) & ~((1u << lo) - 1u);
     uint32_t w = avail & own ? (uint32_t)__builtin_ctz(avail & own)
                              : 31u - (uint32_t)__builtin_clz(avail);
     if (!atomic_compare_exchange_weak(&p->claim, &c, c | 1u << w)) continue;
-    uint32_t count = p->count;
+    uint32_t count = atomic_load_explicit(&p->count, memory_order_relaxed);
     p->fn(p->bindings, p->phase, w, count);
     last = atomic_fetch_add(&p->done, 1) + 1 == count;
     c = atomic_load(&p->claim);
@@ -146,7 +151,7 @@ void tinyml__pool_run(tinyml__pool_t *p, tinyml_exe_entry_fn fn, void *const *bi
   p->fn = fn;
   p->bindings = bindings;
   p->phase = phase;
-  p->count = count;
+  atomic_store_explicit(&p->count, count, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
   uint64_t generation = (atomic_load_explicit(&p->claim, memory_order_relaxed) >> 32) + 1;
   uint64_t c = generation << 32 | (count >= 32 ? 0u : ~((1u << count) - 1u));
