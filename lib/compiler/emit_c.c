@@ -95,8 +95,7 @@ static void binding_expr(strbuf_t *sb, const tmod_binding_t *b) {
   strbuf_printf(sb, " + %" PRIu64, b->offset);
 }
 
-/* A dispatch's phases run in order, each as one workgroup on this thread. */
-static void write_step(strbuf_t *sb, const tmod_step_t *s, const char *name) {
+static void write_step(strbuf_t *sb, const tmod_step_t *s) {
   if (s->kind == TMOD_STEP_COPY) {
     strbuf_append(sb, "  __builtin_memcpy(");
     binding_expr(sb, &s->bindings[1]);
@@ -112,10 +111,7 @@ static void write_step(strbuf_t *sb, const tmod_step_t *s, const char *name) {
     binding_expr(sb, &s->bindings[i]);
     strbuf_append(sb, ")");
   }
-  strbuf_printf(sb,
-                "};\n    const %s_entry_t *e = &lib->entries[%u];\n"
-                "    for (uint32_t p = 0; p < e->phase_count; ++p) e->fn(b, p, 0u, 1u);\n  }\n",
-                name, s->entry);
+  strbuf_printf(sb, "};\n    run_entry(&lib->entries[%u], b);\n  }\n", s->entry);
 }
 
 /* The ABI structs are restated rather than included: the generated file
@@ -131,8 +127,12 @@ static void write_prologue(strbuf_t *sb, const tmod_module_t *m, const char *nam
                 "typedef struct { uint32_t abi_version, entry_count; const %s_entry_t *entries; }\n"
                 "    %s_library_t;\n"
                 "/* In the kernels object the compiler emitted with this file. */\n"
-                "extern const %s_library_t *%s_query(uint32_t max_abi_version);\n\n",
-                name, name, name, name, name, name, name);
+                "extern const %s_library_t *%s_query(uint32_t max_abi_version);\n\n"
+                "/* A dispatch's phases, in order, each as workgroup 0 of 1. */\n"
+                "static void run_entry(const %s_entry_t *e, void *const *b) {\n"
+                "  for (uint32_t p = 0; p < e->phase_count; ++p) e->fn(b, p, 0u, 1u);\n"
+                "}\n\n",
+                name, name, name, name, name, name, name, name);
   write_constants(sb, m);
 }
 
@@ -162,7 +162,7 @@ static void write_invoke(strbuf_t *sb, const tmod_module_t *m, const char *name)
   for (uint32_t i = 0; i < m->output_count; ++i)
     strbuf_printf(sb, "%s!O%u", i || m->input_count ? " || " : "", i);
   strbuf_append(sb, ") return -1;\n  (void)A;\n  (void)C;\n");
-  for (uint32_t i = 0; i < m->step_count; ++i) write_step(sb, &m->steps[i], name);
+  for (uint32_t i = 0; i < m->step_count; ++i) write_step(sb, &m->steps[i]);
   strbuf_append(sb, "  return 0;\n}\n");
 }
 
