@@ -59,10 +59,21 @@ static int is_int(MlirType t, unsigned bits) {
   return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == bits;
 }
 
+/* Static, and small enough that every size and offset the kernels and the
+ * blob use fits in int32: the parameters are int32 on every target. */
+static int sane_shape(MlirType t) {
+  if (!mlirTypeIsARankedTensor(t) || !mlirShapedTypeHasStaticShape(t)) return 0;
+  int64_t n = 1;
+  for (intptr_t i = 0; i < mlirShapedTypeGetRank(t); ++i) {
+    int64_t d = mlirShapedTypeGetDimSize(t, i);
+    if (d < 1 || d > (1 << 24) || (n *= d) > (1 << 30)) return 0;
+  }
+  return 1;
+}
+
 static int elem_is(MlirValue v, unsigned bits) {
   MlirType t = mlirValueGetType(v);
-  return mlirTypeIsARankedTensor(t) && mlirShapedTypeHasStaticShape(t) &&
-         is_int(mlirShapedTypeGetElementType(t), bits);
+  return sane_shape(t) && is_int(mlirShapedTypeGetElementType(t), bits);
 }
 
 static int64_t dim(MlirValue v, intptr_t i) {
@@ -271,8 +282,7 @@ static int has_f32_kernels(const tinyml_backend_t *be) { return be->ukernel_oc_b
 
 static int is_f32(MlirValue v) {
   MlirType t = mlirValueGetType(v);
-  return mlirTypeIsARankedTensor(t) && mlirShapedTypeHasStaticShape(t) &&
-         mlirTypeIsAF32(mlirShapedTypeGetElementType(t));
+  return sane_shape(t) && mlirTypeIsAF32(mlirShapedTypeGetElementType(t));
 }
 
 static intptr_t rank(MlirValue v) { return mlirShapedTypeGetRank(mlirValueGetType(v)); }
