@@ -131,27 +131,15 @@ static int fits_i32(int64_t v) { return v >= -2147483647 && v <= 2147483647; }
 
 /* ---- matching ---------------------------------------------------------- */
 
-/* conv2d / depthwise_conv2d operands and attributes. */
-static int match_conv(chain_t *c) {
-  MlirOperation op = c->conv;
-  int depthwise = tc_op_is(op, "tosa.depthwise_conv2d");
-  if ((!depthwise && !tc_op_is(op, "tosa.conv2d")) || mlirOperationGetNumOperands(op) != 5)
-    return 0;
-  MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
-  MlirValue b = mlirOperationGetOperand(op, 2), y = mlirOperationGetResult(op, 0);
-  int64_t in_zp, w_zp, pad[4], stride[2], dil[2];
-  c->weights = const_attr(w);
-  c->bias = const_attr(b);
-  if (!elem_is(x, 8) || !elem_is(w, 8) || !elem_is(b, 32) || !elem_is(y, 32) ||
-      mlirAttributeIsNull(c->weights) || mlirAttributeIsNull(c->bias) ||
-      !mlirAttributeIsNull(const_attr(x)) ||
-      !const_int(mlirOperationGetOperand(op, 3), 8, &in_zp) ||
-      !const_int(mlirOperationGetOperand(op, 4), 8, &w_zp) || w_zp != 0 ||
-      !i64_array(op, "pad", 4, pad) || !i64_array(op, "stride", 2, stride) ||
+/* The NHWC shapes and the window (pad, stride, dilation) of a conv or
+ * depthwise conv, for either element type; 0 when an attribute is missing
+ * or the window is degenerate. */
+static int read_window(tinyml_uk_params_t *p, MlirOperation op, MlirValue x, MlirValue w,
+                       MlirValue y, int depthwise) {
+  int64_t pad[4], stride[2], dil[2];
+  if (!i64_array(op, "pad", 4, pad) || !i64_array(op, "stride", 2, stride) ||
       !i64_array(op, "dilation", 2, dil))
     return 0;
-  tinyml_uk_params_t *p = &c->p;
-  p->kind = depthwise ? TINYML_UK_DEPTHWISE : TINYML_UK_CONV;
   p->batch = (int32_t)dim(x, 0);
   p->ih = (int32_t)dim(x, 1);
   p->iw = (int32_t)dim(x, 2);
@@ -161,6 +149,36 @@ static int match_conv(chain_t *c) {
   p->oc = (int32_t)dim(y, 3);
   p->kh = (int32_t)dim(w, depthwise ? 0 : 1);
   p->kw = (int32_t)dim(w, depthwise ? 1 : 2);
+  p->stride_h = (int32_t)stride[0];
+  p->stride_w = (int32_t)stride[1];
+  p->dil_h = (int32_t)dil[0];
+  p->dil_w = (int32_t)dil[1];
+  p->pad_top = (int32_t)pad[0];
+  p->pad_left = (int32_t)pad[2];
+  return p->batch > 0 && p->oh > 0 && p->ow > 0 && p->oc > 0 && p->stride_h > 0 &&
+         p->stride_w > 0 && p->dil_h > 0 && p->dil_w > 0 && pad[0] >= 0 && pad[2] >= 0;
+}
+
+/* conv2d / depthwise_conv2d operands and attributes. */
+static int match_conv(chain_t *c) {
+  MlirOperation op = c->conv;
+  int depthwise = tc_op_is(op, "tosa.depthwise_conv2d");
+  if ((!depthwise && !tc_op_is(op, "tosa.conv2d")) || mlirOperationGetNumOperands(op) != 5)
+    return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
+  MlirValue b = mlirOperationGetOperand(op, 2), y = mlirOperationGetResult(op, 0);
+  int64_t in_zp, w_zp;
+  c->weights = const_attr(w);
+  c->bias = const_attr(b);
+  if (!elem_is(x, 8) || !elem_is(w, 8) || !elem_is(b, 32) || !elem_is(y, 32) ||
+      mlirAttributeIsNull(c->weights) || mlirAttributeIsNull(c->bias) ||
+      !mlirAttributeIsNull(const_attr(x)) ||
+      !const_int(mlirOperationGetOperand(op, 3), 8, &in_zp) ||
+      !const_int(mlirOperationGetOperand(op, 4), 8, &w_zp) || w_zp != 0)
+    return 0;
+  tinyml_uk_params_t *p = &c->p;
+  p->kind = depthwise ? TINYML_UK_DEPTHWISE : TINYML_UK_CONV;
+  if (!read_window(p, op, x, w, y, depthwise)) return 0;
   if (depthwise && p->ic == 1 && dim(w, 2) == 1 && dim(w, 3) == p->oc) {
     /* One input channel times a multiplier is an ordinary conv whose
      * [kh][kw][1][oc] weights are the transpose of OHWI. */
@@ -172,16 +190,9 @@ static int match_conv(chain_t *c) {
   }
   int64_t nb = numel(c->bias);
   if (nb != 1 && nb != p->oc) return 0;
-  p->stride_h = (int32_t)stride[0];
-  p->stride_w = (int32_t)stride[1];
-  p->dil_h = (int32_t)dil[0];
-  p->dil_w = (int32_t)dil[1];
-  p->pad_top = (int32_t)pad[0];
-  p->pad_left = (int32_t)pad[2];
   p->in_zp = (int32_t)in_zp;
   c->acc = y;
-  return p->batch > 0 && p->oh > 0 && p->ow > 0 && p->stride_h > 0 && p->stride_w > 0 &&
-         p->dil_h > 0 && p->dil_w > 0 && pad[0] >= 0 && pad[2] >= 0;
+  return 1;
 }
 
 /* A fully-connected layer: matmul [1,M,K] x const [1,K,N], then an add of
@@ -307,42 +318,25 @@ static int match_conv_f32(chain_t *c) {
     return 0;
   MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
   MlirValue b = mlirOperationGetOperand(op, 2), y = mlirOperationGetResult(op, 0);
-  int64_t pad[4], stride[2], dil[2];
   c->weights = const_attr(w);
   c->bias = const_attr(b);
   if (!is_f32(x) || !is_f32(w) || !is_f32(b) || !is_f32(y) || rank(x) != 4 ||
       mlirAttributeIsNull(c->weights) || mlirAttributeIsNull(c->bias) ||
       !mlirAttributeIsNull(const_attr(x)) || !const_f32_zero(mlirOperationGetOperand(op, 3)) ||
       !const_f32_zero(mlirOperationGetOperand(op, 4)) ||
-      !attr_text_has(op, "acc_type", "f32") || !i64_array(op, "pad", 4, pad) ||
-      !i64_array(op, "stride", 2, stride) || !i64_array(op, "dilation", 2, dil))
+      !attr_text_has(op, "acc_type", "f32"))
     return 0;
   tinyml_uk_params_t *p = &c->p;
   p->kind = depthwise ? TINYML_UK_DEPTHWISE_F32 : TINYML_UK_CONV_F32;
-  p->batch = (int32_t)dim(x, 0);
-  p->ih = (int32_t)dim(x, 1);
-  p->iw = (int32_t)dim(x, 2);
-  p->ic = (int32_t)dim(x, 3);
-  p->oh = (int32_t)dim(y, 1);
-  p->ow = (int32_t)dim(y, 2);
-  p->oc = (int32_t)dim(y, 3);
-  p->kh = (int32_t)dim(w, depthwise ? 0 : 1);
-  p->kw = (int32_t)dim(w, depthwise ? 1 : 2);
+  if (!read_window(p, op, x, w, y, depthwise)) return 0;
   if (depthwise ? dim(w, 2) != p->ic || dim(w, 3) != 1 || p->oc != p->ic
                 : dim(w, 3) != p->ic || dim(w, 0) != p->oc)
     return 0;
   int64_t nb = numel(c->bias);
   if (nb != 1 && nb != p->oc) return 0;
-  p->stride_h = (int32_t)stride[0];
-  p->stride_w = (int32_t)stride[1];
-  p->dil_h = (int32_t)dil[0];
-  p->dil_w = (int32_t)dil[1];
-  p->pad_top = (int32_t)pad[0];
-  p->pad_left = (int32_t)pad[2];
   c->acc = y;
   c->chan_axis = 3;
-  return p->batch > 0 && p->oh > 0 && p->ow > 0 && p->oc > 0 && p->stride_h > 0 &&
-         p->stride_w > 0 && p->dil_h > 0 && p->dil_w > 0 && pad[0] >= 0 && pad[2] >= 0;
+  return 1;
 }
 
 /* matmul [1,M,K] x const [1,K,N]: a 1x1 conv over M pixels. */
