@@ -13,6 +13,7 @@
 #include "deploy.h"
 #include "emit_c.h"
 #include "graph.h"
+#include "layout_sink.h"
 #include "prepost.h"
 #include "ukernel.h"
 #include "../importers/onnx/onnx_import.h"
@@ -96,6 +97,12 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
                                         s->dump_tosa, s->dump_user);
   if (!st && s->use_ukernels)
     st = tc_ukernels_select(s->ctx, m, s->backend, s->a, NULL);
+  /* After selection, which moves the importer's transposes below the
+   * kernels; before the canonicaliser in TOSA_TO_LINALG folds the pairs. */
+  if (!st)
+    st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), "builtin.module(canonicalize)",
+                         &s->diag, s->a, "canonicalizing TOSA");
+  if (!st) tc_layout_sink(m);
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,
                          "lowering TOSA to Linalg");
