@@ -161,6 +161,16 @@ static int is_elementwise(MlirOperation op) {
   return t.n > 0 && t.n < sizeof(t.s) - 1 && !strstr(t.s, "reduction");
 }
 
+/* A concat lowers to insert_slices chained through their destinations.
+ * Apart, each would copy the whole destination it gets into a new buffer;
+ * together they write each element of one buffer once. */
+static int extends_concat(const part_t *p, uint32_t k, uint32_t user) {
+  return tc_op_is(p->ops[k], "tensor.insert_slice") &&
+         tc_op_is(p->ops[user], "tensor.insert_slice") &&
+         mlirValueEqual(mlirOperationGetOperand(p->ops[user], 1),
+                        mlirOperationGetResult(p->ops[k], 0));
+}
+
 static void assign_groups(part_t *p) {
   uint32_t next = 0;
   for (uint32_t k = p->n; k-- > 0;) {
@@ -173,7 +183,8 @@ static void assign_groups(part_t *p) {
     /* A microkernel is all of its dispatch (ukernel_lower.c). */
     if (joinable && (tc_op_is(p->ops[k], TC_UKERNEL_OP) || tc_op_is(p->ops[user], TC_UKERNEL_OP)))
       joinable = 0;
-    if (joinable && (is_cheap_producer(p->ops[k]) || is_elementwise(p->ops[user])))
+    if (joinable && (is_cheap_producer(p->ops[k]) || is_elementwise(p->ops[user]) ||
+                     extends_concat(p, k, user)))
       p->group[k] = p->group[user];
     else
       p->group[k] = next++;
