@@ -29,6 +29,7 @@
 
 typedef struct chain {
   MlirOperation conv, add, rescale, clamp, last;
+  MlirValue input;     /* what the kernel reads; null: the conv's input */
   MlirValue acc;       /* the int32 sum the rescale reads */
   int w_transposed;    /* matmul weights are [K][N], not [N][K] */
   tinyml_uk_params_t p;
@@ -311,6 +312,29 @@ static int const_f32_zero(MlirValue v) {
   return !mlirAttributeIsNull(a) && is_f32(v) && numel(a) == 1 && f32_at(a, 0) == 0.0f;
 }
 
+/* A slice from the origin that keeps batch and channels only drops rows
+ * and columns at the end (the ONNX importer cuts those no window reads).
+ * With no bottom or right padding, windows never reach the cut, so the
+ * kernel can read the whole tensor (it takes the row pitch from iw) and
+ * the copy the slice makes is saved. */
+static MlirValue unsliced(MlirValue x, MlirOperation conv) {
+  MlirOperation sl = tc_value_owner_op(x);
+  int64_t pad[4];
+  if (mlirOperationIsNull(sl) || !tc_op_is(sl, "tosa.slice") ||
+      !i64_array(conv, "pad", 4, pad) || pad[1] != 0 || pad[3] != 0)
+    return x;
+  MlirValue src = mlirOperationGetOperand(sl, 0);
+  MlirOperation start = tc_value_owner_op(mlirOperationGetOperand(sl, 1));
+  if (mlirOperationIsNull(start) || !tc_op_is(start, "tosa.const_shape") || !is_f32(src) ||
+      rank(src) != 4 || dim(src, 0) != dim(x, 0) || dim(src, 3) != dim(x, 3))
+    return x;
+  MlirAttribute v = mlirOperationGetAttributeByName(start, tc_str("values"));
+  if (mlirAttributeIsNull(v) || !mlirAttributeIsADenseElements(v) || numel(v) != 4) return x;
+  for (intptr_t i = 0; i < 4; ++i)
+    if (mlirDenseElementsAttrGetInt64Value(v, i) != 0) return x;
+  return src;
+}
+
 static int match_conv_f32(chain_t *c) {
   MlirOperation op = c->conv;
   int depthwise = tc_op_is(op, "tosa.depthwise_conv2d");
@@ -328,7 +352,8 @@ static int match_conv_f32(chain_t *c) {
     return 0;
   tinyml_uk_params_t *p = &c->p;
   p->kind = depthwise ? TINYML_UK_DEPTHWISE_F32 : TINYML_UK_CONV_F32;
-  if (!read_window(p, op, x, w, y, depthwise)) return 0;
+  c->input = unsliced(x, op);
+  if (!read_window(p, op, c->input, w, y, depthwise)) return 0;
   if (depthwise ? dim(w, 2) != p->ic || dim(w, 3) != 1 || p->oc != p->ic
                 : dim(w, 3) != p->ic || dim(w, 0) != p->oc)
     return 0;
@@ -677,7 +702,8 @@ static MlirValue make_blob_f32(MlirContext ctx, chain_t *c, const tinyml_allocat
  * after c->last. */
 static MlirOperation make_uk(MlirContext ctx, const chain_t *c, MlirValue blob, MlirType t,
                              const char *kind) {
-  MlirValue ops[2] = {mlirOperationGetOperand(c->conv, 0), blob};
+  MlirValue x = mlirValueIsNull(c->input) ? mlirOperationGetOperand(c->conv, 0) : c->input;
+  MlirValue ops[2] = {x, blob};
   MlirNamedAttribute attrs[2] = {
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
                             mlirStringAttrGet(ctx, tc_str(kind))),
