@@ -78,6 +78,26 @@ module attributes {transform.with_named_sequence} {
         transform.include @decompose_vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
       }
     }
+    // Pools: 8 pixels x 16 channels per tile, one window row at a time,
+    // decomposed to 1-D and vectorized over channels.  Left to LLVM, the
+    // window loop is innermost and nothing vectorizes.
+    %pools = transform.structured.match ops{["linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %pools : !transform.any_op {
+    ^bb0(%p: !transform.any_op):
+      %pt1, %pl0, %pl1, %pl2, %pl3 = transform.structured.tile_using_for %p tile_sizes [1, 1, 8, 16, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %pt2, %pl4 = transform.structured.tile_using_for %pt1 tile_sizes [0, 0, 0, 0, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.include @peel_suppress failures(propagate) (%pl3) : (!transform.any_op) -> ()
+      transform.include @peel_suppress failures(propagate) (%pl2) : (!transform.any_op) -> ()
+      transform.apply_patterns to %pl0 {
+        transform.apply_patterns.linalg.tiling_canonicalization
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %pinner = transform.structured.match ops{["linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum"]} in %pl0 : (!transform.any_op) -> !transform.any_op
+      transform.foreach %pinner : !transform.any_op {
+      ^bb2(%i: !transform.any_op):
+        transform.include @decompose_vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+      }
+    }
     %f1 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f1 {
       transform.apply_patterns.vector.reduction_to_contract
