@@ -283,6 +283,20 @@ def model_reshape_transpose_concat():
     return f.text([(f.concat([t, f.arg(1)], 1), None)])
 
 
+def model_transpose_sink():
+    # NHWC values taken to NCHW, as the ONNX importer does around every conv,
+    # then ops that work in any layout: the compiler moves the transposes
+    # below them (layout_sink.c), renumbering concat and reduction axes and
+    # reshaping the per-channel constant.
+    f = Func([([1, 4, 5, 3], None), ([1, 4, 5, 3], None), ([1, 4, 5, 2], None)])
+    nchw = [0, 3, 1, 2]
+    a, b, c = (f.transpose(f.arg(i), nchw) for i in range(3))
+    y = f.relu(f.mul(f.binary("tosa.add", a, b), f.weights([1, 3, 1, 1], seed=21)))
+    cat = f.concat([y, c], 1)
+    pooled = f.reduce("tosa.reduce_sum", f.reduce("tosa.reduce_sum", cat, 2), 3)
+    return f.text([(cat, None), (f.reshape(pooled, [1, 5]), None)])
+
+
 def model_softmax():
     f = Func([([2, 3, 10], None)])
     return f.text([(f.softmax(f.arg(0)), None)])
@@ -314,6 +328,7 @@ MODELS = {
     "max_pool": model_max_pool,
     "add_mul_broadcast": model_add_mul_broadcast,
     "reshape_transpose_concat": model_reshape_transpose_concat,
+    "transpose_sink": model_transpose_sink,
     "softmax": model_softmax,
     "cnn_two_results": model_cnn_two_results,
     "matmul512": model_matmul512,

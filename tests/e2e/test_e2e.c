@@ -155,6 +155,28 @@ static void ref_model_reshape_transpose_concat(const float *const *in,
   ref_concat(parts, axis_sizes, 2, 4, 3, out[0]);
 }
 
+/* NCHW views of NHWC inputs; (a + b) * k, ReLU, concat with c on C; then
+ * the sum over H and W. */
+static void ref_model_transpose_sink(const float *const *in, float *const *out) {
+  static const int nhwc3[] = {1, 4, 5, 3}, nhwc2[] = {1, 4, 5, 2}, perms[] = {0, 3, 1, 2};
+  static const int nchw3[] = {1, 3, 4, 5}, kdims[] = {1, 3, 1, 1}, axis_sizes[] = {3, 2};
+  float a[60], b[60], c[40], s[60], y[60], k[3];
+  ref_transpose(in[0], 4, nhwc3, perms, a);
+  ref_transpose(in[1], 4, nhwc3, perms, b);
+  ref_transpose(in[2], 4, nhwc2, perms, c);
+  ref_weights(k, 3, 21);
+  ref_broadcast_binary(REF_ADD, 4, nchw3, a, nchw3, b, nchw3, s);
+  ref_broadcast_binary(REF_MUL, 4, nchw3, s, nchw3, k, kdims, y);
+  ref_relu(y, 60);
+  const float *parts[] = {y, c};
+  ref_concat(parts, axis_sizes, 2, 1, 20, out[0]);
+  for (int ch = 0; ch < 5; ++ch) {
+    double sum = 0;
+    for (int i = 0; i < 20; ++i) sum += out[0][ch * 20 + i];
+    out[1][ch] = (float)sum;
+  }
+}
+
 static void ref_model_softmax(const float *const *in, float *const *out) {
   ref_softmax(in[0], 2 * 3, 10, out[0]);
 }
@@ -207,6 +229,8 @@ static e2e_case_t g_cases[] = {
      {T(4, {1, 4, 5, 3})}, ref_model_add_mul},
     {"reshape_transpose_concat", 2, 1, {T(2, {2, 12}), T(3, {4, 5, 3})},
      {T(3, {4, 7, 3})}, ref_model_reshape_transpose_concat},
+    {"transpose_sink", 3, 2, {T(4, {1, 4, 5, 3}), T(4, {1, 4, 5, 3}), T(4, {1, 4, 5, 2})},
+     {T(4, {1, 5, 4, 5}), T(2, {1, 5})}, ref_model_transpose_sink},
     {"softmax", 1, 1, {T(3, {2, 3, 10})}, {T(3, {2, 3, 10})},
      ref_model_softmax},
     {"cnn_two_results", 1, 2, {NAMED("image", 4, {1, 16, 16, 3})},
