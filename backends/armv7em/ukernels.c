@@ -150,17 +150,24 @@ static void conv_one(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
   }
 }
 
-void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), two at a time,
+ * image by image.  The compiler never splits calls on this single-core
+ * target, but the kernel honours the contract. */
+void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                       int32_t wg, int32_t count) {
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
-  int16_t *col0 = (int16_t *)scratch;
+  int16_t *col0 = (int16_t *)uk_scratch(scratch, p, wg);
   const int32_t pixels = p->oh * p->ow;
-  for (int32_t n = 0; n < p->batch; ++n) {
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
+  for (int32_t n = lo / pixels; n * pixels < hi; ++n) {
     const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
     int8_t *dst = out + (size_t)n * pixels * p->oc;
-    for (int32_t q = 0; q < pixels; q += 2) {
+    const int32_t end = hi - n * pixels < pixels ? hi - n * pixels : pixels;
+    for (int32_t q = lo > n * pixels ? lo - n * pixels : 0; q < end; q += 2) {
       int8_t *o0 = dst + (size_t)q * p->oc;
-      if (q + 1 < pixels) {
+      if (q + 1 < end) {
         im2col_pair(p, img, q / p->ow, q % p->ow, col0, 0);
         im2col_pair(p, img, (q + 1) / p->ow, (q + 1) % p->ow, col0, 1);
         conv_pair(&c, col0, o0, o0 + p->oc);
@@ -254,28 +261,33 @@ static void dw_inner(const uk_ctx_t *c, const int8_t *x0, int8_t *dst) {
   }
 }
 
-void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
+void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                            int32_t wg, int32_t count) {
   (void)scratch;
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
   if (p->kh * p->kw > UK_MAX_TAPS) {
-    uk_depthwise_generic(&c, in, out);
+    uk_depthwise_generic(&c, in, out, lo, hi);
     return;
   }
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
-  for (int32_t b = 0; b < p->batch; ++b) {
-    const int8_t *img = in + (size_t)b * p->ih * p->iw * p->ic;
-    for (int32_t oy = 0; oy < p->oh; ++oy)
-      for (int32_t ox = 0; ox < p->ow; ++ox) {
-        int8_t *dst = out + (((size_t)b * p->oh + oy) * p->ow + ox) * p->oc;
-        int32_t iy = oy * p->stride_h - p->pad_top, ix = ox * p->stride_w - p->pad_left;
-        if (iy >= 0 && ix >= 0 && iy + (p->kh - 1) * p->dil_h < p->ih &&
-            ix + (p->kw - 1) * p->dil_w < p->iw) {
-          dw_inner(&c, img + ((size_t)iy * p->iw + ix) * p->ic, dst);
-          continue;
-        }
-        int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-        dw_pixel(&c, img, xo, wo, taps, dst);
+  for (int32_t r = lo / p->ow; r * p->ow < hi; ++r) { /* rows of batch * oh */
+    const int32_t oy = r % p->oh;
+    const int8_t *img = in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic;
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    for (int32_t ox = x0; ox < x1; ++ox) {
+      int8_t *dst = out + ((size_t)r * p->ow + ox) * p->oc;
+      int32_t iy = oy * p->stride_h - p->pad_top, ix = ox * p->stride_w - p->pad_left;
+      if (iy >= 0 && ix >= 0 && iy + (p->kh - 1) * p->dil_h < p->ih &&
+          ix + (p->kw - 1) * p->dil_w < p->iw) {
+        dw_inner(&c, img + ((size_t)iy * p->iw + ix) * p->ic, dst);
+        continue;
       }
+      int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+      dw_pixel(&c, img, xo, wo, taps, dst);
+    }
   }
 }

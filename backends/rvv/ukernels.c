@@ -266,15 +266,18 @@ static void conv_group(const uk_ctx_t *c, const int8_t *img, int8_t *dst, const 
   }
 }
 
-static void conv_channels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_t *col) {
+/* Output pixels [lo, hi), in groups that stay inside one image. */
+static void conv_channels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_t *col,
+                          int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
   const int32_t pixels = p->oh * p->ow;
-  for (int32_t n = 0; n < p->batch; ++n) {
+  for (int32_t n = lo / pixels; n * pixels < hi; ++n) {
     const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
     int8_t *dst = out + (size_t)n * pixels * p->oc;
-    for (int32_t q = 0; q < pixels; q += PIX) {
+    const int32_t end = min32(hi - n * pixels, pixels);
+    for (int32_t q = max32(lo - n * pixels, 0); q < end; q += PIX) {
       int32_t pix[PIX] = {q, q + 1, q + 2};
-      conv_group(c, img, dst, pix, min32(pixels - q, PIX), col);
+      conv_group(c, img, dst, pix, min32(end - q, PIX), col);
     }
   }
 }
@@ -367,7 +370,39 @@ UK_INLINE int conv_is_flat(const tinyml_uk_params_t *p) {
          p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
 }
 
-static void conv_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_t *col) {
+/* conv_group on the pixels pix[0..np-1] of image n. */
+static void conv_group_of(const uk_ctx_t *c, const tinyml_uk_params_t *p, const int8_t *in,
+                          int8_t *out, int32_t n, const int32_t *pix, int32_t np, int16_t *col) {
+  conv_group(c, in + (size_t)n * p->ih * p->iw * p->ic, out + (size_t)n * p->oh * p->ow * p->oc,
+             pix, np, col);
+}
+
+/* The border columns (outside interior_cols) of the band [lo, hi), on the
+ * channel kernel, in groups inside one image. */
+static void conv_border(const uk_ctx_t *c, const tinyml_uk_params_t *p, const int8_t *in,
+                        int8_t *out, int16_t *col, int32_t lo, int32_t hi) {
+  int32_t cx0, cx1, pix[PIX], np = 0, img = lo / (p->oh * p->ow);
+  interior_cols(p, &cx0, &cx1);
+  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  for (int32_t r = lo / p->ow; r < r1; ++r) {
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    if (r / p->oh != img && np) conv_group_of(c, p, in, out, img, pix, np, col), np = 0;
+    img = r / p->oh;
+    for (int32_t ox = x0; ox < x1; ++ox) {
+      if (ox >= cx0 && ox < cx1) ox = cx1;
+      if (ox >= x1) break;
+      pix[np++] = (r % p->oh) * p->ow + ox;
+      if (np == PIX) conv_group_of(c, p, in, out, img, pix, np, col), np = 0;
+    }
+  }
+  if (np) conv_group_of(c, p, in, out, img, pix, np, col);
+}
+
+/* Output pixels [lo, hi) (of batch * oh * ow, also when 1x1 convs run as
+ * one long row). */
+static void conv_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_t *col,
+                        int32_t lo, int32_t hi) {
   tinyml_uk_params_t q = *c->p;
   const tinyml_uk_params_t *p = &q;
   if (conv_is_flat(p)) { /* 1x1: every pixel of every image is one long row */
@@ -376,22 +411,7 @@ static void conv_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_
   }
   int32_t cx0, cx1;
   interior_cols(p, &cx0, &cx1);
-  const int32_t pixels = q.oh * q.ow;
-  if (cx0 > 0 || cx1 < q.ow) { /* the other columns: channel kernel */
-    for (int32_t n = 0; n < q.batch; ++n) {
-      const int8_t *img = in + (size_t)n * q.ih * q.iw * q.ic;
-      int8_t *dst = out + (size_t)n * pixels * q.oc;
-      int32_t pix[PIX], np = 0;
-      for (int32_t oy = 0; oy < q.oh; ++oy)
-        for (int32_t ox = 0; ox < q.ow; ++ox) {
-          if (ox == cx0) ox = cx1;
-          if (ox == q.ow) break;
-          pix[np++] = oy * q.ow + ox;
-          if (np == PIX) conv_group(c, img, dst, pix, np, col), np = 0;
-        }
-      if (np) conv_group(c, img, dst, pix, np, col);
-    }
-  }
+  if (cx0 > 0 || cx1 < q.ow) conv_border(c, p, in, out, col, lo, hi);
   if (cx1 <= cx0) return;
   const size_t vlmax = px_vlmax();
   const int32_t zp = q.in_zp, kp = q.k_padded;
@@ -407,16 +427,17 @@ static void conv_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_
             s, (int16_t)-zp, __riscv_vsext_vf2_i16m4(__riscv_vle8_v_i8m2(w, vb), vb), vb);
       __riscv_vse32_v_i32m8(adj + (b - o0), s, vb);
     }
-    int32_t on = min32(q.oc - o0, SB);
-    for (int32_t n = 0; n < q.batch; ++n) {
-      const int8_t *img = in + (size_t)n * q.ih * q.iw * q.ic;
-      for (int32_t oy = 0; oy < q.oh; ++oy) {
-        int8_t *drow = out + (((size_t)n * q.oh + oy) * q.ow) * q.oc;
-        for (int32_t ox = cx0; ox < cx1;) {
-          size_t vl = (size_t)min32(cx1 - ox, (int32_t)vlmax);
-          conv_px_chunk(c, p, adj, img, oy, ox, vl, o0, on, drow + (size_t)ox * q.oc);
-          ox += (int32_t)vl;
-        }
+    int32_t on = min32(q.oc - o0, SB), r1 = hi > lo ? (hi - 1) / q.ow + 1 : 0;
+    for (int32_t r = lo / q.ow; r < r1; ++r) {
+      const int8_t *img = in + (size_t)(r / q.oh) * q.ih * q.iw * q.ic;
+      int8_t *drow = out + (size_t)r * q.ow * q.oc;
+      int32_t x0, x1;
+      uk_row_span(p, r, lo, hi, &x0, &x1);
+      const int32_t end = min32(cx1, x1);
+      for (int32_t ox = max32(cx0, x0); ox < end;) {
+        size_t vl = (size_t)min32(end - ox, (int32_t)vlmax);
+        conv_px_chunk(c, p, adj, img, r % q.oh, ox, vl, o0, on, drow + (size_t)ox * q.oc);
+        ox += (int32_t)vl;
       }
     }
   }
@@ -452,14 +473,21 @@ static int conv_use_pixels(const tinyml_uk_params_t *p) {
   return px < ch;
 }
 
-void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h).  Which kernel runs
+ * depends on the layer only; sums are exact int32, so any band gives the
+ * same bytes. */
+void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                       int32_t wg, int32_t count) {
   uk_ctx_t c = uk_ctx(blob);
+  int16_t *col = (int16_t *)uk_scratch(scratch, c.p, wg);
+  int32_t lo, hi;
+  uk_band(c.p, wg, count, &lo, &hi);
   if (c.p->oc_block != OB || c.p->k_block != 1) /* packed for another kernel */
-    UK_CONV_DRIVER(&c, in, out, scratch, uk_conv_pixel_generic);
+    UK_CONV_DRIVER(&c, in, out, col, lo, hi, uk_conv_pixel_generic);
   else if (conv_use_pixels(c.p))
-    conv_pixels(&c, in, out, (int16_t *)scratch);
+    conv_pixels(&c, in, out, col, lo, hi);
   else
-    conv_channels(&c, in, out, (int16_t *)scratch);
+    conv_channels(&c, in, out, col, lo, hi);
 }
 
 /* ---- depthwise, channel kernel ------------------------------------------- */
@@ -509,25 +537,21 @@ static void dw_pixel_taps(const uk_ctx_t *c, const int8_t *x, const int32_t *xo,
   }
 }
 
-static void dw_channels(const uk_ctx_t *c, const int8_t *in, int8_t *out) {
+static void dw_channels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo,
+                        int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
   const int32_t span_h = (p->kh - 1) * p->dil_h, span_w = (p->kw - 1) * p->dil_w;
-  for (int32_t b = 0; b < p->batch; ++b) {
-    const int8_t *img = in + (size_t)b * p->ih * p->iw * p->ic;
-    for (int32_t oy = 0; oy < p->oh; ++oy) {
-      int32_t iy = oy * p->stride_h - p->pad_top;
-      int32_t rows_in = iy >= 0 && iy + span_h < p->ih;
-      for (int32_t ox = 0; ox < p->ow; ++ox) {
-        int32_t ix = ox * p->stride_w - p->pad_left;
-        int8_t *dst = out + (((size_t)b * p->oh + oy) * p->ow + ox) * p->oc;
-        if (rows_in && ix >= 0 && ix + span_w < p->iw) {
-          dw_pixel_inside(c, img + ((size_t)iy * p->iw + ix) * p->ic, dst);
-        } else {
-          int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-          dw_pixel_taps(c, img, xo, wo, taps, dst);
-        }
-      }
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
+    const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
+    int32_t iy = at.oy * p->stride_h - p->pad_top, ix = at.ox * p->stride_w - p->pad_left;
+    int8_t *dst = out + (size_t)q * p->oc;
+    if (iy >= 0 && iy + span_h < p->ih && ix >= 0 && ix + span_w < p->iw) {
+      dw_pixel_inside(c, img + ((size_t)iy * p->iw + ix) * p->ic, dst);
+    } else {
+      int32_t taps = uk_dw_taps(p, at.oy, at.ox, xo, wo);
+      dw_pixel_taps(c, img, xo, wo, taps, dst);
     }
   }
 }
@@ -584,26 +608,31 @@ static void dw_px_chunk(const uk_ctx_t *c, const int8_t *img, int32_t oy, int32_
   if (ch < p->ic) dw_px_pair(c, x00, oy, vl, ch, 0, 0, dst);
 }
 
-static void dw_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out) {
+/* Output pixels [lo, hi), row by row. */
+static void dw_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo,
+                      int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
   const size_t vlmax = __riscv_vsetvlmax_e32m8();
   int32_t cx0, cx1, xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
   interior_cols(p, &cx0, &cx1);
-  for (int32_t n = 0; n < p->batch; ++n) {
-    const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
-    for (int32_t oy = 0; oy < p->oh; ++oy) {
-      int8_t *drow = out + (((size_t)n * p->oh + oy) * p->ow) * p->oc;
-      for (int32_t ox = 0; ox < p->ow; ++ox) { /* the other columns */
-        if (ox == cx0) ox = cx1;
-        if (ox == p->ow) break;
-        int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-        dw_pixel_taps(c, img, xo, wo, taps, drow + (size_t)ox * p->oc);
-      }
-      for (int32_t ox = cx0; ox < cx1;) {
-        size_t vl = (size_t)min32(cx1 - ox, (int32_t)vlmax);
-        dw_px_chunk(c, img, oy, ox, vl, drow + (size_t)ox * p->oc);
-        ox += (int32_t)vl;
-      }
+  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  for (int32_t r = lo / p->ow; r < r1; ++r) {
+    const int8_t *img = in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic;
+    const int32_t oy = r % p->oh;
+    int8_t *drow = out + (size_t)r * p->ow * p->oc;
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    for (int32_t ox = x0; ox < x1; ++ox) { /* the other columns */
+      if (ox >= cx0 && ox < cx1) ox = cx1;
+      if (ox >= x1) break;
+      int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+      dw_pixel_taps(c, img, xo, wo, taps, drow + (size_t)ox * p->oc);
+    }
+    const int32_t end = min32(cx1, x1);
+    for (int32_t ox = max32(cx0, x0); ox < end;) {
+      size_t vl = (size_t)min32(end - ox, (int32_t)vlmax);
+      dw_px_chunk(c, img, oy, ox, vl, drow + (size_t)ox * p->oc);
+      ox += (int32_t)vl;
     }
   }
 }
@@ -628,14 +657,18 @@ static int dw_use_pixels(const tinyml_uk_params_t *p) {
   return taps <= UK_MAX_TAPS && px < ch;
 }
 
-void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h); as the conv. */
+void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                            int32_t wg, int32_t count) {
   (void)scratch;
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
   if (dw_use_pixels(p))
-    dw_pixels(&c, in, out);
+    dw_pixels(&c, in, out, lo, hi);
   else if (p->kh * p->kw > UK_MAX_TAPS)
-    uk_depthwise_generic(&c, in, out);
+    uk_depthwise_generic(&c, in, out, lo, hi);
   else
-    dw_channels(&c, in, out);
+    dw_channels(&c, in, out, lo, hi);
 }

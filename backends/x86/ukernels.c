@@ -165,30 +165,28 @@ static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, i
   for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
 }
 
-void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), PIX at a time; a
+ * group may span two images.  Integer sums are exact, so any grouping gives
+ * the same bytes. */
+void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                       int32_t wg, int32_t count) {
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
-  int16_t *col = (int16_t *)scratch;
-  const int32_t pixels = p->oh * p->ow, kp = p->k_padded;
-  for (int32_t n = 0; n < p->batch; ++n) {
-    const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
-    int8_t *dst = out + (size_t)n * pixels * p->oc;
-    int32_t oy = 0, ox = 0; /* of pixel q: no division per pixel */
-    for (int32_t q = 0; q < pixels; q += PIX) {
-      int32_t np = pixels - q < PIX ? pixels - q : PIX;
-      int8_t *outs[PIX];
-      for (int32_t i = 0; i < np; ++i) {
-        im2col(p, img, oy, ox, col + (size_t)i * kp);
-        outs[i] = dst + (size_t)(q + i) * p->oc;
-        if (++ox == p->ow) {
-          ox = 0;
-          ++oy;
-        }
-      }
-      for (int32_t i = np; i < PIX; ++i)
-        for (int32_t k = 0; k < kp; ++k) col[(size_t)i * kp + k] = 0;
-      conv_tile(&c, col, np, outs);
+  int16_t *col = (int16_t *)uk_scratch(scratch, p, wg);
+  const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
+  uk_pos_t at = uk_pos_at(p, lo); /* of pixel q: no division per pixel */
+  for (int32_t q = lo; q < hi; q += PIX) {
+    int32_t np = hi - q < PIX ? hi - q : PIX;
+    int8_t *outs[PIX];
+    for (int32_t i = 0; i < np; ++i, uk_pos_next(p, &at)) {
+      im2col(p, in + (size_t)at.n * image, at.oy, at.ox, col + (size_t)i * kp);
+      outs[i] = out + (size_t)(q + i) * p->oc;
     }
+    for (int32_t i = np; i < PIX; ++i)
+      for (int32_t k = 0; k < kp; ++k) col[(size_t)i * kp + k] = 0;
+    conv_tile(&c, col, np, outs);
   }
 }
 
@@ -230,22 +228,23 @@ static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, co
   }
 }
 
-void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch) {
+void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                            int32_t wg, int32_t count) {
   (void)scratch;
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
   if (p->kh * p->kw > UK_MAX_TAPS) {
-    uk_depthwise_generic(&c, in, out);
+    uk_depthwise_generic(&c, in, out, lo, hi);
     return;
   }
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
-  for (int32_t b = 0; b < p->batch; ++b) {
-    const int8_t *img = in + (size_t)b * p->ih * p->iw * p->ic;
-    for (int32_t oy = 0; oy < p->oh; ++oy)
-      for (int32_t ox = 0; ox < p->ow; ++ox) {
-        int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-        dw_pixel(&c, img, xo, wo, taps, out + (((size_t)b * p->oh + oy) * p->ow + ox) * p->oc);
-      }
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
+    int32_t taps = uk_dw_taps(p, at.oy, at.ox, xo, wo);
+    dw_pixel(&c, in + (size_t)at.n * p->ih * p->iw * p->ic, xo, wo, taps,
+             out + (size_t)q * p->oc);
   }
 }
 
@@ -389,30 +388,27 @@ static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, i
   }
 }
 
-void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch) {
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h).  A pixel's sums are
+ * the same FMAs in the same order whatever block and tile it falls in, so
+ * the band does not change a bit. */
+void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
+                        int32_t wg, int32_t count) {
   const ukf_ctx_t c = ukf_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
   const int32_t k = p->k, oc = p->oc, ocp = p->oc_padded;
-  const int32_t per_image = p->oh * p->ow;
-  const int64_t total = (int64_t)p->batch * per_image;
   const int direct = p->scratch_bytes == 0;
   int64_t mb = direct ? DIRECT_MB : p->scratch_bytes / (4 * (int64_t)k);
-  float *cols = (float *)scratch;
-  int32_t n = 0, oy = 0, ox = 0; /* the next pixel to im2col */
-  for (int64_t b0 = 0; b0 < total; b0 += mb) {
-    const int32_t nb = (int32_t)(total - b0 < mb ? total - b0 : mb);
+  float *cols = (float *)uk_scratch(scratch, p, wg);
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
+  uk_pos_t at = uk_pos_at(p, lo); /* the next pixel to im2col */
+  for (int64_t b0 = lo; b0 < hi; b0 += mb) {
+    const int32_t nb = (int32_t)(hi - b0 < mb ? hi - b0 : mb);
     const float *a = in + (size_t)b0 * k;
     if (!direct) {
-      for (int32_t i = 0; i < nb; ++i) {
-        fim2col(p, in + (size_t)n * p->ih * p->iw * p->ic, oy, ox, cols + (size_t)i * k);
-        if (++ox == p->ow) {
-          ox = 0;
-          if (++oy == p->oh) {
-            oy = 0;
-            ++n;
-          }
-        }
-      }
+      for (int32_t i = 0; i < nb; ++i, uk_pos_next(p, &at))
+        fim2col(p, in + (size_t)at.n * p->ih * p->iw * p->ic, at.oy, at.ox,
+                cols + (size_t)i * k);
       a = cols;
     }
     float *dst = out + (size_t)b0 * oc;
@@ -500,9 +496,12 @@ static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t o
   }
 }
 
-/* Pixels whose taps all lie inside the image run two at a time over
- * precomputed tap offsets; border pixels list their in-image taps. */
-void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch) {
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row.  Pixels
+ * whose taps all lie inside the image run two at a time over precomputed
+ * tap offsets; border pixels list their in-image taps.  Which of these a
+ * pixel takes depends only on the pixel, and each is the same sum. */
+void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch,
+                             int32_t wg, int32_t count) {
   (void)scratch;
   const ukf_ctx_t c = ukf_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
@@ -520,31 +519,36 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
                     x_hi * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw;
        ++x_hi) {
   }
-  for (int32_t b = 0; b < p->batch; ++b) {
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
+  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  for (int32_t r = lo / p->ow; r < r1; ++r) {
+    const int32_t b = r / p->oh, oy = r % p->oh;
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    const int32_t xe = x_hi < x1 ? x_hi : x1; /* pairs stay inside the band */
     const float *img = in + (size_t)b * p->ih * p->iw * ic;
-    for (int32_t oy = 0; oy < p->oh; ++oy) {
-      float *row = out + ((size_t)b * p->oh + oy) * p->ow * ic;
-      const int32_t iy0 = oy * p->stride_h - p->pad_top;
-      const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 &&
-                         iy0 + (p->kh - 1) * p->dil_h < p->ih;
-      for (int32_t ox = 0; ox < p->ow;) {
-        if (taps_all > UK_MAX_TAPS) {
-          dw_large(&c, img, oy, ox, row + (size_t)ox * ic);
-          ++ox;
-        } else if (inside && ox >= x_lo && ox < x_hi) {
-          const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-          if (ox + 1 < x_hi) {
-            dw_pixels(&c, 2, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
-            ox += 2;
-          } else {
-            dw_pixels(&c, 1, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
-            ++ox;
-          }
+    float *row = out + (size_t)r * p->ow * ic;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 &&
+                       iy0 + (p->kh - 1) * p->dil_h < p->ih;
+    for (int32_t ox = x0; ox < x1;) {
+      if (taps_all > UK_MAX_TAPS) {
+        dw_large(&c, img, oy, ox, row + (size_t)ox * ic);
+        ++ox;
+      } else if (inside && ox >= x_lo && ox < x_hi) {
+        const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
+        if (ox + 1 < xe) {
+          dw_pixels(&c, 2, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
+          ox += 2;
         } else {
-          int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-          dw_pixels(&c, 1, img, 0, xo, wo, taps, row + (size_t)ox * ic);
+          dw_pixels(&c, 1, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
           ++ox;
         }
+      } else {
+        int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+        dw_pixels(&c, 1, img, 0, xo, wo, taps, row + (size_t)ox * ic);
+        ++ox;
       }
     }
   }

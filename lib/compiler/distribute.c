@@ -24,6 +24,9 @@
  *     depend on the split.  The number of iterations is the phase's useful
  *     workgroup count.
  *
+ * A microkernel call is one phase whose workgroups the kernel itself cuts
+ * into bands of output pixels (distribute_uk.c).
+ *
  * Pure ops at the top (constants, views, index arithmetic) stay in front of
  * the phases and run in every call.  A function whose shape does not fit
  * (a value crossing phases, too many phases) keeps one phase of one
@@ -830,6 +833,7 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
   MlirValue count = mlirBlockGetArgument(body, nargs + 2);
   d->phase_count = 1;
   d->workgroups[0] = 1;
+  if (tc_distribute_ukernel(ctx, func, d, split)) return;
 
   top_op_t ops[MAX_TOP_OPS];
   size_t n = 0;

@@ -15,6 +15,10 @@
  * ukernel_lower.c ever sees it. */
 #define TC_UKERNEL_OP "tinyml.uk"
 
+/* On the call that replaces it: how many workgroups (bands of output
+ * pixels) the call is worth splitting into; see ukernel_lower.c. */
+#define TC_UKERNEL_WORKGROUPS "tinyml.workgroups"
+
 /* Whether comma-separated `list` holds `tok` exactly. */
 int tc_feature_listed(const char *list, const char *tok);
 
@@ -27,7 +31,8 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
                                    const tinyml_allocator_t *a, unsigned *out_count);
 
 /* Replaces the body of each dispatch function holding TC_UKERNEL_OP with a
- * call to tinyml_uk_<kind>(input, blob, output, scratch) on its arguments. */
+ * call to tinyml_uk_<kind>(input, blob, output, scratch, 0, 1) on its
+ * arguments, marked with TC_UKERNEL_WORKGROUPS. */
 tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_diag_t *diag,
                                   const tinyml_allocator_t *a);
 

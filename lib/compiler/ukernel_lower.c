@@ -4,11 +4,18 @@
  * That body is replaced, before the backend strategy runs, by
  *
  *   %s = memref.alloc() : memref<Nxi8>          (becomes arena scratch)
- *   func.call @tinyml_uk_<kind>(ptr(in), ptr(blob), ptr(out), ptr(s))
+ *   func.call @tinyml_uk_<kind>(ptr(in), ptr(blob), ptr(out), ptr(s), 0, 1)
+ *       {tinyml.workgroups = W}
  *
  * with the pointers taken as !llvm.ptr, so one declaration serves every
- * shape.  The kernel's bitcode is linked in by codegen.c. */
+ * shape.  The last two arguments are the workgroup and the workgroup count
+ * (lib/ukernels/uk_abi.h): here the whole output.  W is how many bands of
+ * output pixels are worth running apart; distribute.c, which knows whether
+ * the target has threads, passes the real workgroup and count and gives
+ * each workgroup its own N bytes of scratch.  The kernel's bitcode is
+ * linked in by codegen.c. */
 #include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,11 +81,11 @@ static void string_attr(MlirOperation op, const char *name, char *out, size_t ca
 
 /* The replacement function, as text: same signature, new body. */
 static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scratch,
-                       const int *args) {
-  char line[256];
+                       const int *args, int64_t workgroups) {
+  char line[512];
   snprintf(line, sizeof line,
-           "module {\nfunc.func private @tinyml_uk_%s(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)\n"
-           "func.func @f(",
+           "module {\nfunc.func private @tinyml_uk_%s(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr,"
+           " i32, i32)\nfunc.func @f(",
            kind);
   puts_(t, line);
   intptr_t n = mlirBlockGetNumArguments(body);
@@ -111,10 +118,48 @@ static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scra
   }
   puts_(t, line);
   snprintf(line, sizeof line,
-           "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3) : "
-           "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()\nreturn\n}\n}\n",
-           kind);
+           "%%wg = arith.constant 0 : i32\n%%count = arith.constant 1 : i32\n"
+           "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3, %%wg, %%count) "
+           "{" TC_UKERNEL_WORKGROUPS " = %lld : i64} : "
+           "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32) -> ()\nreturn\n}\n}\n",
+           kind, (long long)workgroups);
   puts_(t, line);
+}
+
+/* Bands of output pixels worth running apart: each should have at least
+ * UK_BAND_WORK multiply-adds (about a microsecond) and one pixel.  The
+ * types do not show the kernel window: a conv's work is counted without it
+ * (a lower bound, exact for 1x1 convs and matmuls), a depthwise conv's
+ * with 3x3, the usual window.  UK_MAX_BANDS bounds the scratch, which each
+ * band needs its own copy of; the runtime cuts a phase into at most 2
+ * workgroups per thread, so 8 serve 4 threads. */
+#define UK_BAND_WORK 16384
+#define UK_MAX_BANDS 8
+
+static int64_t numel(MlirType t) {
+  if (!mlirTypeIsAShaped(t) || !mlirShapedTypeHasStaticShape(t)) return 0;
+  int64_t n = 1;
+  for (intptr_t i = 0; i < mlirShapedTypeGetRank(t); ++i) n *= mlirShapedTypeGetDimSize(t, i);
+  return n;
+}
+
+static int64_t last_dim(MlirType t) {
+  intptr_t r = mlirTypeIsAShaped(t) && mlirShapedTypeHasRank(t) ? mlirShapedTypeGetRank(t) : 0;
+  return r > 0 ? mlirShapedTypeGetDimSize(t, r - 1) : 1;
+}
+
+/* The output is NHWC with channels last (a matmul's [b, M, N] is M pixels
+ * of N channels); the input's last dimension is the conv's input channels. */
+static int64_t useful_bands(MlirOperation uk, const char *kind) {
+  MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
+  MlirType out = mlirValueGetType(mlirOperationGetResult(uk, 0));
+  int64_t outs = numel(out), chans = last_dim(out);
+  if (outs <= 0 || chans <= 0) return 1;
+  int64_t pixels = outs / chans;
+  int64_t work = outs * (strncmp(kind, "conv", 4) == 0 ? last_dim(in) : 9);
+  int64_t n = work / UK_BAND_WORK;
+  if (n > pixels) n = pixels;
+  return n < 1 ? 1 : n > UK_MAX_BANDS ? UK_MAX_BANDS : n;
 }
 
 static int has_symbol(MlirModule m, const char *name) {
@@ -174,7 +219,7 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
   if (!t.s) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   t.s[0] = '\0';
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  write_body(&t, body, kind, mlirIntegerAttrGetValueInt(sa), args);
+  write_body(&t, body, kind, mlirIntegerAttrGetValueInt(sa), args, useful_bands(uk, kind));
   tinyml_status_t st = TINYML_OK;
   MlirModule parsed = {NULL};
   if (!t.overflow) parsed = mlirModuleCreateParse(ctx, mlirStringRefCreate(t.s, t.n));

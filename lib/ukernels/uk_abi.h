@@ -3,8 +3,8 @@
  * The compiler (lib/compiler/ukernel_match.c) recognises quantised
  * convolutions, depthwise convolutions and fully-connected layers followed by
  * their per-channel rescale and clamp, and replaces each chain with one call
- * `tinyml_uk_<kind>(input, blob, output, scratch)`.  The blob is a module
- * constant: this header, then per-channel bias/multiplier/shift, then the
+ * `tinyml_uk_<kind>(input, blob, output, scratch, wg, count)` (workgroups:
+ * below).  The blob is a module constant: this header, then per-channel bias/multiplier/shift, then the
  * weights packed the way the target's kernel wants them.  Each backend
  * compiles its kernels (backends/<name>/ukernels.c, on top of
  * uk_common.h) to LLVM bitcode that the compiler links into every
@@ -29,6 +29,20 @@
 
 #define TINYML_UK_VERSION 2
 
+/* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
+ * int32_t count)` computes a band of the output pixels (n, oy, ox
+ * flattened; total = batch * oh * ow): [lo(wg), lo(wg + 1)) with
+ * lo(w) = w * (total / count) + min(w, total % count) (uk_band).  Calls for
+ * wg = 0..count-1 may run on different threads and together write every
+ * output once; wg >= count writes nothing.  Each output element is computed
+ * by the same arithmetic in the same order whatever the band, so results do
+ * not depend on count.  Workgroup wg uses scratch bytes [wg * stride,
+ * wg * stride + scratch_bytes), stride = TINYML_UK_SCRATCH_STRIDE(
+ * scratch_bytes): the compiler sizes the scratch argument for the most
+ * workgroups it gives the call (its dispatch's useful workgroup count) and
+ * never passes a larger count. */
+#define TINYML_UK_SCRATCH_STRIDE(bytes) (((int64_t)(bytes) + 63) & ~(int64_t)63)
+
 typedef enum tinyml_uk_kind {
   TINYML_UK_CONV = 1,      /* NHWC input, OHWI weights, any stride/dilation/pad */
   TINYML_UK_DEPTHWISE = 2, /* NHWC input, HWC weights (channel multiplier 1) */
@@ -50,7 +64,7 @@ typedef struct tinyml_uk_params {
    * int8 weights (conv: [oc_padded/oc_block][k_padded/k_block][oc_block][k_block],
    * depthwise: [kh][kw][ic]). */
   int32_t bias_off, mult_off, shift_off, weights_off;
-  int32_t scratch_bytes; /* what the kernel may use of its scratch argument */
+  int32_t scratch_bytes; /* what one workgroup may use of the scratch argument */
   /* int64 round[2][round_up(oc_padded, 16)]: apply_scale's rounding term
    * (1 << (shift - 1), +-2^30 when shift > 31) for v >= 0, then for v < 0. */
   int32_t round_off;

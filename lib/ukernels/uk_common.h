@@ -4,7 +4,8 @@
  * a backend replaces only the inner loops worth hand-writing.
  *
  * Kernels read `blob` (a module constant) and `in`, write every byte of
- * `out`, and use at most params->scratch_bytes of `scratch`.  They call no
+ * their band of `out`, and use at most params->scratch_bytes of their
+ * workgroup's part of `scratch` (uk_abi.h, "Workgroups").  They call no
  * library functions, so the executables keep their import list. */
 #ifndef TINYML_UKERNELS_UK_COMMON_H
 #define TINYML_UKERNELS_UK_COMMON_H
@@ -36,6 +37,57 @@ UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
                     (p->oc_padded + 15) / 16 * 16,
                 (const tinyml_uk_chan_t *)(const void *)(b + p->chan_off)};
   return c;
+}
+
+/* Workgroup wg's band of output pixels, [*lo, *hi) of batch * oh * ow
+ * (uk_abi.h; the first total % count bands get one pixel more): empty for
+ * wg >= count.  Tensors have at most 2^30 elements
+ * (ukernel_match.c), so int32 arithmetic does: no 64-bit division, which
+ * 32-bit cores would need a library call for. */
+UK_INLINE void uk_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
+                       int32_t *hi) {
+  const int32_t total = p->batch * p->oh * p->ow;
+  if (count < 1 || wg < 0 || wg >= count) {
+    *lo = *hi = 0;
+    return;
+  }
+  const int32_t base = total / count, extra = total % count;
+  *lo = wg * base + (wg < extra ? wg : extra);
+  *hi = *lo + base + (wg < extra ? 1 : 0);
+}
+
+/* Workgroup wg's part of the scratch argument. */
+UK_INLINE void *uk_scratch(void *scratch, const tinyml_uk_params_t *p, int32_t wg) {
+  return (uint8_t *)scratch + (size_t)wg * (size_t)TINYML_UK_SCRATCH_STRIDE(p->scratch_bytes);
+}
+
+/* An output pixel as image, row and column; uk_pos_next steps to the next
+ * pixel in NHWC order without a division. */
+typedef struct uk_pos {
+  int32_t n, oy, ox;
+} uk_pos_t;
+
+UK_INLINE uk_pos_t uk_pos_at(const tinyml_uk_params_t *p, int32_t q) {
+  const int32_t per_image = p->oh * p->ow, r = q % per_image;
+  uk_pos_t s = {q / per_image, r / p->ow, r % p->ow};
+  return s;
+}
+
+UK_INLINE void uk_pos_next(const tinyml_uk_params_t *p, uk_pos_t *s) {
+  if (++s->ox < p->ow) return;
+  s->ox = 0;
+  if (++s->oy < p->oh) return;
+  s->oy = 0;
+  ++s->n;
+}
+
+/* Row r (of batch * oh) as far as the band [lo, hi) covers it: columns
+ * [*x0, *x1), empty when *x0 >= *x1.  For kernels that walk rows. */
+UK_INLINE void uk_row_span(const tinyml_uk_params_t *p, int32_t r, int32_t lo, int32_t hi,
+                           int32_t *x0, int32_t *x1) {
+  const int32_t start = r * p->ow;
+  *x0 = lo > start ? lo - start : 0;
+  *x1 = hi - start < p->ow ? hi - start : p->ow;
 }
 
 /* The f32 kinds' view of the blob (uk_abi.h, "f32 kinds"). */
@@ -144,38 +196,37 @@ UK_INLINE void uk_conv_pixel_generic(const uk_ctx_t *c, const int16_t *col, int8
 }
 
 /* Depthwise, channel multiplier 1: channels are independent, so the inner
- * loop runs over contiguous channels and vectorises on targets with SIMD. */
-UK_INLINE void uk_depthwise_generic(const uk_ctx_t *c, const int8_t *in, int8_t *out) {
+ * loop runs over contiguous channels and vectorises on targets with SIMD.
+ * Output pixels [lo, hi) (uk_band). */
+UK_INLINE void uk_depthwise_generic(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                    int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
   enum { CB = 16 };
-  for (int32_t n = 0; n < p->batch; ++n) {
-    const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
-    for (int32_t oy = 0; oy < p->oh; ++oy)
-      for (int32_t ox = 0; ox < p->ow; ++ox) {
-        int8_t *dst = out + (((size_t)n * p->oh + oy) * p->ow + ox) * p->oc;
-        for (int32_t c0 = 0; c0 < p->ic; c0 += CB) {
-          int32_t cn = p->ic - c0 < CB ? p->ic - c0 : CB;
-          int32_t acc[CB];
-          for (int32_t j = 0; j < CB; ++j) acc[j] = 0;
-          for (int32_t ky = 0; ky < p->kh; ++ky) {
-            int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-            if (iy < 0 || iy >= p->ih) continue;
-            for (int32_t kx = 0; kx < p->kw; ++kx) {
-              int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-              if (ix < 0 || ix >= p->iw) continue;
-              const int8_t *x = img + ((size_t)iy * p->iw + ix) * p->ic + c0;
-              const int8_t *w = c->weights + ((size_t)ky * p->kw + kx) * p->ic + c0;
-              if (cn == CB) {
-                for (int32_t j = 0; j < CB; ++j) acc[j] += (x[j] - p->in_zp) * w[j];
-              } else {
-                for (int32_t j = 0; j < cn; ++j) acc[j] += (x[j] - p->in_zp) * w[j];
-              }
-            }
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
+    const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
+    int8_t *dst = out + (size_t)q * p->oc;
+    for (int32_t c0 = 0; c0 < p->ic; c0 += CB) {
+      int32_t cn = p->ic - c0 < CB ? p->ic - c0 : CB;
+      int32_t acc[CB];
+      for (int32_t j = 0; j < CB; ++j) acc[j] = 0;
+      for (int32_t ky = 0; ky < p->kh; ++ky) {
+        int32_t iy = at.oy * p->stride_h - p->pad_top + ky * p->dil_h;
+        if (iy < 0 || iy >= p->ih) continue;
+        for (int32_t kx = 0; kx < p->kw; ++kx) {
+          int32_t ix = at.ox * p->stride_w - p->pad_left + kx * p->dil_w;
+          if (ix < 0 || ix >= p->iw) continue;
+          const int8_t *x = img + ((size_t)iy * p->iw + ix) * p->ic + c0;
+          const int8_t *w = c->weights + ((size_t)ky * p->kw + kx) * p->ic + c0;
+          if (cn == CB) {
+            for (int32_t j = 0; j < CB; ++j) acc[j] += (x[j] - p->in_zp) * w[j];
+          } else {
+            for (int32_t j = 0; j < cn; ++j) acc[j] += (x[j] - p->in_zp) * w[j];
           }
-          for (int32_t j = 0; j < cn; ++j)
-            dst[c0 + j] = uk_requant_ch(c, acc[j], c0 + j);
         }
       }
+      for (int32_t j = 0; j < cn; ++j) dst[c0 + j] = uk_requant_ch(c, acc[j], c0 + j);
+    }
   }
 }
 
@@ -199,18 +250,16 @@ UK_INLINE int32_t uk_dw_taps(const tinyml_uk_params_t *p, int32_t oy, int32_t ox
   return n;
 }
 
-/* Drives a conv: one im2col column per output pixel, then `pixel`. */
-#define UK_CONV_DRIVER(c, in, out, scratch, pixel)                                  \
+/* Drives a conv over output pixels [lo, hi): one im2col column per pixel
+ * (in `col`), then `pixel`. */
+#define UK_CONV_DRIVER(c, in, out, col, lo, hi, pixel)                               \
   do {                                                                               \
     const tinyml_uk_params_t *p_ = (c)->p;                                           \
-    int16_t *col_ = (int16_t *)(void *)(scratch);                                    \
-    for (int32_t n_ = 0; n_ < p_->batch; ++n_) {                                     \
-      const int8_t *img_ = (in) + (size_t)n_ * p_->ih * p_->iw * p_->ic;             \
-      for (int32_t oy_ = 0; oy_ < p_->oh; ++oy_)                                     \
-        for (int32_t ox_ = 0; ox_ < p_->ow; ++ox_) {                                 \
-          uk_im2col(p_, img_, oy_, ox_, col_);                                       \
-          pixel((c), col_, (out) + (((size_t)n_ * p_->oh + oy_) * p_->ow + ox_) * p_->oc); \
-        }                                                                            \
+    uk_pos_t at_ = uk_pos_at(p_, (lo));                                              \
+    for (int32_t q_ = (lo); q_ < (hi); ++q_, uk_pos_next(p_, &at_)) {                \
+      uk_im2col(p_, (in) + (size_t)at_.n * p_->ih * p_->iw * p_->ic, at_.oy, at_.ox,  \
+                (col));                                                              \
+      pixel((c), (col), (out) + (size_t)q_ * p_->oc);                                \
     }                                                                                \
   } while (0)
 
