@@ -10,7 +10,11 @@ as usual, which must call a microkernel (the --emit c kernels object then
 defines tinyml_uk_*), and with --features +fma, which leaves out +avx2 and
 so keeps the Linalg path (no tinyml_uk_* symbol).  Both modules run on the
 same random inputs and must agree byte for byte.  A case that the matcher
-must refuse (a weight zero point) is checked to keep the Linalg path.
+must refuse (a weight zero point) is checked to keep the Linalg path.  The
+microkernel module also runs on 2, 3 and 4 threads: the *_bands cases are
+large enough that their call is split into 4, 6 and 8 bands of output
+pixels (lib/ukernels/uk_abi.h), bands that start mid-row and, with a batch,
+span two images; every split must give the same bytes.
 
 usage: test_ukernels.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
 """
@@ -143,6 +147,10 @@ def main():
                   (0, 1, 0, 1), depthwise=True, mult=6),
         fc_case(rng, "fc_bias_per_tensor", 1, 37, 10, True, False),
         fc_case(rng, "fc_rows_no_bias", 5, 20, 23, False, True),
+        conv_case(rng, "conv_bands_batch", 3, 9, 7, 32, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1)),
+        conv_case(rng, "depthwise_bands_batch", 2, 16, 13, 40, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True),
+        fc_case(rng, "fc_bands", 64, 96, 20, True, True),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
@@ -170,14 +178,22 @@ def main():
                 inp = os.path.join(work, "in.bin")
                 with open(inp, "wb") as f:
                     f.write(bytes(rng.randrange(256) for _ in range(size)))
-                outs = []
+                outs, names = [], ["1 thread", "linalg"]
                 for m in mods:
                     od = m + ".out"
                     run([run_exe, m, "--input", inp, "--output-dir", od])
                     outs.append(open(os.path.join(od, "output_0.bin"), "rb").read())
-                if outs[0] != outs[1]:
-                    diff = sum(a != b for a, b in zip(*outs))
-                    raise RuntimeError(f"trial {trial}: {diff} of {len(outs[0])} bytes differ")
+                for threads in (2, 3, 4) if trial == 0 else ():
+                    od = f"{mods[0]}.t{threads}.out"
+                    run([run_exe, mods[0], "--input", inp, "--output-dir", od,
+                         "--threads", str(threads)])
+                    outs.append(open(os.path.join(od, "output_0.bin"), "rb").read())
+                    names.append(f"{threads} threads")
+                for name_, got in zip(names[1:], outs[1:]):
+                    if got != outs[0]:
+                        diff = sum(a != b for a, b in zip(outs[0], got))
+                        raise RuntimeError(f"trial {trial}: {name_}: {diff} of {len(got)} "
+                                           "bytes differ")
             print(f"PASS {name}")
         except RuntimeError as e:
             failures += 1
