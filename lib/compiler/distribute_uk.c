@@ -45,15 +45,20 @@ static MlirValue to_i32(MlirContext ctx, MlirValue index, MlirOperation before) 
 }
 
 /* Gives the scratch argument (the last before the index arguments) room
- * for `copies` workgroups; false when it is not the plain i8 buffer
- * scratch.c makes. */
+ * for `copies` workgroups; false unless it is what scratch.c makes of the
+ * kernel's one allocation: an i8 buffer, viewed once.  The kernel then
+ * finds copy wg at wg * its size (TINYML_UK_SCRATCH_STRIDE: scratch.c
+ * rounds allocations up to 64 bytes too). */
 static bool grow_scratch(MlirContext ctx, MlirOperation func, MlirBlock body, intptr_t index,
                          tc_dispatch_t *d, int64_t copies) {
   if (!d->scratch_size) return true;
   MlirValue arg = mlirBlockGetArgument(body, index);
   MlirType t = mlirValueGetType(arg);
+  MlirOpOperand use = mlirValueGetFirstUse(arg);
   if (!mlirTypeIsAMemRef(t) || mlirShapedTypeGetRank(t) != 1 ||
-      (uint64_t)mlirShapedTypeGetDimSize(t, 0) != d->scratch_size)
+      (uint64_t)mlirShapedTypeGetDimSize(t, 0) != d->scratch_size ||
+      mlirOpOperandIsNull(use) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(use)) ||
+      !tc_op_is(mlirOpOperandGetOwner(use), "memref.view"))
     return false;
   int64_t shape[1] = {(int64_t)d->scratch_size * copies};
   MlirType grown =
