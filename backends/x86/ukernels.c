@@ -388,9 +388,29 @@ static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, i
   }
 }
 
-/* Output pixels [lo, hi) of workgroup wg (uk_abi.h).  A pixel's sums are
- * the same FMAs in the same order whatever block and tile it falls in, so
- * the band does not change a bit. */
+/* Workgroup wg's band (uk_abi.h): output pixels [*lo, *hi) and channels
+ * [*o_lo, *o_hi).  With more channels than pixels, a band of pixels would
+ * still read every weight, so bands are panels of 16 channels instead. */
+static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
+                  int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
+  const int32_t pixels = p->batch * p->oh * p->ow;
+  if (p->oc <= pixels) {
+    uk_band(p, wg, count, lo, hi);
+    *o_lo = 0;
+    *o_hi = p->oc_padded;
+    return;
+  }
+  int32_t a, b;
+  uk_split((p->oc_padded + 15) / 16, wg, count, &a, &b);
+  *lo = 0;
+  *hi = a < b ? pixels : 0;
+  *o_lo = a * 16;
+  *o_hi = b * 16 < p->oc_padded ? b * 16 : p->oc_padded;
+}
+
+/* Workgroup wg's band (fband).  An output's sum is the same FMAs in the
+ * same order whatever block, tile and band it falls in, so the band does
+ * not change a bit. */
 void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
                         int32_t wg, int32_t count) {
   const ukf_ctx_t c = ukf_ctx(blob);
@@ -399,8 +419,8 @@ void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scr
   const int direct = p->scratch_bytes == 0;
   int64_t mb = direct ? DIRECT_MB : p->scratch_bytes / (4 * (int64_t)k);
   float *cols = (float *)uk_scratch(scratch, p, wg);
-  int32_t lo, hi;
-  uk_band(p, wg, count, &lo, &hi);
+  int32_t lo, hi, o_lo, o_hi;
+  fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
   uk_pos_t at = uk_pos_at(p, lo); /* the next pixel to im2col */
   for (int64_t b0 = lo; b0 < hi; b0 += mb) {
     const int32_t nb = (int32_t)(hi - b0 < mb ? hi - b0 : mb);
@@ -415,7 +435,7 @@ void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scr
     for (int32_t k0 = 0; k0 < k; k0 += KC) {
       const int32_t kc = k - k0 < KC ? k - k0 : KC;
       const int first = k0 == 0, last = k0 + kc == k;
-      for (int32_t o0 = 0; o0 < ocp; o0 += 16) {
+      for (int32_t o0 = o_lo; o0 < o_hi; o0 += 16) {
         const int nv = ocp - o0 >= 16 ? 2 : 1;
         const int32_t valid = oc - o0 < 8 * nv ? oc - o0 : 8 * nv;
         const float *w = c.weights + (size_t)o0 * k + (size_t)k0 * 8 * nv;

@@ -39,14 +39,11 @@ UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
   return c;
 }
 
-/* Workgroup wg's band of output pixels, [*lo, *hi) of batch * oh * ow
- * (uk_abi.h; the first total % count bands get one pixel more): empty for
- * wg >= count.  Tensors have at most 2^30 elements
- * (ukernel_match.c), so int32 arithmetic does: no 64-bit division, which
- * 32-bit cores would need a library call for. */
-UK_INLINE void uk_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
-                       int32_t *hi) {
-  const int32_t total = p->batch * p->oh * p->ow;
+/* Workgroup wg's share [*lo, *hi) of `total` items (uk_abi.h: the first
+ * total % count shares one item longer), empty for wg >= count.  Tensors
+ * have at most 2^30 elements (ukernel_match.c), so int32 arithmetic does:
+ * no 64-bit division, which 32-bit cores would need a library call for. */
+UK_INLINE void uk_split(int32_t total, int32_t wg, int32_t count, int32_t *lo, int32_t *hi) {
   if (count < 1 || wg < 0 || wg >= count) {
     *lo = *hi = 0;
     return;
@@ -54,6 +51,12 @@ UK_INLINE void uk_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, i
   const int32_t base = total / count, extra = total % count;
   *lo = wg * base + (wg < extra ? wg : extra);
   *hi = *lo + base + (wg < extra ? 1 : 0);
+}
+
+/* Workgroup wg's band of the batch * oh * ow output pixels. */
+UK_INLINE void uk_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
+                       int32_t *hi) {
+  uk_split(p->batch * p->oh * p->ow, wg, count, lo, hi);
 }
 
 /* Workgroup wg's part of the scratch argument. */
