@@ -390,7 +390,9 @@ static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, i
 
 /* Workgroup wg's band (uk_abi.h): output pixels [*lo, *hi) and channels
  * [*o_lo, *o_hi).  With more channels than pixels, a band of pixels would
- * still read every weight, so bands are panels of 16 channels instead. */
+ * still read every weight, so bands are groups of 32 channels instead: two
+ * panels, and whole register tiles of any width up to 32 (a tile spanning
+ * two bands would have both keep partial sums in the same outputs). */
 static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
                   int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
   const int32_t pixels = p->batch * p->oh * p->ow;
@@ -401,11 +403,11 @@ static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_
     return;
   }
   int32_t a, b;
-  uk_split((p->oc_padded + 15) / 16, wg, count, &a, &b);
+  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
   *lo = 0;
   *hi = a < b ? pixels : 0;
-  *o_lo = a * 16;
-  *o_hi = b * 16 < p->oc_padded ? b * 16 : p->oc_padded;
+  *o_lo = a * 32;
+  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
 }
 
 /* Workgroup wg's band (fband).  An output's sum is the same FMAs in the

@@ -151,14 +151,14 @@ static int64_t last_dim(MlirType t) {
 /* The output is NHWC with channels last (a matmul's [b, M, N] is M pixels
  * of N channels); the input's last dimension is the conv's input channels.
  * Bands are of pixels, or for an f32 conv with more channels than pixels
- * of 16-channel weight panels (uk_abi.h). */
+ * of 32 channels (uk_abi.h). */
 static int64_t useful_bands(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   MlirType out = mlirValueGetType(mlirOperationGetResult(uk, 0));
   int64_t outs = numel(out), chans = last_dim(out);
   if (outs <= 0 || chans <= 0) return 1;
   int64_t pixels = outs / chans, most = pixels;
-  if (strcmp(kind, "conv_f32") == 0 && chans > pixels) most = (chans + 15) / 16;
+  if (strcmp(kind, "conv_f32") == 0 && chans > pixels) most = (chans + 31) / 32;
   int64_t work = outs * (strncmp(kind, "conv", 4) == 0 ? last_dim(in) : 9);
   int64_t n = work / UK_BAND_WORK;
   if (n > most) n = most;

@@ -33,9 +33,9 @@
  * int32_t count)` computes a band of the output pixels (n, oy, ox
  * flattened; total = batch * oh * ow): [lo(wg), lo(wg + 1)) with
  * lo(w) = w * (total / count) + min(w, total % count) (uk_band); an f32
- * conv with more output channels than pixels bands its 16-channel weight
- * panels instead, on every pixel, so that each band reads only its part
- * of the weights (total = ceil(oc_padded / 16) panels).  Calls for
+ * conv with more output channels than pixels bands its channels instead,
+ * in groups of 32 (total = ceil(oc_padded / 32)), on every pixel, so that
+ * each band reads only its part of the weights.  Calls for
  * wg = 0..count-1 may run on different threads and together write every
  * output once; wg >= count writes nothing.  Each output element is computed
  * by the same arithmetic in the same order whatever the band, so results do
