@@ -4,11 +4,12 @@
  * convolutions, depthwise convolutions and fully-connected layers followed by
  * their per-channel rescale and clamp, and replaces each chain with one call
  * `tinyml_uk_<kind>(input, blob, output, scratch, wg, count)` (workgroups:
- * below).  The blob is a module constant: this header, then per-channel bias/multiplier/shift, then the
- * weights packed the way the target's kernel wants them.  Each backend
- * compiles its kernels (backends/<name>/ukernels.c, on top of
- * uk_common.h) to LLVM bitcode that the compiler links into every
- * executable, in the spirit of IREE's ukernels.
+ * below).  The blob is a module constant: this header, then per-channel
+ * bias/multiplier/shift, then the weights packed the way the target's
+ * kernel wants them.  Each backend compiles its kernels
+ * (backends/<name>/ukernels.c, on top of uk_common.h) to LLVM bitcode that
+ * the compiler links into every executable, in the spirit of IREE's
+ * ukernels.
  *
  * The arithmetic is TFLite's reference arithmetic: an int32 sum of
  * (x - input_zp) * w plus the bias, TOSA apply_scale_32 with double rounding
