@@ -261,7 +261,12 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
  * sums wait in the output.  The last chunk applies the epilogue (scale,
  * offset, clamp) and stores. */
 
-enum { MR = 6, KC = 512, DIRECT_MB = 120 };
+enum { DIRECT_MB = 120 };
+
+#if defined(__AVX512F__)
+#include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels */
+#else
+enum { MR = 6, KC = 512, OC_TILE = 16 };
 
 UK_INLINE __m256i lanes_below(int32_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -319,12 +324,18 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     }
 }
 
-/* One tile with np and nv as constants, so each variant keeps its
- * accumulators in registers. */
-static void ftile_any(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
-                      const float *w, int32_t kc, float *out, int32_t ldo, int32_t o0,
-                      int32_t valid, int first, int last) {
-#define FT(N, V) ftile(c, N, V, a, lda, w, kc, out, ldo, o0, valid, first, last)
+/* One tile (np pixels from `a`, channels [o0, o0 + 16), taps [k0, k0 +
+ * kc)) with np and nv as constants in each variant, so the accumulators
+ * stay in registers.  Not inlined: its name in the object tells which
+ * kernels a module got (tests/compiler/test_ukernels.py). */
+static __attribute__((noinline)) void ukf_tile_avx2(const ukf_ctx_t *c, int np, const float *a,
+                                                    int32_t k0, int32_t kc, float *out,
+                                                    int32_t o0, int first, int last) {
+  const tinyml_uk_params_t *p = c->p;
+  const int nv = p->oc_padded - o0 >= 16 ? 2 : 1;
+  const int32_t valid = p->oc - o0 < 8 * nv ? p->oc - o0 : 8 * nv;
+  const float *w = c->weights + (size_t)o0 * p->k + (size_t)k0 * 8 * nv;
+#define FT(N, V) ftile(c, N, V, a, p->k, w, kc, out, p->oc, o0, valid, first, last)
   if (nv == 2) {
     switch (np) {
       case 6: FT(6, 2); break;
@@ -346,6 +357,12 @@ static void ftile_any(const ukf_ctx_t *c, int np, int nv, const float *a, int32_
   }
 #undef FT
 }
+
+UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t k0, int32_t kc,
+                         float *out, int32_t o0, int first, int last) {
+  ukf_tile_avx2(c, np, a, k0, kc, out, o0, first, last);
+}
+#endif
 
 UK_INLINE void fcopy(const float *src, float *dst, int32_t n) {
   int32_t i = 0;
@@ -417,7 +434,7 @@ void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scr
                         int32_t wg, int32_t count) {
   const ukf_ctx_t c = ukf_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
-  const int32_t k = p->k, oc = p->oc, ocp = p->oc_padded;
+  const int32_t k = p->k, oc = p->oc;
   const int direct = p->scratch_bytes == 0;
   int64_t mb = direct ? DIRECT_MB : p->scratch_bytes / (4 * (int64_t)k);
   float *cols = (float *)uk_scratch(scratch, p, wg);
@@ -437,20 +454,18 @@ void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scr
     for (int32_t k0 = 0; k0 < k; k0 += KC) {
       const int32_t kc = k - k0 < KC ? k - k0 : KC;
       const int first = k0 == 0, last = k0 + kc == k;
-      for (int32_t o0 = o_lo; o0 < o_hi; o0 += 16) {
-        const int nv = ocp - o0 >= 16 ? 2 : 1;
-        const int32_t valid = oc - o0 < 8 * nv ? oc - o0 : 8 * nv;
-        const float *w = c.weights + (size_t)o0 * k + (size_t)k0 * 8 * nv;
+      for (int32_t o0 = o_lo; o0 < o_hi; o0 += OC_TILE) {
         for (int32_t t = 0; t < nb; t += MR) {
           const int np = nb - t < MR ? nb - t : MR;
-          ftile_any(&c, np, nv, a + (size_t)t * k + k0, k, w, kc, dst + (size_t)t * oc + o0, oc,
-                    o0, valid, first, last);
+          fconv_tile(&c, np, a + (size_t)t * k + k0, k0, kc, dst + (size_t)t * oc + o0, o0, first,
+                     last);
         }
       }
     }
   }
 }
 
+#if !defined(__AVX512F__)
 /* Depthwise: channels are independent.  np pixels (xstep floats apart)
  * x nv vectors of 8 channels from channel c0, over taps at x + xo[t] and
  * weights + wo[t]; `mask` limits a single vector to the channels left. */
@@ -487,7 +502,7 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, int masked, const fl
 }
 
 /* All channels of np pixels; x points at pixel 0's origin (channel 0). */
-UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
                          const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
   const __m256i all = _mm256_set1_epi32(-1);
@@ -499,6 +514,22 @@ UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xst
   if (c0 < ic)
     dw_block(c, np, 1, 1, x + c0, xstep, xo, wo, taps, c0, lanes_below(ic - c0), dst, ic);
 }
+
+/* Not inlined, for the same reason as ukf_tile_avx2. */
+static __attribute__((noinline)) void ukf_dw_avx2(const ukf_ctx_t *c, int np, const float *x,
+                                                  int32_t xstep, const int32_t *xo,
+                                                  const int32_t *wo, int32_t taps, float *dst) {
+  if (np == 2)
+    dw_all(c, 2, x, xstep, xo, wo, taps, dst);
+  else
+    dw_all(c, 1, x, xstep, xo, wo, taps, dst);
+}
+
+UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+  ukf_dw_avx2(c, np, x, xstep, xo, wo, taps, dst);
+}
+#endif
 
 /* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
 static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t ox, float *dst) {

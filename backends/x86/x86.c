@@ -1,4 +1,4 @@
-/* x86-64 with AVX2/FMA.  The strategy and lowering live in strategy.mlir and
+/* x86-64 with AVX2/FMA (and AVX-512 microkernels when the CPU has it).  The strategy and lowering live in strategy.mlir and
  * lowering.txt beside this file, embedded at build time. */
 #include "../../lib/compiler/backend.h"
 
@@ -6,6 +6,8 @@ extern const char tinyml__x86_strategy[];
 extern const char tinyml__x86_lowering[];
 extern const unsigned char tinyml__x86_ukernels[];
 extern const unsigned long tinyml__x86_ukernels_size;
+extern const unsigned char tinyml__x86_ukernels_avx512[];
+extern const unsigned long tinyml__x86_ukernels_avx512_size;
 
 const tinyml_backend_t tinyml__backend_x86 = {
     .name = "x86-64",
@@ -26,4 +28,11 @@ const tinyml_backend_t tinyml__backend_x86 = {
     .ukernel_cpus = "x86-64-v3,x86-64-v4,haswell,broadwell,skylake,skylake-avx512,"
                     "cascadelake,icelake-server,icelake-client,tigerlake,alderlake,"
                     "sapphirerapids,znver1,znver2,znver3,znver4,znver5",
+    /* The same kernels with 12x32 zmm f32 tiles (ukernels_avx512.h). */
+    .ukernel_wide_bitcode = tinyml__x86_ukernels_avx512,
+    .ukernel_wide_bitcode_size = &tinyml__x86_ukernels_avx512_size,
+    .ukernel_wide_feature = "+avx512f",
+    .ukernel_wide_cpus = "x86-64-v4,skylake-avx512,cascadelake,cooperlake,icelake-server,"
+                         "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
+                         "graniterapids,znver4,znver5",
 };

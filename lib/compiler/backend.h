@@ -38,6 +38,15 @@ typedef struct tinyml_backend {
    * features name them, or the CPU is the default or listed here. */
   const char *ukernel_feature;
   const char *ukernel_cpus; /* comma-separated */
+  /* Optionally the same kernels built for CPUs with more (e.g. wider
+   * vectors), on the same packed weights: linked instead of
+   * `ukernel_bitcode` when the caller's features name `ukernel_wide_feature`
+   * or, without features, the CPU is listed in `ukernel_wide_cpus`.  NULL
+   * when there is none. */
+  const unsigned char *ukernel_wide_bitcode;
+  const unsigned long *ukernel_wide_bitcode_size;
+  const char *ukernel_wide_feature;
+  const char *ukernel_wide_cpus; /* comma-separated */
 } tinyml_backend_t;
 
 /* Finds a built backend by name; NULL when it was not built. */

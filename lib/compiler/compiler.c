@@ -276,8 +276,10 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   }
   s.use_ukernels = tc_ukernels_usable(s.backend, s.target.cpu, s.target.features);
   if (s.use_ukernels) {
-    s.target.ukernel_bitcode = s.backend->ukernel_bitcode;
-    s.target.ukernel_bitcode_size = *s.backend->ukernel_bitcode_size;
+    const int wide = tc_ukernels_wide(s.backend, s.target.cpu, s.target.features);
+    s.target.ukernel_bitcode = wide ? s.backend->ukernel_wide_bitcode : s.backend->ukernel_bitcode;
+    s.target.ukernel_bitcode_size =
+        *(wide ? s.backend->ukernel_wide_bitcode_size : s.backend->ukernel_bitcode_size);
   }
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);

@@ -25,6 +25,10 @@ int tc_feature_listed(const char *list, const char *tok);
 /* Whether the backend has microkernels and the target CPU can run them. */
 int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features);
 
+/* Whether, given that, the target can also run the backend's wide variant
+ * (ukernel_wide_bitcode): the caller's features decide when given. */
+int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features);
+
 /* Rewrites every matching chain in `m` into TC_UKERNEL_OP; *out_count gets
  * how many. */
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,

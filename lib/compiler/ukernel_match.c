@@ -790,6 +790,12 @@ int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *
   return cpu && (strcmp(cpu, be->default_cpu) == 0 || tc_feature_listed(be->ukernel_cpus, cpu));
 }
 
+int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features) {
+  if (!be->ukernel_wide_bitcode) return 0;
+  if (features && *features) return tc_feature_listed(features, be->ukernel_wide_feature);
+  return cpu && tc_feature_listed(be->ukernel_wide_cpus, cpu);
+}
+
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
                                    const tinyml_allocator_t *a, unsigned *out_count) {
   mlirContextSetAllowUnregisteredDialects(ctx, true);

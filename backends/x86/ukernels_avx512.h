@@ -1,0 +1,168 @@
+/* The f32 tiles with AVX-512, included by ukernels.c in the bitcode built
+ * with -mavx512f (the compiler links it for targets that have AVX-512).
+ * Same packed weights as the AVX2 tiles (uk_abi.h, "f32 kinds"); only the
+ * register tile changes.
+ *
+ * Conv: 12 pixels x 32 channels, i.e. two 16-channel weight panels side by
+ * side: 24 zmm accumulators and two weight vectors, and the pixel's value
+ * broadcast straight from memory into each FMA ({1to16}), 24 FMAs per tap.
+ * That is twice the AVX2 tile's work per tap at the same FMA count, which
+ * is where onnxruntime gets its 175-195 GFLOP/s.  The last panel may be 8
+ * channels wide and the channel count need not fill it: masks cover both,
+ * so one code path serves every tile width.  KC taps of the two panels
+ * (32 KB) stay in L1 across a pixel block's tiles.
+ *
+ * Depthwise: 16 channels per vector, 4 vectors x 2 pixels in flight, the
+ * channel tail under a mask (which also keeps loads inside the tensors). */
+#ifndef TINYML_BACKENDS_X86_UKERNELS_AVX512_H
+#define TINYML_BACKENDS_X86_UKERNELS_AVX512_H
+
+enum { MR = 12, KC = 256, OC_TILE = 32 };
+
+UK_INLINE __mmask16 mask_below(int32_t n) {
+  return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
+}
+
+UK_INLINE __m512 fepi16(__m512 v, const float *scale, const float *offset, __m512 lo,
+                        __m512 hi) {
+  v = _mm512_mul_ps(v, _mm512_loadu_ps(scale));
+  v = _mm512_add_ps(v, _mm512_loadu_ps(offset));
+  /* max/min return their second operand when either is NaN: NaN passes. */
+  return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+}
+
+/* Where a tile's two panels are: panel j holds channels [o0 + 16j, +width)
+ * at rows of `width` floats; the second is unused when nv is 1. */
+typedef struct ftile_w {
+  const float *w[2];
+  int32_t width[2];
+} ftile_w_t;
+
+/* np pixels (rows of `a`, lda apart) x nv panels, taps [0, kc) of the
+ * chunk; `valid` channels from o0 exist in `out`.  The bias, scale and
+ * offset arrays are whole multiples of 16 long, so they load unmasked. */
+UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
+                     const ftile_w_t *pw, int32_t kc, float *out, int32_t ldo, int32_t o0,
+                     int32_t valid, int first, int last) {
+  __m512 acc[MR][2];
+  const __mmask16 m[2] = {mask_below(valid), mask_below(valid - 16)};
+  const __mmask16 wm0 = mask_below(pw->width[0]), wm1 = mask_below(pw->width[1]);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v)
+      acc[i][v] = first ? _mm512_loadu_ps(c->bias + o0 + 16 * v)
+                        : _mm512_maskz_loadu_ps(m[v], out + (size_t)i * ldo + 16 * v);
+  const float *w0 = pw->w[0], *w1 = pw->w[1];
+  const int32_t s0 = pw->width[0], s1 = pw->width[1];
+  for (int32_t k = 0; k < kc; ++k) {
+    __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0 + (size_t)k * s0);
+    __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1 + (size_t)k * s1) : x0;
+    for (int i = 0; i < np; ++i) {
+      __m512 b = _mm512_set1_ps(a[(size_t)i * lda + k]);
+      acc[i][0] = _mm512_fmadd_ps(b, x0, acc[i][0]);
+      if (nv == 2) acc[i][1] = _mm512_fmadd_ps(b, x1, acc[i][1]);
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      __m512 r = acc[i][v];
+      if (last) r = fepi16(r, c->scale + o0 + 16 * v, c->offset + o0 + 16 * v, lo, hi);
+      _mm512_mask_storeu_ps(out + (size_t)i * ldo + 16 * v, m[v], r);
+    }
+}
+
+/* One tile (np pixels from `a`, channels [o0, o0 + 32), taps [k0, k0 +
+ * kc)) with np and nv as constants in each variant, so the accumulators
+ * stay in registers.  Not inlined: its name in the object tells which
+ * kernels a module got (tests/compiler/test_ukernels.py). */
+static __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np,
+                                                      const float *a, int32_t k0, int32_t kc,
+                                                      float *out, int32_t o0, int first,
+                                                      int last) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t k = p->k, ocp = p->oc_padded;
+  const int nv = ocp - o0 > 16 ? 2 : 1;
+  const int32_t valid = p->oc - o0 < 32 ? p->oc - o0 : 32;
+  ftile_w_t pw;
+  pw.width[0] = ocp - o0 < 16 ? ocp - o0 : 16;
+  pw.width[1] = nv == 2 ? (ocp - o0 - 16 < 16 ? ocp - o0 - 16 : 16) : 0;
+  pw.w[0] = c->weights + (size_t)o0 * k + (size_t)k0 * pw.width[0];
+  pw.w[1] = nv == 2 ? c->weights + (size_t)(o0 + 16) * k + (size_t)k0 * pw.width[1] : pw.w[0];
+#define FT(N)                                                                      \
+  case N:                                                                          \
+    if (nv == 2)                                                                   \
+      ftile(c, N, 2, a, k, &pw, kc, out, p->oc, o0, valid, first, last);           \
+    else                                                                           \
+      ftile(c, N, 1, a, k, &pw, kc, out, p->oc, o0, valid, first, last);           \
+    break;
+  switch (np) {
+    FT(12) FT(11) FT(10) FT(9) FT(8) FT(7) FT(6) FT(5) FT(4) FT(3) FT(2) default: FT(1)
+  }
+#undef FT
+}
+
+UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t k0, int32_t kc,
+                         float *out, int32_t o0, int first, int last) {
+  ukf_tile_avx512(c, np, a, k0, kc, out, o0, first, last);
+}
+
+/* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
+ * from channel c0, over taps at x + xo[t] and weights + wo[t]; `mask`
+ * limits a single vector to the channels left. */
+UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 mask, const float *x,
+                        int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
+                        int32_t c0, float *dst, int32_t dstep) {
+  __m512 a[2][4];
+  for (int v = 0; v < nv; ++v) {
+    __m512 b = _mm512_loadu_ps(c->bias + c0 + 16 * v);
+    for (int i = 0; i < np; ++i) a[i][v] = b;
+  }
+  const float *w = c->weights + c0;
+  for (int32_t t = 0; t < taps; ++t) {
+    const float *xp = x + xo[t], *wp = w + wo[t];
+    for (int v = 0; v < nv; ++v) {
+      __m512 wv = _mm512_maskz_loadu_ps(mask, wp + 16 * v);
+      for (int i = 0; i < np; ++i) {
+        __m512 xv = _mm512_maskz_loadu_ps(mask, xp + (size_t)i * xstep + 16 * v);
+        a[i][v] = _mm512_fmadd_ps(xv, wv, a[i][v]);
+      }
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      __m512 r = fepi16(a[i][v], c->scale + c0 + 16 * v, c->offset + c0 + 16 * v, lo, hi);
+      _mm512_mask_storeu_ps(dst + (size_t)i * dstep + c0 + 16 * v, mask, r);
+    }
+}
+
+UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                      const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+  const int32_t ic = c->p->ic;
+  int32_t c0 = 0;
+  for (; c0 + 64 <= ic; c0 += 64)
+    dw_block(c, np, 4, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
+  for (; c0 + 16 <= ic; c0 += 16)
+    dw_block(c, np, 1, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
+  if (c0 < ic)
+    dw_block(c, np, 1, mask_below(ic - c0), x + c0, xstep, xo, wo, taps, c0, dst, ic);
+}
+
+/* All channels of np (1 or 2) pixels; x points at pixel 0's origin.  Not
+ * inlined, for the same reason as ukf_tile_avx512. */
+static __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const float *x,
+                                                    int32_t xstep, const int32_t *xo,
+                                                    const int32_t *wo, int32_t taps,
+                                                    float *dst) {
+  if (np == 2)
+    dw_all(c, 2, x, xstep, xo, wo, taps, dst);
+  else
+    dw_all(c, 1, x, xstep, xo, wo, taps, dst);
+}
+
+UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+  ukf_dw_avx512(c, np, x, xstep, xo, wo, taps, dst);
+}
+
+#endif
