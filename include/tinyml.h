@@ -251,7 +251,9 @@ TINYML_API void tinyml_postprocess_init(tinyml_postprocess_t *p);
 typedef struct tinyml_compile_options_s {
   size_t struct_size;  /* set by tinyml_compile_options_init() */
   const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
-  const char *cpu;     /* LLVM CPU name; NULL = the backend's default */
+  const char *cpu;     /* LLVM CPU name; NULL = the backend's default;
+                          "host" = this machine's CPU and (when features is
+                          NULL) its features, for a target of its architecture */
   const char *features;/* LLVM features, e.g. "+avx2,+fma"; NULL = default */
   int opt_level;       /* 0..3, default 3 */
   tinyml_allocator_t allocator; /* for the returned blob and the status */

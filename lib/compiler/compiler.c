@@ -14,6 +14,7 @@
 #include "emit_c.h"
 #include "graph.h"
 #include "layout_sink.h"
+#include "host_cpu.h"
 #include "prepost.h"
 #include "ukernel.h"
 #include "../importers/onnx/onnx_import.h"
@@ -260,10 +261,13 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                "compile: unknown target '%s'; this build has: %s",
                                req->target, tinyml__backend_names());
   snprintf(s.query_symbol, sizeof(s.query_symbol), "%s_query", s.name);
+  const char *cpu = req->cpu, *features = req->features;
+  tc_host_cpu_t host;
+  TINYML_RETURN_IF_ERROR(tc_host_cpu_resolve(s.backend, &cpu, &features, &host, a));
   s.target = (tc_codegen_target_t){
       .triple = s.backend->triple,
-      .cpu = req->cpu ? req->cpu : s.backend->default_cpu,
-      .features = req->features ? req->features : s.backend->default_features,
+      .cpu = cpu ? cpu : s.backend->default_cpu,
+      .features = features ? features : s.backend->default_features,
       .opt_level = req->opt_level,
       .lld_emulation = s.backend->lld_emulation,
       .query_symbol = s.emit == TINYML_EMIT_MODULE ? NULL : s.query_symbol};
@@ -291,6 +295,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   tinyml__free(a, s.obj);
   tc_graph_free(&s.graph, a);
   mlirContextDestroy(s.ctx);
+  tc_host_cpu_release(&host);
   return st;
 }
 
