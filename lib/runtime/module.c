@@ -76,6 +76,7 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t 
   m->allocator = *a;
   m->owned_bytes = owned;
   tinyml_status_t st = tmod_read(data, size, a, &m->desc);
+  if (!st) st = tinyml__cpu_check(&m->desc, a);
   if (!st) st = load_executables(m);
   for (uint32_t s = 0; !st && s < m->desc.step_count; ++s) {
     st = check_step(m, s);

@@ -1,0 +1,105 @@
+/* Refuses an x86-64 module whose code needs a CPU feature this CPU lacks,
+ * before any of its code is mapped: running it would end the process on an
+ * illegal instruction.  The module records the LLVM CPU and features it was
+ * compiled for; both are checked with __builtin_cpu_supports (which also
+ * checks that the OS saves the vector state).  Hosted x86-64 builds only:
+ * freestanding runtimes run code built for their one board. */
+#include "runtime.h"
+
+#if TINYML__CPU_CHECK
+#include <string.h>
+
+#include "../common/status.h"
+
+/* LLVM feature names that gcc 12's and clang 22's __builtin_cpu_supports
+ * know by the same name: the vector and bit-manipulation extensions that
+ * compiled kernels use.  Others (cx16, sahf, xsave, prfchw, ...) are taken
+ * on trust: no compiler can test them, and code generation does not emit
+ * them for kernels. */
+#define TINYML__CHECKED_FEATURES(X)                                                           \
+  X("sse3") X("ssse3") X("sse4.1") X("sse4.2") X("sse4a") X("popcnt") X("avx") X("avx2")   \
+  X("fma") X("fma4") X("xop") X("f16c") X("bmi") X("bmi2") X("lzcnt") X("movbe") X("aes") \
+  X("pclmul") X("sha") X("adx") X("gfni") X("vaes") X("vpclmulqdq") X("avxvnni")          \
+  X("avx512f") X("avx512bw") X("avx512vl") X("avx512dq") X("avx512cd") X("avx512vnni")    \
+  X("avx512bf16") X("avx512fp16") X("avx512vbmi") X("avx512vbmi2") X("avx512bitalg")      \
+  X("avx512vpopcntdq") X("avx512ifma")
+
+/* 1: this CPU has feature `name` (n bytes), 0: it lacks it, -1: unknown. */
+static int has_feature(const char *name, size_t n) {
+#define TEST(s) \
+  if (n == sizeof(s) - 1 && memcmp(name, s, n) == 0) return __builtin_cpu_supports(s) != 0;
+  TINYML__CHECKED_FEATURES(TEST)
+#undef TEST
+  return -1;
+}
+
+/* LLVM CPU names by the x86-64 micro-architecture level they imply. */
+static const char *const LEVEL_CPUS[4] = {
+    "x86-64,generic,k8,k8-sse3,opteron,athlon64,nocona,core2,penryn,bonnell,atom",
+    "x86-64-v2,nehalem,corei7,westmere,sandybridge,corei7-avx,ivybridge,core-avx-i,"
+    "silvermont,slm,goldmont,goldmont-plus,tremont,btver2,bdver1,bdver2,bdver3,amdfam10",
+    "x86-64-v3,haswell,core-avx2,broadwell,skylake,alderlake,raptorlake,meteorlake,"
+    "arrowlake,arrowlake-s,lunarlake,pantherlake,gracemont,sierraforest,grandridge,"
+    "clearwaterforest,knl,knm,bdver4,znver1,znver2,znver3",
+    "x86-64-v4,skylake-avx512,cascadelake,cooperlake,cannonlake,icelake-client,"
+    "icelake-server,rocketlake,tigerlake,sapphirerapids,emeraldrapids,graniterapids,"
+    "graniterapids-d,diamondrapids,znver4,znver5",
+};
+
+static int listed(const char *list, const char *name) {
+  const size_t n = strlen(name);
+  for (const char *s = list; *s;) {
+    size_t len = strcspn(s, ",");
+    if (len == n && memcmp(s, name, n) == 0) return 1;
+    s += len + (s[len] == ',');
+  }
+  return 0;
+}
+
+/* The level (1..4) `cpu` implies; 0 when this runtime does not know it. */
+static int cpu_level(const char *cpu) {
+  for (int i = 0; i < 4; ++i)
+    if (listed(LEVEL_CPUS[i], cpu)) return i + 1;
+  return 0;
+}
+
+static int has_level(int level) {
+  switch (level) {
+    case 2: return __builtin_cpu_supports("x86-64-v2") != 0;
+    case 3: return __builtin_cpu_supports("x86-64-v3") != 0;
+    case 4: return __builtin_cpu_supports("x86-64-v4") != 0;
+    default: return 1;
+  }
+}
+
+static tinyml_status_t check_cpu(const char *cpu, const tinyml_allocator_t *a) {
+  const int level = cpu_level(cpu);
+  if (!level)
+    return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
+                              "module: compiled for CPU '%s', which this runtime cannot "
+                              "check this machine against; recompile with --cpu host or a "
+                              "known name such as x86-64-v3", cpu);
+  if (!has_level(level))
+    return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
+                              "module: compiled for CPU '%s' (x86-64-v%d), which this CPU is "
+                              "not; recompile with --cpu host", cpu, level);
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml__cpu_check(const tmod_module_t *d, const tinyml_allocator_t *a) {
+  if (d->executable_count == 0 || strcmp(d->executables[0].arch, "x86_64") != 0)
+    return TINYML_OK; /* load_executables refuses other architectures */
+  __builtin_cpu_init();
+  if (d->cpu && *d->cpu) TINYML_RETURN_IF_ERROR(check_cpu(d->cpu, a));
+  for (const char *s = d->features ? d->features : ""; *s;) {
+    size_t len = strcspn(s, ",");
+    /* "-name" takes a feature away: nothing to check. */
+    if (len > 1 && s[0] == '+' && has_feature(s + 1, len - 1) == 0)
+      return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
+                                "module: compiled for CPU feature '%.*s', which this CPU "
+                                "lacks; recompile with --cpu host", (int)len - 1, s + 1);
+    s += len + (s[len] == ',');
+  }
+  return TINYML_OK;
+}
+#endif
