@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The int8 microkernels against the Linalg path they replace, bit for bit.
+"""The microkernels against the Linalg path they replace: int8 bit for bit,
+f32 within a float tolerance.
 
 Each case is a small TOSA function (a quantised conv2d, depthwise_conv2d or
 fully-connected matmul, then its per-channel rescale and maybe a clamp) with
@@ -16,6 +17,16 @@ large enough that their call is split into 4, 6 and 8 bands of output
 pixels (lib/ukernels/uk_abi.h), bands that start mid-row and, with a batch,
 span two images; every split must give the same bytes.
 
+The f32 cases (conv2d, depthwise_conv2d and fully-connected matmul, with
+BatchNorm-style multiply/add and ReLU6 where given) are compiled three
+times: --features +avx2,+fma,+avx512f (the AVX-512 kernels: the object
+defines ukf_tile_avx512 or ukf_dw_avx512), +avx2,+fma (the AVX2 ones) and
++fma (the Linalg path).  The AVX2 kernels must agree with Linalg to a float
+tolerance (the summation order differs), and the AVX-512 ones with the AVX2
+ones bit for bit: both sum each channel as bias + x * w in tap order, and
+a tap chunk's partial sums round-trip through the output exactly.  The
+AVX-512 modules run only where the CPU has AVX-512.
+
 usage: test_ukernels.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
 """
 import os
@@ -28,7 +39,7 @@ import sys
 
 def dense(values, shape, ty):
     """Any shape: MLIR's hex form holds the raw little-endian elements."""
-    fmt = {"i8": "<b", "i32": "<i"}[ty]
+    fmt = {"i8": "<b", "i32": "<i", "f32": "<f"}[ty]
     raw = b"".join(struct.pack(fmt, v) for v in values)
     return f'dense<"0x{raw.hex().upper()}"> : tensor<{shape}x{ty}>'
 
@@ -121,11 +132,161 @@ def run(cmd):
     return p.stdout
 
 
-def uses_ukernel(compile_exe, nm, src, work, extra):
+def kernel_symbols(compile_exe, nm, src, work, extra):
     out = os.path.join(work, "emit")
     shutil.rmtree(out, ignore_errors=True)
     run([compile_exe, src, "--emit", "c", "--name", "m", "-o", out, *extra])
-    return "tinyml_uk_" in run([nm, os.path.join(out, "m_kernels.o")])
+    return run([nm, os.path.join(out, "m_kernels.o")])
+
+
+def uses_ukernel(compile_exe, nm, src, work, extra):
+    return "tinyml_uk_" in kernel_symbols(compile_exe, nm, src, work, extra)
+
+
+# ---- f32 ----------------------------------------------------------------
+
+def fvals(rng, n):
+    return [rng.uniform(-1, 1) for _ in range(n)]
+
+
+def f32_epilogue(rng, acc, shape, oc, bn, relu6):
+    """BatchNorm as the ONNX importer writes it (multiply, add), then ReLU6."""
+    ty, s, res = dims(shape), "", acc
+    cshape = "x".join(["1"] * (len(shape) - 1) + [str(oc)])
+    if bn:
+        s += const("sc", fvals(rng, oc), cshape, "f32") + const("of", fvals(rng, oc), cshape, "f32")
+        s += scalar("sh", 0, "i8")
+        s += (f'    %m = "tosa.mul"(%{res}, %sc, %sh) : (tensor<{ty}xf32>, tensor<{cshape}xf32>, '
+              f'tensor<1xi8>) -> tensor<{ty}xf32>\n')
+        s += (f'    %a = "tosa.add"(%m, %of) : (tensor<{ty}xf32>, tensor<{cshape}xf32>) -> '
+              f'tensor<{ty}xf32>\n')
+        res = "a"
+    if relu6:
+        s += (f'    %y = "tosa.clamp"(%{res}) <{{min_val = 0.0 : f32, max_val = 6.0 : f32}}> : '
+              f'(tensor<{ty}xf32>) -> tensor<{ty}xf32>\n')
+        res = "y"
+    return s, res
+
+
+def f32_conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=False,
+                  bn=False, relu6=False):
+    oh = out_size(h, kh, stride[0], dil[0], pad[0], pad[1])
+    ow = out_size(w, kw, stride[1], dil[1], pad[2], pad[3])
+    pad = [pad[0], (oh - 1) * stride[0] + (kh - 1) * dil[0] + 1 - h - pad[0],
+           pad[2], (ow - 1) * stride[1] + (kw - 1) * dil[1] + 1 - w - pad[2]]
+    oc = ic if depthwise else oc
+    x, y = [n, h, w, ic], [n, oh, ow, oc]
+    wshape = [kh, kw, ic, 1] if depthwise else [oc, kh, kw, ic]
+    body = const("w", fvals(rng, kh * kw * ic * (1 if depthwise else oc)), dims(wshape), "f32")
+    body += const("b", fvals(rng, oc), oc, "f32") + scalar("z", "0.0", "f32")
+    op = "tosa.depthwise_conv2d" if depthwise else "tosa.conv2d"
+    body += (f'    %acc = "{op}"(%x, %w, %b, %z, %z) <{{acc_type = f32, '
+             f'dilation = array<i64: {dil[0]}, {dil[1]}>, pad = array<i64: {", ".join(map(str, pad))}>, '
+             f'stride = array<i64: {stride[0]}, {stride[1]}>}}> : (tensor<{dims(x)}xf32>, '
+             f'tensor<{dims(wshape)}xf32>, tensor<{oc}xf32>, tensor<1xf32>, tensor<1xf32>) -> '
+             f'tensor<{dims(y)}xf32>\n')
+    chain, res = f32_epilogue(rng, "acc", y, oc, bn, relu6)
+    return name, x, y, body + chain, res, "dw" if depthwise else "tile"
+
+
+def f32_fc_case(rng, name, m, k, n, bias):
+    body = const("w", fvals(rng, k * n), f"1x{k}x{n}", "f32") + scalar("z", "0.0", "f32")
+    body += (f'    %acc = "tosa.matmul"(%x, %w, %z, %z) : (tensor<1x{m}x{k}xf32>, '
+             f'tensor<1x{k}x{n}xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x{m}x{n}xf32>\n')
+    res = "acc"
+    if bias:
+        body += const("b", fvals(rng, n), f"1x1x{n}", "f32")
+        body += (f'    %r = "tosa.add"(%acc, %b) : (tensor<1x{m}x{n}xf32>, tensor<1x1x{n}xf32>) '
+                 f'-> tensor<1x{m}x{n}xf32>\n')
+        res = "r"
+    return name, [1, m, k], [1, m, n], body, res, "tile"
+
+
+def f32_cases(rng):
+    c, d = f32_conv_case, True
+    return [
+        # one 16-channel panel, 13 valid; 63 pixels leave a 3-pixel tile
+        c(rng, "f32_conv3x3_tails", 1, 9, 7, 5, 13, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), bn=True),
+        # panels 16+16 and a last one 8 wide; strides, dilation, batch
+        c(rng, "f32_conv_panels_16_16_8", 2, 11, 10, 6, 40, 3, 2, (2, 1), (2, 3), (2, 0, 1, 0),
+          relu6=True),
+        # a 32-channel tile of panels 16+8, and k = 297: two AVX-512 tap chunks
+        c(rng, "f32_conv_k297_oc24", 1, 7, 6, 33, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), bn=True,
+          relu6=True),
+        # k = 576: tap chunks for both tile sizes; 70 channels
+        c(rng, "f32_conv_k576", 1, 6, 5, 64, 70, 3, 3, (1, 2), (1, 1), (1, 1, 1, 1)),
+        # 1x1 stride 1: the input rows are the columns (no im2col)
+        c(rng, "f32_conv1x1_direct", 1, 5, 6, 24, 50, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), bn=True),
+        c(rng, "f32_depthwise_19", 1, 9, 8, 19, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
+          depthwise=d, bn=True, relu6=True),
+        c(rng, "f32_depthwise_80", 1, 7, 9, 80, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+          depthwise=d, relu6=True),
+        c(rng, "f32_depthwise_7_5x5", 2, 8, 7, 7, 0, 5, 5, (1, 1), (1, 2), (2, 2, 2, 2),
+          depthwise=d),
+        f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
+        f32_fc_case(rng, "f32_fc_rows", 13, 300, 50, False),
+    ]
+
+
+def f32_module_text(case):
+    name, x, y, body, res = case[:5]
+    return (f"func.func @main(%x: tensor<{dims(x)}xf32>) -> tensor<{dims(y)}xf32> {{\n{body}"
+            f"    return %{res} : tensor<{dims(y)}xf32>\n}}\n")
+
+
+# tag, --features, the ISA suffix of the kernel symbols it must link (None:
+# the Linalg path, no kernels at all)
+F32_BUILDS = [("avx512", "+avx2,+fma,+avx512f", "avx512"), ("avx2", "+avx2,+fma", "avx2"),
+              ("linalg", "+fma", None)]
+
+
+def check_f32_symbols(syms, kind, isa):
+    if isa is None:
+        if "tinyml_uk_" in syms or "ukf_" in syms:
+            raise RuntimeError("--features +fma still uses a microkernel")
+        return
+    other = "avx2" if isa == "avx512" else "avx512"
+    if f"ukf_{kind}_{isa}" not in syms or f"ukf_{kind}_{other}" in syms:
+        raise RuntimeError(f"want ukf_{kind}_{isa} (and not _{other}) in:\n{syms}")
+
+
+def floats(path):
+    raw = open(path, "rb").read()
+    return struct.unpack(f"<{len(raw) // 4}f", raw)
+
+
+def check_f32(exes, work, case, rng, have_avx512):
+    compile_exe, run_exe, nm = exes
+    name, x, kind = case[0], case[1], case[5]
+    src = os.path.join(work, name + ".mlir")
+    with open(src, "w") as f:
+        f.write(f32_module_text(case))
+    mods = {}
+    for tag, features, isa in F32_BUILDS:
+        check_f32_symbols(kernel_symbols(compile_exe, nm, src, work, ["--features", features]),
+                          kind, isa)
+        if tag == "avx512" and not have_avx512:
+            continue
+        mods[tag] = os.path.join(work, f"{name}.{tag}.tmlm")
+        run([compile_exe, src, "-o", mods[tag], "--features", features])
+    size = 1
+    for dim in x:
+        size *= dim
+    inp = os.path.join(work, "in.bin")
+    with open(inp, "wb") as f:
+        f.write(struct.pack(f"<{size}f", *fvals(rng, size)))
+    outs = {}
+    for tag, m in mods.items():
+        run([run_exe, m, "--input", inp, "--output-dir", m + ".out"])
+        outs[tag] = floats(os.path.join(m + ".out", "output_0.bin"))
+    ref = outs["linalg"]
+    tol = 1e-4 * max(1.0, max(abs(v) for v in ref))
+    bad = sum(abs(a - b) > tol for a, b in zip(outs["avx2"], ref))
+    if bad:
+        raise RuntimeError(f"AVX2 kernels: {bad} of {len(ref)} values off Linalg by > {tol:g}")
+    if "avx512" in outs and outs["avx512"] != outs["avx2"]:
+        diff = sum(a != b for a, b in zip(outs["avx512"], outs["avx2"]))
+        raise RuntimeError(f"AVX-512 kernels: {diff} of {len(ref)} values differ from AVX2")
 
 
 def main():
@@ -198,6 +359,15 @@ def main():
         except RuntimeError as e:
             failures += 1
             print(f"FAIL {name}: {e}")
+    have_avx512 = any(line.startswith("flags") and " avx512f" in line
+                      for line in open("/proc/cpuinfo"))
+    for case in f32_cases(rng):
+        try:
+            check_f32((compile_exe, run_exe, nm), work, case, rng, have_avx512)
+            print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
+        except RuntimeError as e:
+            failures += 1
+            print(f"FAIL {case[0]}: {e}")
     print(f"ukernels: {failures} failure(s)")
     return 1 if failures else 0
 
