@@ -12,8 +12,8 @@
  * so one code path serves every tile width.  KC taps of the two panels
  * (32 KB) stay in L1 across a pixel block's tiles.
  *
- * Depthwise: 16 channels per vector, 4 vectors x 2 pixels in flight, the
- * channel tail under a mask (which also keeps loads inside the tensors). */
+ * Depthwise: 16 channels per vector, up to 4 vectors x 2 pixels in
+ * flight, the channel tail under a mask. */
 #ifndef TINYML_BACKENDS_X86_UKERNELS_AVX512_H
 #define TINYML_BACKENDS_X86_UKERNELS_AVX512_H
 
@@ -107,13 +107,17 @@ UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t k0
 }
 
 /* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
- * from channel c0, over taps at x + xo[t] and weights + wo[t]; `mask`
- * limits a single vector to the channels left. */
-UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 mask, const float *x,
+ * from channel c0, over taps at x + xo[t] and weights + wo[t]; `last`
+ * masks the last vector to the channels left (which also keeps its loads
+ * inside the tensors).  Up to 8 independent accumulators hide the FMA
+ * latency over the few taps of a window. */
+UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, const float *x,
                         int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
                         int32_t c0, float *dst, int32_t dstep) {
   __m512 a[2][4];
+  __mmask16 m[4];
   for (int v = 0; v < nv; ++v) {
+    m[v] = v == nv - 1 ? last : (__mmask16)0xffff;
     __m512 b = _mm512_loadu_ps(c->bias + c0 + 16 * v);
     for (int i = 0; i < np; ++i) a[i][v] = b;
   }
@@ -121,9 +125,9 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 mask, cons
   for (int32_t t = 0; t < taps; ++t) {
     const float *xp = x + xo[t], *wp = w + wo[t];
     for (int v = 0; v < nv; ++v) {
-      __m512 wv = _mm512_maskz_loadu_ps(mask, wp + 16 * v);
+      __m512 wv = _mm512_maskz_loadu_ps(m[v], wp + 16 * v);
       for (int i = 0; i < np; ++i) {
-        __m512 xv = _mm512_maskz_loadu_ps(mask, xp + (size_t)i * xstep + 16 * v);
+        __m512 xv = _mm512_maskz_loadu_ps(m[v], xp + (size_t)i * xstep + 16 * v);
         a[i][v] = _mm512_fmadd_ps(xv, wv, a[i][v]);
       }
     }
@@ -132,20 +136,28 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 mask, cons
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m512 r = fepi16(a[i][v], c->scale + c0 + 16 * v, c->offset + c0 + 16 * v, lo, hi);
-      _mm512_mask_storeu_ps(dst + (size_t)i * dstep + c0 + 16 * v, mask, r);
+      _mm512_mask_storeu_ps(dst + (size_t)i * dstep + c0 + 16 * v, m[v], r);
     }
 }
 
+/* 64 channels at a time, then the 1..63 left in one block. */
 UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
                       const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
   int32_t c0 = 0;
   for (; c0 + 64 <= ic; c0 += 64)
     dw_block(c, np, 4, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
-  for (; c0 + 16 <= ic; c0 += 16)
-    dw_block(c, np, 1, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
-  if (c0 < ic)
-    dw_block(c, np, 1, mask_below(ic - c0), x + c0, xstep, xo, wo, taps, c0, dst, ic);
+  const int32_t left = ic - c0, nv = (left + 15) / 16;
+  const __mmask16 last = mask_below(left - (nv - 1) * 16);
+#define DW(N) dw_block(c, np, N, last, x + c0, xstep, xo, wo, taps, c0, dst, ic)
+  switch (nv) {
+    case 0: break;
+    case 1: DW(1); break;
+    case 2: DW(2); break;
+    case 3: DW(3); break;
+    default: DW(4); break;
+  }
+#undef DW
 }
 
 /* All channels of np (1 or 2) pixels; x points at pixel 0's origin.  Not

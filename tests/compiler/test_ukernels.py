@@ -219,8 +219,11 @@ def f32_cases(rng):
         c(rng, "f32_conv1x1_direct", 1, 5, 6, 24, 50, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), bn=True),
         c(rng, "f32_depthwise_19", 1, 9, 8, 19, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           depthwise=d, bn=True, relu6=True),
-        c(rng, "f32_depthwise_80", 1, 7, 9, 80, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+        # AVX-512 vectors of 16 channels: 64 + 4 with the last masked; 3 with the last masked
+        c(rng, "f32_depthwise_120", 1, 7, 9, 120, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
           depthwise=d, relu6=True),
+        c(rng, "f32_depthwise_40_dilated", 1, 9, 9, 40, 0, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2),
+          depthwise=d, bn=True),
         c(rng, "f32_depthwise_7_5x5", 2, 8, 7, 7, 0, 5, 5, (1, 1), (1, 2), (2, 2, 2, 2),
           depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
