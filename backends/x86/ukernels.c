@@ -252,9 +252,10 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
  *
  * Conv (and matmul, as a 1x1 conv): a GEMM of pixels x taps (im2col
  * columns, or the input rows themselves for 1x1 stride-1 convs) by taps x
- * channels (weights packed in panels of 16 channels, uk_abi.h).  The
+ * channels (weights packed in panels of 16 channels, uk_abi.h).  The AVX2
  * register tile is 6 pixels x 16 channels: 12 accumulators, two weight
- * vectors and a broadcast, 12 FMAs per tap.  Taps run innermost; the loop
+ * vectors and a broadcast, 12 FMAs per tap (the AVX-512 build replaces the
+ * tiles with ukernels_avx512.h's 12 x 32).  Taps run innermost; the loop
  * nest is pixel block (its columns built once) > tap chunk (KC taps of a
  * panel, 32 KB, stay in L1 across the block's tiles) > panel > tile.
  * Accumulators start at the bias; with more than one tap chunk the partial
@@ -503,7 +504,7 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, int masked, const fl
 
 /* All channels of np pixels; x points at pixel 0's origin (channel 0). */
 UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
-                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+                      const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
   const __m256i all = _mm256_set1_epi32(-1);
   int32_t c0 = 0;
