@@ -24,8 +24,10 @@ defines ukf_tile_avx512 or ukf_dw_avx512), +avx2,+fma (the AVX2 ones) and
 +fma (the Linalg path).  The AVX2 kernels must agree with Linalg to a float
 tolerance (the summation order differs), and the AVX-512 ones with the AVX2
 ones bit for bit: both sum each channel as bias + x * w in tap order, and
-a tap chunk's partial sums round-trip through the output exactly.  The
-AVX-512 modules run only where the CPU has AVX-512.
+a tap chunk's partial sums round-trip through the output exactly.  Both
+kernel modules also run on 3 threads (bands of pixels, or of 32 channels
+when there are more channels than pixels) and must give the same bits.
+The AVX-512 modules run only where the CPU has AVX-512.
 
 usage: test_ukernels.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
 """
@@ -282,6 +284,12 @@ def check_f32(exes, work, case, rng, have_avx512):
     for tag, m in mods.items():
         run([run_exe, m, "--input", inp, "--output-dir", m + ".out"])
         outs[tag] = floats(os.path.join(m + ".out", "output_0.bin"))
+        if tag == "linalg":
+            continue
+        # split into bands of pixels or of 32 channels: the same bits
+        run([run_exe, m, "--input", inp, "--output-dir", m + ".t3.out", "--threads", "3"])
+        if floats(os.path.join(m + ".t3.out", "output_0.bin")) != outs[tag]:
+            raise RuntimeError(f"{tag} kernels: 3 threads give other bits than 1")
     ref = outs["linalg"]
     tol = 1e-4 * max(1.0, max(abs(v) for v in ref))
     bad = sum(abs(a - b) > tol for a, b in zip(outs["avx2"], ref))
