@@ -13,6 +13,15 @@
 
 enum { PIX = 4 };
 
+/* Built a second time with AVX-512 (F, BW, VL, VNNI) for CPUs that have it:
+ * then 16 channels share a vector and vpdpwssd fuses multiply and add. */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512VNNI__)
+#define UK_ZMM 1
+#else
+#define UK_ZMM 0
+#endif
+
 UK_INLINE __m256i load_w(const int8_t *w) {
   return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)w));
 }
@@ -25,6 +34,25 @@ UK_INLINE __m256i pair(const int16_t *col, int32_t k) {
   return _mm256_set1_epi32(v);
 }
 
+#if UK_ZMM
+/* Rescales 8 channels' accumulators (bias not yet added) and stores n:
+ * AVX-512 has the 64-bit arithmetic shift and the narrowing moves that the
+ * AVX2 version builds from shuffles. */
+UK_INLINE void requant8(const uk_ctx_t *c, __m256i acc, int32_t o0, int8_t *out, int32_t n) {
+  const tinyml_uk_params_t *p = c->p;
+  __m256i v = _mm256_add_epi32(acc, ld8(c->bias + o0));
+  __m512i prod = _mm512_mul_epi32(_mm512_cvtepi32_epi64(v), _mm512_cvtepi32_epi64(ld8(c->mult + o0)));
+  __mmask8 neg = _mm256_cmplt_epi32_mask(v, _mm256_setzero_si256());
+  __m512i rnd = _mm512_mask_blend_epi64(neg, _mm512_loadu_si512(c->round_pos + o0),
+                                        _mm512_loadu_si512(c->round_neg + o0));
+  __m512i x = _mm512_srav_epi64(_mm512_add_epi64(prod, rnd), _mm512_cvtepu32_epi64(ld8(c->shift + o0)));
+  __m256i r = _mm256_add_epi32(_mm512_cvtepi64_epi32(x), _mm256_set1_epi32(p->out_zp));
+  r = _mm256_max_epi32(r, _mm256_set1_epi32(p->act_min));
+  r = _mm256_min_epi32(r, _mm256_set1_epi32(p->act_max));
+  _mm_mask_storeu_epi8(out + o0, (__mmask16)((1u << n) - 1), _mm256_cvtepi32_epi8(r));
+}
+
+#else
 /* apply_scale_32 on four 64-bit lanes: the product plus the rounding term
  * of the lane's sign, shifted right arithmetically by s. */
 UK_INLINE __m256i scale64(__m256i prod, __m256i s, __m256i neg, __m256i rpos, __m256i rneg) {
@@ -73,10 +101,13 @@ UK_INLINE void requant8(const uk_ctx_t *c, __m256i acc, int32_t o0, int8_t *out,
   }
 }
 
+#endif
+
 UK_INLINE int32_t left(const tinyml_uk_params_t *p, int32_t o0) {
   return p->oc - o0 < 8 ? p->oc - o0 : 8;
 }
 
+#if !UK_ZMM
 /* PIX pixels x 16 channels; unused pixel slots hold copies of a real one. */
 UK_INLINE void tile16(const uk_ctx_t *c, const int16_t *col, int32_t o0, int32_t npix,
                       int8_t *const *outs) {
@@ -98,6 +129,8 @@ UK_INLINE void tile16(const uk_ctx_t *c, const int16_t *col, int32_t o0, int32_t
   }
 }
 
+#endif
+
 UK_INLINE void tile8(const uk_ctx_t *c, const int16_t *col, int32_t o0, int32_t npix,
                      int8_t *const *outs) {
   const int32_t kp = c->p->k_padded;
@@ -112,12 +145,68 @@ UK_INLINE void tile8(const uk_ctx_t *c, const int16_t *col, int32_t o0, int32_t 
   for (int i = 0; i < npix; ++i) requant8(c, a0[i], o0, outs[i], left(c->p, o0));
 }
 
+#if UK_ZMM
+/* Two 8-channel panels' tap pair k as one vector: lanes 0-7 the first
+ * panel's channels, 8-15 the second's. */
+UK_INLINE __m512i load_w2(const int8_t *w0, const int8_t *w1) {
+  __m256i b = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)w0)),
+      _mm_loadu_si128((const __m128i *)(const void *)w1), 1);
+  return _mm512_cvtepi8_epi16(b);
+}
+
+UK_INLINE __m512i pair16(const int16_t *col, int32_t k) {
+  int32_t v;
+  __builtin_memcpy(&v, col + k, 4);
+  return _mm512_set1_epi32(v);
+}
+
+UK_INLINE void requant16(const uk_ctx_t *c, __m512i a, int32_t o0, int8_t *out) {
+  requant8(c, _mm512_castsi512_si256(a), o0, out, left(c->p, o0));
+  requant8(c, _mm512_extracti64x4_epi64(a, 1), o0 + 8, out, left(c->p, o0 + 8));
+}
+
+/* PIX pixels x 16 * nz channels with vpdpwssd (vpmaddwd and the add in one
+ * instruction, the same exact int16 products). */
+UK_INLINE void ztile(const uk_ctx_t *c, int nz, const int16_t *col, int32_t o0, int32_t npix,
+                     int8_t *const *outs) {
+  const int32_t kp = c->p->k_padded;
+  const int8_t *w = c->weights + (size_t)o0 * kp;
+  const size_t panel = (size_t)8 * kp;
+  __m512i a[PIX][2];
+  for (int i = 0; i < PIX; ++i) a[i][0] = a[i][1] = _mm512_setzero_si512();
+  for (int32_t k = 0; k < kp; k += 2) {
+    __m512i x0 = load_w2(w + k * 8, w + panel + k * 8);
+    __m512i x1 = nz == 2 ? load_w2(w + 2 * panel + k * 8, w + 3 * panel + k * 8) : x0;
+    for (int i = 0; i < PIX; ++i) {
+      __m512i b = pair16(col + (size_t)i * kp, k);
+      a[i][0] = _mm512_dpwssd_epi32(a[i][0], b, x0);
+      if (nz == 2) a[i][1] = _mm512_dpwssd_epi32(a[i][1], b, x1);
+    }
+  }
+  for (int i = 0; i < npix; ++i)
+    for (int z = 0; z < nz; ++z) requant16(c, a[i][z], o0 + 16 * z, outs[i]);
+}
+
+static void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs) {
+  const tinyml_uk_params_t *p = c->p;
+  int32_t o0 = 0;
+  for (; o0 + 32 <= p->oc_padded; o0 += 32) ztile(c, 2, col, o0, npix, outs);
+  if (o0 + 16 <= p->oc_padded) {
+    ztile(c, 1, col, o0, npix, outs);
+    o0 += 16;
+  }
+  if (o0 < p->oc_padded) tile8(c, col, o0, npix, outs);
+}
+#else
 static void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs) {
   const tinyml_uk_params_t *p = c->p;
   int32_t o0 = 0;
   for (; o0 + 16 <= p->oc_padded; o0 += 16) tile16(c, col, o0, npix, outs);
   if (o0 < p->oc_padded) tile8(c, col, o0, npix, outs);
 }
+
+#endif
 
 /* uk_im2col with the widening done 16 channels at a time. */
 UK_INLINE void widen(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
