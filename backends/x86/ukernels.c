@@ -279,6 +279,27 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   }
 }
 
+#if UK_ZMM
+/* 16 channels per vector; masked loads cover the tail without reading
+ * past a tensor. */
+static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
+                     int32_t taps, int8_t *dst) {
+  const tinyml_uk_params_t *p = c->p;
+  const __m512i zp = _mm512_set1_epi32(p->in_zp);
+  for (int32_t c0 = 0; c0 < p->ic; c0 += 16) {
+    const __mmask16 m = p->ic - c0 >= 16 ? (__mmask16)0xffff
+                                         : (__mmask16)((1u << (p->ic - c0)) - 1);
+    __m512i a = _mm512_setzero_si512();
+    for (int32_t t = 0; t < taps; ++t) {
+      __m512i x = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, img + xo[t] + c0));
+      __m512i w = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, c->weights + wo[t] + c0));
+      a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_sub_epi32(x, zp), w));
+    }
+    requant8(c, _mm512_castsi512_si256(a), c0, dst, left(p, c0));
+    if (c0 + 8 < p->ic) requant8(c, _mm512_extracti64x4_epi64(a, 1), c0 + 8, dst, left(p, c0 + 8));
+  }
+}
+#else
 UK_INLINE __m256i dw_mac(__m256i acc, const int8_t *x, const int8_t *w, __m256i zp) {
   __m256i xi = _mm256_sub_epi32(
       _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)x)), zp);
@@ -316,6 +337,8 @@ static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, co
     requant8(c, a, c0, dst, n);
   }
 }
+
+#endif
 
 void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
                             int32_t wg, int32_t count) {
