@@ -13,10 +13,9 @@
 
 enum { PIX = 4 };
 
-/* Built a second time with AVX-512 (F, BW, VL, VNNI) for CPUs that have it:
- * then 16 channels share a vector and vpdpwssd fuses multiply and add. */
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
-    defined(__AVX512VNNI__)
+/* Built a second time with AVX-512 (F, BW, VL) for CPUs that have it: then
+ * 16 channels share a vector. */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define UK_ZMM 1
 #else
 #define UK_ZMM 0
@@ -161,13 +160,21 @@ UK_INLINE __m512i pair16(const int16_t *col, int32_t k) {
   return _mm512_set1_epi32(v);
 }
 
+/* acc + the int16 pair products of a and b: one vpdpwssd with VNNI. */
+UK_INLINE __m512i dp16(__m512i acc, __m512i a, __m512i b) {
+#if defined(__AVX512VNNI__)
+  return _mm512_dpwssd_epi32(acc, a, b);
+#else
+  return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
+#endif
+}
+
 UK_INLINE void requant16(const uk_ctx_t *c, __m512i a, int32_t o0, int8_t *out) {
   requant8(c, _mm512_castsi512_si256(a), o0, out, left(c->p, o0));
   requant8(c, _mm512_extracti64x4_epi64(a, 1), o0 + 8, out, left(c->p, o0 + 8));
 }
 
-/* PIX pixels x 16 * nz channels with vpdpwssd (vpmaddwd and the add in one
- * instruction, the same exact int16 products). */
+/* PIX pixels x 16 * nz channels. */
 UK_INLINE void ztile(const uk_ctx_t *c, int nz, const int16_t *col, int32_t o0, int32_t npix,
                      int8_t *const *outs) {
   const int32_t kp = c->p->k_padded;
@@ -180,8 +187,8 @@ UK_INLINE void ztile(const uk_ctx_t *c, int nz, const int16_t *col, int32_t o0, 
     __m512i x1 = nz == 2 ? load_w2(w + 2 * panel + k * 8, w + 3 * panel + k * 8) : x0;
     for (int i = 0; i < PIX; ++i) {
       __m512i b = pair16(col + (size_t)i * kp, k);
-      a[i][0] = _mm512_dpwssd_epi32(a[i][0], b, x0);
-      if (nz == 2) a[i][1] = _mm512_dpwssd_epi32(a[i][1], b, x1);
+      a[i][0] = dp16(a[i][0], b, x0);
+      if (nz == 2) a[i][1] = dp16(a[i][1], b, x1);
     }
   }
   for (int i = 0; i < npix; ++i)
