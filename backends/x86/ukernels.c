@@ -40,11 +40,13 @@ UK_INLINE __m256i pair(const int16_t *col, int32_t k) {
 UK_INLINE void requant8(const uk_ctx_t *c, __m256i acc, int32_t o0, int8_t *out, int32_t n) {
   const tinyml_uk_params_t *p = c->p;
   __m256i v = _mm256_add_epi32(acc, ld8(c->bias + o0));
-  __m512i prod = _mm512_mul_epi32(_mm512_cvtepi32_epi64(v), _mm512_cvtepi32_epi64(ld8(c->mult + o0)));
+  __m512i prod =
+      _mm512_mul_epi32(_mm512_cvtepi32_epi64(v), _mm512_cvtepi32_epi64(ld8(c->mult + o0)));
   __mmask8 neg = _mm256_cmplt_epi32_mask(v, _mm256_setzero_si256());
   __m512i rnd = _mm512_mask_blend_epi64(neg, _mm512_loadu_si512(c->round_pos + o0),
                                         _mm512_loadu_si512(c->round_neg + o0));
-  __m512i x = _mm512_srav_epi64(_mm512_add_epi64(prod, rnd), _mm512_cvtepu32_epi64(ld8(c->shift + o0)));
+  __m512i x = _mm512_srav_epi64(_mm512_add_epi64(prod, rnd),
+                               _mm512_cvtepu32_epi64(ld8(c->shift + o0)));
   __m256i r = _mm256_add_epi32(_mm512_cvtepi64_epi32(x), _mm256_set1_epi32(p->out_zp));
   r = _mm256_max_epi32(r, _mm256_set1_epi32(p->act_min));
   r = _mm256_min_epi32(r, _mm256_set1_epi32(p->act_max));
@@ -195,7 +197,9 @@ UK_INLINE void ztile(const uk_ctx_t *c, int nz, const int16_t *col, int32_t o0, 
     for (int z = 0; z < nz; ++z) requant16(c, a[i][z], o0 + 16 * z, outs[i]);
 }
 
-static void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs) {
+/* Not inlined, so a module's object names the kernels it got. */
+static __attribute__((noinline)) void uk_tile_avx512(const uk_ctx_t *c, const int16_t *col,
+                                                     int32_t npix, int8_t *const *outs) {
   const tinyml_uk_params_t *p = c->p;
   int32_t o0 = 0;
   for (; o0 + 32 <= p->oc_padded; o0 += 32) ztile(c, 2, col, o0, npix, outs);
@@ -206,14 +210,22 @@ static void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_
   if (o0 < p->oc_padded) tile8(c, col, o0, npix, outs);
 }
 #else
-static void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs) {
+static __attribute__((noinline)) void uk_tile_avx2(const uk_ctx_t *c, const int16_t *col,
+                                                   int32_t npix, int8_t *const *outs) {
   const tinyml_uk_params_t *p = c->p;
   int32_t o0 = 0;
   for (; o0 + 16 <= p->oc_padded; o0 += 16) tile16(c, col, o0, npix, outs);
   if (o0 < p->oc_padded) tile8(c, col, o0, npix, outs);
 }
-
 #endif
+
+UK_INLINE void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs) {
+#if UK_ZMM
+  uk_tile_avx512(c, col, npix, outs);
+#else
+  uk_tile_avx2(c, col, npix, outs);
+#endif
+}
 
 /* uk_im2col with the widening done 16 channels at a time. */
 UK_INLINE void widen(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
@@ -289,8 +301,9 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
 #if UK_ZMM
 /* 16 channels per vector; masked loads cover the tail without reading
  * past a tensor. */
-static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
-                     int32_t taps, int8_t *dst) {
+static __attribute__((noinline)) void uk_dw_avx512(const uk_ctx_t *c, const int8_t *img,
+                                                   const int32_t *xo, const int32_t *wo,
+                                                   int32_t taps, int8_t *dst) {
   const tinyml_uk_params_t *p = c->p;
   const __m512i zp = _mm512_set1_epi32(p->in_zp);
   for (int32_t c0 = 0; c0 < p->ic; c0 += 16) {
@@ -303,7 +316,8 @@ static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, co
       a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_sub_epi32(x, zp), w));
     }
     requant8(c, _mm512_castsi512_si256(a), c0, dst, left(p, c0));
-    if (c0 + 8 < p->ic) requant8(c, _mm512_extracti64x4_epi64(a, 1), c0 + 8, dst, left(p, c0 + 8));
+    if (c0 + 8 < p->ic)
+      requant8(c, _mm512_extracti64x4_epi64(a, 1), c0 + 8, dst, left(p, c0 + 8));
   }
 }
 #else
@@ -314,8 +328,9 @@ UK_INLINE __m256i dw_mac(__m256i acc, const int8_t *x, const int8_t *w, __m256i 
   return _mm256_add_epi32(acc, _mm256_mullo_epi32(xi, wi));
 }
 
-static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
-                     int32_t taps, int8_t *dst) {
+static __attribute__((noinline)) void uk_dw_avx2(const uk_ctx_t *c, const int8_t *img,
+                                                 const int32_t *xo, const int32_t *wo,
+                                                 int32_t taps, int8_t *dst) {
   const tinyml_uk_params_t *p = c->p;
   const __m256i zp = _mm256_set1_epi32(p->in_zp);
   int32_t c0 = 0;
@@ -346,6 +361,15 @@ static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, co
 }
 
 #endif
+
+UK_INLINE void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
+                        int32_t taps, int8_t *dst) {
+#if UK_ZMM
+  uk_dw_avx512(c, img, xo, wo, taps, dst);
+#else
+  uk_dw_avx2(c, img, xo, wo, taps, dst);
+#endif
+}
 
 void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
                             int32_t wg, int32_t count) {

@@ -24,14 +24,14 @@ const tinyml_backend_t tinyml__backend_x86 = {
     .ukernel_oc_block = 8, /* AVX2: 8 int32 lanes, vpmaddwd over tap pairs */
     .ukernel_k_block = 2,
     .ukernel_scratch_per_k = 4 * 2, /* 4 pixels' int16 im2col columns */
-    .ukernel_feature = "+avx2",
+    .ukernel_feature = "+avx2,+fma",
     .ukernel_cpus = "x86-64-v3,x86-64-v4,haswell,broadwell,skylake,skylake-avx512,"
                     "cascadelake,icelake-server,icelake-client,tigerlake,alderlake,"
                     "sapphirerapids,znver1,znver2,znver3,znver4,znver5",
     /* The same kernels with 12x32 zmm f32 tiles (ukernels_avx512.h). */
     .ukernel_wide_bitcode = tinyml__x86_ukernels_avx512,
     .ukernel_wide_bitcode_size = &tinyml__x86_ukernels_avx512_size,
-    .ukernel_wide_feature = "+avx512f",
+    .ukernel_wide_feature = "+avx512f,+avx512bw,+avx512vl,+avx512dq",
     .ukernel_wide_cpus = "x86-64-v4,skylake-avx512,cascadelake,cooperlake,icelake-server,"
                          "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
                          "graniterapids,znver4,znver5",

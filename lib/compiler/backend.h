@@ -34,15 +34,16 @@ typedef struct tinyml_backend {
   int ukernel_k_perm; /* 1: each 4-tap group stored as taps 0,2,1,3 */
   /* 1: the conv kernel needs im2col columns only for pixels that exist. */
   int ukernel_tail_columns;
-  /* The kernels use these CPU features: used only when the caller's
-   * features name them, or the CPU is the default or listed here. */
+  /* The kernels use these CPU features (comma-separated): used only when
+   * the caller's features name all of them, or the CPU is the default or
+   * listed here. */
   const char *ukernel_feature;
   const char *ukernel_cpus; /* comma-separated */
   /* Optionally the same kernels built for CPUs with more (e.g. wider
    * vectors), on the same packed weights: linked instead of
-   * `ukernel_bitcode` when the caller's features name `ukernel_wide_feature`
-   * or, without features, the CPU is listed in `ukernel_wide_cpus`.  NULL
-   * when there is none. */
+   * `ukernel_bitcode` when the caller's features name every feature of
+   * `ukernel_wide_feature` or, without features, the CPU is listed in
+   * `ukernel_wide_cpus`.  NULL when there is none. */
   const unsigned char *ukernel_wide_bitcode;
   const unsigned long *ukernel_wide_bitcode_size;
   const char *ukernel_wide_feature;

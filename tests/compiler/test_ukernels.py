@@ -12,15 +12,20 @@ defines tinyml_uk_*), and with --features +fma, which leaves out +avx2 and
 so keeps the Linalg path (no tinyml_uk_* symbol).  Both modules run on the
 same random inputs and must agree byte for byte.  A case that the matcher
 must refuse (a weight zero point) is checked to keep the Linalg path.  The
-microkernel module also runs on 2, 3 and 4 threads: the *_bands cases are
-large enough that their call is split into 4, 6 and 8 bands of output
-pixels (lib/ukernels/uk_abi.h), bands that start mid-row and, with a batch,
-span two images; every split must give the same bytes.
+default module must have the AVX2 kernels (its object defines uk_tile_avx2 or
+uk_dw_avx2); compiled a third time with the AVX-512 features, it must have
+the AVX-512 ones (uk_tile_avx512, uk_dw_avx512) and, where the CPU has
+AVX-512, give the same bytes too.  The microkernel module also runs on 2,
+3 and 4 threads: the *_bands cases are large enough that their call is
+split into 4, 6 and 8 bands of output pixels (lib/ukernels/uk_abi.h),
+bands that start mid-row and, with a batch, span two images; every split
+must give the same bytes.
 
 The f32 cases (conv2d, depthwise_conv2d and fully-connected matmul, with
 BatchNorm-style multiply/add and ReLU6 where given) are compiled three
-times: --features +avx2,+fma,+avx512f (the AVX-512 kernels: the object
-defines ukf_tile_avx512 or ukf_dw_avx512), +avx2,+fma (the AVX2 ones) and
+times: --features +avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq (the
+AVX-512 kernels: the object defines ukf_tile_avx512 or ukf_dw_avx512),
++avx2,+fma (the AVX2 ones) and
 +fma (the Linalg path).  The AVX2 kernels must agree with Linalg to a float
 tolerance (the summation order differs), and the AVX-512 ones with the AVX2
 ones bit for bit: both sum each channel as bias + x * w in tap order, and
@@ -145,6 +150,16 @@ def uses_ukernel(compile_exe, nm, src, work, extra):
     return "tinyml_uk_" in kernel_symbols(compile_exe, nm, src, work, extra)
 
 
+def int8_isa(compile_exe, nm, src, work, extra):
+    """Which int8 kernels the module got: 'avx512', 'avx2' or None."""
+    syms = kernel_symbols(compile_exe, nm, src, work, extra)
+    got = {isa for isa in ("avx512", "avx2")
+           if f"uk_tile_{isa}" in syms or f"uk_dw_{isa}" in syms}
+    if len(got) > 1:
+        raise RuntimeError(f"both AVX2 and AVX-512 int8 kernels in:\n{syms}")
+    return got.pop() if got else None
+
+
 # ---- f32 ----------------------------------------------------------------
 
 def fvals(rng, n):
@@ -241,7 +256,8 @@ def f32_module_text(case):
 
 # tag, --features, the ISA suffix of the kernel symbols it must link (None:
 # the Linalg path, no kernels at all)
-F32_BUILDS = [("avx512", "+avx2,+fma,+avx512f", "avx512"), ("avx2", "+avx2,+fma", "avx2"),
+AVX512 = "+avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq"
+F32_BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"),
               ("linalg", "+fma", None)]
 
 
@@ -326,6 +342,8 @@ def main():
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
+    have_avx512 = any(line.startswith("flags") and " avx512f" in line
+                      for line in open("/proc/cpuinfo"))
     failures = 0
     for case in cases + [refused]:
         name, x = case[0], case[1]
@@ -338,8 +356,16 @@ def main():
                 raise RuntimeError("microkernel %s" % ("not used" if want_uk else "used"))
             if uses_ukernel(compile_exe, nm, src, work, ["--features", "+fma"]):
                 raise RuntimeError("--features +fma still uses a microkernel")
+            builds = [("uk", []), ("linalg", ["--features", "+fma"])]
+            if want_uk:
+                if int8_isa(compile_exe, nm, src, work, []) != "avx2":
+                    raise RuntimeError("the default CPU does not get the AVX2 kernels")
+                if int8_isa(compile_exe, nm, src, work, ["--features", AVX512]) != "avx512":
+                    raise RuntimeError(f"--features {AVX512} does not get the AVX-512 kernels")
+                if have_avx512:
+                    builds.append(("uk512", ["--features", AVX512]))
             mods = []
-            for tag, extra in (("uk", []), ("linalg", ["--features", "+fma"])):
+            for tag, extra in builds:
                 m = os.path.join(work, f"{name}.{tag}.tmlm")
                 run([compile_exe, src, "-o", m, *extra])
                 mods.append(m)
@@ -350,7 +376,7 @@ def main():
                 inp = os.path.join(work, "in.bin")
                 with open(inp, "wb") as f:
                     f.write(bytes(rng.randrange(256) for _ in range(size)))
-                outs, names = [], ["1 thread", "linalg"]
+                outs, names = [], ["1 thread", "linalg", "AVX-512"][:len(mods)]
                 for m in mods:
                     od = m + ".out"
                     run([run_exe, m, "--input", inp, "--output-dir", od])
@@ -366,12 +392,11 @@ def main():
                         diff = sum(a != b for a, b in zip(outs[0], got))
                         raise RuntimeError(f"trial {trial}: {name_}: {diff} of {len(got)} "
                                            "bytes differ")
-            print(f"PASS {name}")
+            print(f"PASS {name}" + ("" if have_avx512 or not want_uk
+                                    else " (AVX-512 not run: no avx512f)"))
         except RuntimeError as e:
             failures += 1
             print(f"FAIL {name}: {e}")
-    have_avx512 = any(line.startswith("flags") and " avx512f" in line
-                      for line in open("/proc/cpuinfo"))
     for case in f32_cases(rng):
         try:
             check_f32((compile_exe, run_exe, nm), work, case, rng, have_avx512)
