@@ -3,7 +3,8 @@
 otherwise pick, measured in the same run on the same machine.
 
   python3 bench/run.py [--build DIR] [--runs N] [--models a,b] [--csv FILE]
-                       [--no-onnx-zoo] [--mcu] [--rvv [--rvv-build DIR]] [--no-x86]
+                       [--cpu NAME] [--no-onnx-zoo] [--mcu] [--rvv [--rvv-build DIR]]
+                       [--no-x86]
 
   python3 bench/run.py --no-x86 --rvv     # only the RVV table (docs/PERF.md)
 
@@ -14,9 +15,11 @@ Rows (model, target, ours, peer, ratio = peer / ours, > 1 means faster):
 - mnist.onnx and the architecture-faithful MobileNetV2, SqueezeNet-1.1 and
   ResNet-50 that ../shared/tools/models/gen_models.py writes (cached in
   ~/.cache/tinyml-bench), against onnxruntime-node with one thread
-  (ort_run.js --bench N --threads 1); the last three are compiled with
-  --cpu host (target column), as onnxruntime picks its kernels for the
-  machine it runs on (AVX-512 where there is AVX-512);
+  (ort_run.js --bench N --threads 1);
+- every x86-64 row is compiled with --cpu host (--cpu changes it; the target
+  column says it), as onnxruntime and XNNPACK pick their kernels for the
+  machine they run on (AVX-512 where there is AVX-512; wasm's SIMD is
+  128-bit whatever the machine);
 - with --mcu, the MLPerf Tiny int8 models on Cortex-M4 under QEMU
   (tinyml-mcu-run): instructions per inference, no peer;
 - with --rvv, every model of the manifest under qemu-riscv64 (bench/rvv_insns.py):
@@ -100,15 +103,15 @@ MATMUL = """func.func @main(%a: tensor<1x512x512xf32>, %b: tensor<1x512x512xf32>
 """
 
 
-def matmul_row(build, runs, rounds, tmp):
+def matmul_row(build, runs, rounds, tmp, cpu):
     """A 512^3 f32 matmul in GFLOP/s, best of `rounds` medians, one thread."""
     src = os.path.join(tmp, "matmul512.mlir")
     with open(src, "w") as f:
         f.write(MATMUL)
-    module = compile_model(build, src, tmp)
+    module = compile_model(build, src, tmp, ("--cpu", cpu))
     ms = min(ours(build, module, runs) for _ in range(rounds))
     gflops = 2 * 512 ** 3 / (ms * 1e-3) / 1e9
-    return ("matmul_512_f32", "x86-64", f"{gflops:.1f} GFLOP/s", "70 GFLOP/s", f"{gflops / 70:.2f}",
+    return ("matmul_512_f32", f"x86-64 --cpu {cpu}", f"{gflops:.1f} GFLOP/s", "70 GFLOP/s", f"{gflops / 70:.2f}",
             "issue 7's bar (OpenBLAS 65)", f"{ms:.3f} ms")
 
 
@@ -177,6 +180,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds; best counts")
     ap.add_argument("--models", default="", help="comma-separated names (default: all)")
     ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "results.csv"))
+    ap.add_argument("--cpu", default="host", help="tinyml-compile --cpu for the x86-64 rows")
     ap.add_argument("--no-onnx-zoo", action="store_true")
     ap.add_argument("--mcu", action="store_true")
     ap.add_argument("--rvv", action="store_true")
@@ -192,12 +196,11 @@ def main():
     for e in manifest:
         name = os.path.splitext(os.path.basename(e["model"]))[0]
         script = "tflite_run.js" if e["format"] == "tflite" else "ort_run.js"
-        jobs.append((name, os.path.join(SHARED, e["model"]), script, ()))
+        jobs.append((name, os.path.join(SHARED, e["model"]), script, ("--cpu", a.cpu)))
     if a.no_x86:
         jobs = []
     elif not a.no_onnx_zoo:
-        # Tuned for this machine, as onnxruntime is (AVX-512 kernels where it has it).
-        jobs += [(n, p, "ort_run.js", ("--cpu", "host")) for n, p in zoo_models()]
+        jobs += [(n, p, "ort_run.js", ("--cpu", a.cpu)) for n, p in zoo_models()]
     rows = []
     if jobs:
         print(f"{'model':28} {'target':18} {'ours':>12} {'peer':>12} {'ratio':>7}  peer")
@@ -219,7 +222,7 @@ def main():
                   f"{row[5] if len(row) == 6 else label}", flush=True)
     if not a.no_x86 and (not wanted or "matmul_512_f32" in wanted):
         with tempfile.TemporaryDirectory() as tmp:
-            row = matmul_row(a.build, a.runs, a.rounds, tmp)
+            row = matmul_row(a.build, a.runs, a.rounds, tmp, a.cpu)
         rows.append(row)
         print(f"{row[0]:28} {row[1]:18} {row[2]:>12} {row[3]:>12} {row[4]:>7}  {row[5]}")
     if a.mcu:
