@@ -408,7 +408,7 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
 enum { DIRECT_MB = 120 };
 
 #if defined(__AVX512F__)
-#include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels */
+#include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels, dw_run */
 #else
 enum { MR = 6, KC = 512, OC_TILE = 16 };
 
@@ -673,6 +673,16 @@ UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xst
                          const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   ukf_dw_avx2(c, np, x, xstep, xo, wo, taps, dst);
 }
+
+/* n interior pixels of a row (x at the first one's origin), two at a time. */
+UK_INLINE void dw_run(const ukf_ctx_t *c, const float *x, int32_t xstep, const int32_t *xo,
+                      const int32_t *wo, int32_t taps, int32_t n, float *dst) {
+  const int32_t ic = c->p->ic;
+  int32_t i = 0;
+  for (; i + 1 < n; i += 2)
+    dw_pixels(c, 2, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+  if (i < n) dw_pixels(c, 1, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+}
 #endif
 
 /* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
@@ -694,8 +704,8 @@ static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t o
 }
 
 /* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row.  Pixels
- * whose taps all lie inside the image run two at a time over precomputed
- * tap offsets; border pixels list their in-image taps.  Which of these a
+ * whose taps all lie inside the image run as one span per row (dw_run)
+ * over precomputed tap offsets; border pixels list their in-image taps.  Which of these a
  * pixel takes depends only on the pixel, and each is the same sum. */
 void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch,
                              int32_t wg, int32_t count) {
@@ -735,13 +745,8 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
         ++ox;
       } else if (inside && ox >= x_lo && ox < x_hi) {
         const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        if (ox + 1 < xe) {
-          dw_pixels(&c, 2, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
-          ox += 2;
-        } else {
-          dw_pixels(&c, 1, x, xstep, io, iwo, taps_all, row + (size_t)ox * ic);
-          ++ox;
-        }
+        dw_run(&c, x, xstep, io, iwo, taps_all, xe - ox, row + (size_t)ox * ic);
+        ox = xe;
       } else {
         int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
         dw_pixels(&c, 1, img, 0, xo, wo, taps, row + (size_t)ox * ic);
