@@ -1,4 +1,5 @@
-/* Microkernels: selecting them on TOSA (ukernel_match.c), turning their
+/* Microkernels: whether the target can run them (ukernel_target.c),
+ * selecting them on TOSA (ukernel_match.c), turning their
  * dispatches into calls (ukernel_lower.c), and linking their bitcode
  * (codegen.c).  The kernels themselves live in backends/<name>/ukernels.c
  * on top of lib/ukernels/. */

@@ -773,47 +773,6 @@ static MlirWalkResult collect_convs(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-int tc_feature_listed(const char *list, const char *tok) {
-  size_t n = strlen(tok);
-  for (const char *s = list; s && *s;) {
-    const char *e = strchr(s, ',');
-    size_t len = e ? (size_t)(e - s) : strlen(s);
-    if (len == n && strncmp(s, tok, n) == 0) return 1;
-    s = e ? e + 1 : NULL;
-  }
-  return 0;
-}
-
-/* 1 when every feature of `required` (comma-separated) is in `list`: the
- * kernels' intrinsics need all of them, and LLVM aborts on one it cannot
- * select. */
-static int features_all(const char *list, const char *required) {
-  char tok[64];
-  for (const char *s = required; s && *s;) {
-    const char *e = strchr(s, ',');
-    size_t len = e ? (size_t)(e - s) : strlen(s);
-    if (len >= sizeof tok) return 0;
-    memcpy(tok, s, len);
-    tok[len] = '\0';
-    if (!tc_feature_listed(list, tok)) return 0;
-    s = e ? e + 1 : NULL;
-  }
-  return 1;
-}
-
-int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features) {
-  if (!be->ukernel_wide_bitcode) return 0;
-  if (features && *features) return features_all(features, be->ukernel_wide_feature);
-  return cpu && tc_feature_listed(be->ukernel_wide_cpus, cpu);
-}
-
-int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features) {
-  if (!be->ukernel_bitcode) return 0;
-  if (features && *features)
-    return features_all(features, be->ukernel_feature) || tc_ukernels_wide(be, cpu, features);
-  return cpu && (strcmp(cpu, be->default_cpu) == 0 || tc_feature_listed(be->ukernel_cpus, cpu));
-}
-
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
                                    const tinyml_allocator_t *a, unsigned *out_count) {
   mlirContextSetAllowUnregisteredDialects(ctx, true);
