@@ -5,30 +5,26 @@
 
 #include "ukernel.h"
 
-int tc_feature_listed(const char *list, const char *tok) {
-  size_t n = strlen(tok);
+/* Whether the n bytes at tok are one of the comma-separated items of list. */
+static int listed_n(const char *list, const char *tok, size_t n) {
   for (const char *s = list; s && *s;) {
-    const char *e = strchr(s, ',');
-    size_t len = e ? (size_t)(e - s) : strlen(s);
+    size_t len = strcspn(s, ",");
     if (len == n && strncmp(s, tok, n) == 0) return 1;
-    s = e ? e + 1 : NULL;
+    s += len + (s[len] == ',');
   }
   return 0;
 }
+
+int tc_feature_listed(const char *list, const char *tok) { return listed_n(list, tok, strlen(tok)); }
 
 /* 1 when every feature of `required` (comma-separated) is in `list`: the
  * kernels' intrinsics need all of them, and LLVM aborts on one it cannot
  * select. */
 static int features_all(const char *list, const char *required) {
-  char tok[64];
   for (const char *s = required; s && *s;) {
-    const char *e = strchr(s, ',');
-    size_t len = e ? (size_t)(e - s) : strlen(s);
-    if (len >= sizeof tok) return 0;
-    memcpy(tok, s, len);
-    tok[len] = '\0';
-    if (!tc_feature_listed(list, tok)) return 0;
-    s = e ? e + 1 : NULL;
+    size_t len = strcspn(s, ",");
+    if (!listed_n(list, s, len)) return 0;
+    s += len + (s[len] == ',');
   }
   return 1;
 }
