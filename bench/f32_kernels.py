@@ -2,7 +2,7 @@
 """GFLOP/s of the x86-64 f32 microkernels, AVX2 against AVX-512, on conv and
 depthwise shapes of the ONNX zoo models (docs/PERF.md).
 
-  python3 bench/f32_kernels.py [--build DIR] [--runs N] [--rounds N]
+  python3 bench/f32_kernels.py [--build DIR] [--runs N] [--rounds N] [--only TEXT]
 
 Each shape is one TOSA conv2d or depthwise_conv2d (with a BatchNorm
 multiply/add and ReLU6, which the kernel applies as it stores), built by
@@ -30,6 +30,10 @@ SHAPES = {
     "conv3x3 14x14 256->256": (1, 14, 14, 256, 256, 3, 3, 1, 1),
     "conv1x1 56x56 256->64": (1, 56, 56, 256, 64, 1, 1, 1, 0),
     "conv1x1 7x7 960->320": (1, 7, 7, 960, 320, 1, 1, 1, 0),
+    "conv3x3/2 224x224 3->64": (1, 224, 224, 3, 64, 3, 3, 2, 1),
+    "conv7x7/2 224x224 3->64": (1, 224, 224, 3, 64, 7, 7, 2, 3),
+    "conv3x3 7x7 512->512": (1, 7, 7, 512, 512, 3, 3, 1, 1),
+    "conv1x1 112x112 16->96": (1, 112, 112, 16, 96, 1, 1, 1, 0),
     "dw3x3 112x112x32": (1, 112, 112, 32, 0, 3, 3, 1, 1),
     "dw3x3/2 56x56x144": (1, 56, 56, 144, 0, 3, 3, 2, 1),
     "dw3x3 14x14x576": (1, 14, 14, 576, 0, 3, 3, 1, 1),
@@ -48,6 +52,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="only shapes whose name contains this")
     a = ap.parse_args()
     compile_exe = os.path.join(a.build, "tools", "tinyml-compile")
     run_exe = os.path.join(a.build, "tools", "tinyml-run")
@@ -55,6 +60,8 @@ def main():
     print(f"{'shape':28} {'AVX2':>8} {'AVX-512':>8}  GFLOP/s")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (n, h, w, ic, oc, kh, kw, s, p) in SHAPES.items():
+            if a.only not in name:
+                continue
             dw = oc == 0
             case = tu.f32_conv_case(rng, "k", n, h, w, ic, oc, kh, kw, (s, s), (1, 1),
                                     (p, p, p, p), depthwise=dw, bn=True, relu6=True)

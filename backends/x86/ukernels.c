@@ -393,19 +393,25 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
 
 /* ---- f32 ------------------------------------------------------------------
  *
- * Conv (and matmul, as a 1x1 conv): a GEMM of pixels x taps (im2col
- * columns, or the input rows themselves for 1x1 stride-1 convs) by taps x
- * channels (weights packed in panels of 16 channels, uk_abi.h).  The AVX2
- * register tile is 6 pixels x 16 channels: 12 accumulators, two weight
- * vectors and a broadcast, 12 FMAs per tap (the AVX-512 build replaces the
- * tiles with ukernels_avx512.h's 12 x 32).  Taps run innermost; the loop
- * nest is pixel block (its columns built once) > tap chunk (KC taps of a
- * panel, 32 KB, stay in L1 across the block's tiles) > panel > tile.
- * Accumulators start at the bias; with more than one tap chunk the partial
- * sums wait in the output.  The last chunk applies the epilogue (scale,
- * offset, clamp) and stores. */
+ * Conv (and matmul, as a 1x1 conv): a GEMM of pixels x taps by taps x
+ * channels (weights packed in panels of 16 channels, uk_abi.h); where a
+ * pixel's taps come from, and the loop nest, are in ukernels_fconv.h.  The
+ * AVX2 register tile is 6 pixels x 16 channels: 12 accumulators, two
+ * weight vectors and a broadcast, 12 FMAs per tap (the AVX-512 build
+ * replaces the tiles with ukernels_avx512.h's 12 x 32).  Taps run
+ * innermost, in pieces (fpiece_t) with the accumulators in registers
+ * across them.  Accumulators start at the bias; with more than one tap
+ * chunk the partial sums wait in the output.  The last chunk applies the
+ * epilogue (scale, offset, clamp) and stores. */
 
-enum { DIRECT_MB = 120 };
+/* A piece of a tap chunk: taps [t, t + len) of the chunk sit at
+ * a + off + i * lda for pixel i (a, lda: the tile's).  An im2col column is
+ * one piece; a pixel read straight from the image has one per kernel row
+ * (ukernels_fconv.h). */
+typedef struct fpiece {
+  ptrdiff_t off;
+  int32_t len;
+} fpiece_t;
 
 #if defined(__AVX512F__)
 #include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels, dw_run */
@@ -423,11 +429,12 @@ UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, __m256 
   return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
 
-/* np pixels (rows of `a`, lda apart) x nv vectors of 8 channels, taps
- * [0, kc) of the chunk; `valid` channels of the panel exist in `out`. */
+/* np pixels (pixel i's taps at a + i * lda) x nv vectors of 8 channels,
+ * over the tap chunk's pieces (fpiece_t); `valid` channels of the panel
+ * exist in each outs[i] (pixel i's output row, channel 0). */
 UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
-                     const float *w, int32_t kc, float *out, int32_t ldo, int32_t o0,
-                     int32_t valid, int first, int last) {
+                     const fpiece_t *pc, int npc, const float *w, float *const *outs,
+                     int32_t o0, int32_t valid, int first, int last) {
   __m256 acc[MR][2];
   const int full = valid >= nv * 8;
   const __m256i m0 = lanes_below(valid), m1 = lanes_below(valid - 8);
@@ -436,31 +443,35 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
       if (first)
         acc[i][v] = _mm256_loadu_ps(c->bias + o0 + 8 * v);
       else if (full)
-        acc[i][v] = _mm256_loadu_ps(out + (size_t)i * ldo + 8 * v);
+        acc[i][v] = _mm256_loadu_ps(outs[i] + o0 + 8 * v);
       else
-        acc[i][v] = _mm256_maskload_ps(out + (size_t)i * ldo + 8 * v, v ? m1 : m0);
+        acc[i][v] = _mm256_maskload_ps(outs[i] + o0 + 8 * v, v ? m1 : m0);
     }
-  const float *a0 = a, *a1 = a + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda,
-              *a5 = a4 + lda;
   const int W = nv * 8;
-  for (int32_t k = 0; k < kc; ++k) {
-    __m256 w0 = _mm256_loadu_ps(w + (size_t)k * W);
-    __m256 w1 = nv == 2 ? _mm256_loadu_ps(w + (size_t)k * W + 8) : w0;
+  for (int j = 0; j < npc; ++j) {
+    const float *a0 = a + pc[j].off, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda,
+                *a4 = a3 + lda, *a5 = a4 + lda;
+    const int32_t len = pc[j].len;
+    for (int32_t k = 0; k < len; ++k) {
+      __m256 w0 = _mm256_loadu_ps(w + (size_t)k * W);
+      __m256 w1 = nv == 2 ? _mm256_loadu_ps(w + (size_t)k * W + 8) : w0;
 #define FROW(i, ai)                                                     \
   if (np > i) {                                                         \
     __m256 b = _mm256_broadcast_ss(ai + k);                             \
     acc[i][0] = _mm256_fmadd_ps(b, w0, acc[i][0]);                      \
     if (nv == 2) acc[i][1] = _mm256_fmadd_ps(b, w1, acc[i][1]);         \
   }
-    FROW(0, a0) FROW(1, a1) FROW(2, a2) FROW(3, a3) FROW(4, a4) FROW(5, a5)
+      FROW(0, a0) FROW(1, a1) FROW(2, a2) FROW(3, a3) FROW(4, a4) FROW(5, a5)
 #undef FROW
+    }
+    w += (size_t)len * W;
   }
   const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m256 r = acc[i][v];
       if (last) r = fepi(r, c->scale + o0 + 8 * v, c->offset + o0 + 8 * v, lo, hi);
-      float *o = out + (size_t)i * ldo + 8 * v;
+      float *o = outs[i] + o0 + 8 * v;
       if (full)
         _mm256_storeu_ps(o, r);
       else
@@ -469,17 +480,18 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
 }
 
 /* One tile (np pixels from `a`, channels [o0, o0 + 16), taps [k0, k0 +
- * kc)) with np and nv as constants in each variant, so the accumulators
- * stay in registers.  Not inlined: its name in the object tells which
- * kernels a module got (tests/compiler/test_ukernels.py). */
+ * kc) in pieces) with np and nv as constants in each variant, so the
+ * accumulators stay in registers.  Not inlined: its name in the object
+ * tells which kernels a module got (tests/compiler/test_ukernels.py). */
 static __attribute__((noinline)) void ukf_tile_avx2(const ukf_ctx_t *c, int np, const float *a,
-                                                    int32_t k0, int32_t kc, float *out,
-                                                    int32_t o0, int first, int last) {
+                                                    int32_t lda, const fpiece_t *pc, int npc,
+                                                    int32_t k0, float *const *outs, int32_t o0,
+                                                    int first, int last) {
   const tinyml_uk_params_t *p = c->p;
   const int nv = p->oc_padded - o0 >= 16 ? 2 : 1;
   const int32_t valid = p->oc - o0 < 8 * nv ? p->oc - o0 : 8 * nv;
   const float *w = c->weights + (size_t)o0 * p->k + (size_t)k0 * 8 * nv;
-#define FT(N, V) ftile(c, N, V, a, p->k, w, kc, out, p->oc, o0, valid, first, last)
+#define FT(N, V) ftile(c, N, V, a, lda, pc, npc, w, outs, o0, valid, first, last)
   if (nv == 2) {
     switch (np) {
       case 6: FT(6, 2); break;
@@ -502,112 +514,14 @@ static __attribute__((noinline)) void ukf_tile_avx2(const ukf_ctx_t *c, int np, 
 #undef FT
 }
 
-UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t k0, int32_t kc,
-                         float *out, int32_t o0, int first, int last) {
-  ukf_tile_avx2(c, np, a, k0, kc, out, o0, first, last);
+UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t lda,
+                          const fpiece_t *pc, int npc, int32_t k0, float *const *outs,
+                          int32_t o0, int first, int last) {
+  ukf_tile_avx2(c, np, a, lda, pc, npc, k0, outs, o0, first, last);
 }
 #endif
 
-UK_INLINE void fcopy(const float *src, float *dst, int32_t n) {
-  int32_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
-  for (; i < n; ++i) dst[i] = src[i];
-}
-
-UK_INLINE void fzero(float *dst, int32_t n) {
-  int32_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_setzero_ps());
-  for (; i < n; ++i) dst[i] = 0.0f;
-}
-
-/* The k taps of output pixel (oy, ox) of image `img`, in OHWI order, zero
- * outside the image (TOSA pads float convs with 0). */
-static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, int32_t ox,
-                    float *col) {
-  const int32_t ic = p->ic;
-  const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
-  const int row_inside = p->dil_w == 1 && ix0 >= 0 && ix0 + p->kw - 1 < p->iw;
-  for (int32_t ky = 0; ky < p->kh; ++ky) {
-    const int32_t iy = iy0 + ky * p->dil_h, run = p->kw * ic;
-    float *c = col + (size_t)ky * run;
-    if (iy < 0 || iy >= p->ih) {
-      fzero(c, run);
-      continue;
-    }
-    const float *row = img + (size_t)iy * p->iw * ic;
-    if (row_inside) {
-      fcopy(row + (size_t)ix0 * ic, c, run);
-      continue;
-    }
-    for (int32_t kx = 0; kx < p->kw; ++kx, c += ic) {
-      int32_t ix = ix0 + kx * p->dil_w;
-      if (ix < 0 || ix >= p->iw)
-        fzero(c, ic);
-      else
-        fcopy(row + (size_t)ix * ic, c, ic);
-    }
-  }
-}
-
-/* Workgroup wg's band (uk_abi.h): output pixels [*lo, *hi) and channels
- * [*o_lo, *o_hi).  With more channels than pixels, a band of pixels would
- * still read every weight, so bands are groups of 32 channels instead: two
- * panels, and whole register tiles of any width up to 32 (a tile spanning
- * two bands would have both keep partial sums in the same outputs). */
-static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
-                  int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
-  const int32_t pixels = p->batch * p->oh * p->ow;
-  if (p->oc <= pixels) {
-    uk_band(p, wg, count, lo, hi);
-    *o_lo = 0;
-    *o_hi = p->oc_padded;
-    return;
-  }
-  int32_t a, b;
-  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
-  *lo = 0;
-  *hi = a < b ? pixels : 0;
-  *o_lo = a * 32;
-  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
-}
-
-/* Workgroup wg's band (fband).  An output's sum is the same FMAs in the
- * same order whatever block, tile and band it falls in, so the band does
- * not change a bit. */
-void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
-                        int32_t wg, int32_t count) {
-  const ukf_ctx_t c = ukf_ctx(blob);
-  const tinyml_uk_params_t *p = c.p;
-  const int32_t k = p->k, oc = p->oc;
-  const int direct = p->scratch_bytes == 0;
-  int64_t mb = direct ? DIRECT_MB : p->scratch_bytes / (4 * (int64_t)k);
-  float *cols = (float *)uk_scratch(scratch, p, wg);
-  int32_t lo, hi, o_lo, o_hi;
-  fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
-  uk_pos_t at = uk_pos_at(p, lo); /* the next pixel to im2col */
-  for (int64_t b0 = lo; b0 < hi; b0 += mb) {
-    const int32_t nb = (int32_t)(hi - b0 < mb ? hi - b0 : mb);
-    const float *a = in + (size_t)b0 * k;
-    if (!direct) {
-      for (int32_t i = 0; i < nb; ++i, uk_pos_next(p, &at))
-        fim2col(p, in + (size_t)at.n * p->ih * p->iw * p->ic, at.oy, at.ox,
-                cols + (size_t)i * k);
-      a = cols;
-    }
-    float *dst = out + (size_t)b0 * oc;
-    for (int32_t k0 = 0; k0 < k; k0 += KC) {
-      const int32_t kc = k - k0 < KC ? k - k0 : KC;
-      const int first = k0 == 0, last = k0 + kc == k;
-      for (int32_t o0 = o_lo; o0 < o_hi; o0 += OC_TILE) {
-        for (int32_t t = 0; t < nb; t += MR) {
-          const int np = nb - t < MR ? nb - t : MR;
-          fconv_tile(&c, np, a + (size_t)t * k + k0, k0, kc, dst + (size_t)t * oc + o0, o0, first,
-                     last);
-        }
-      }
-    }
-  }
-}
+#include "ukernels_fconv.h" /* tinyml_uk_conv_f32 */
 
 #if !defined(__AVX512F__)
 /* Depthwise: channels are independent.  np pixels (xstep floats apart)

@@ -10,7 +10,7 @@
  * is where onnxruntime gets its 175-195 GFLOP/s.  The last panel may be 8
  * channels wide and the channel count need not fill it: masks cover both,
  * so one code path serves every tile width.  KC taps of the two panels
- * (32 KB) stay in L1 across a pixel block's tiles.
+ * (32 KB) stay in L1 across a run's tiles (ukernels_fconv.h).
  *
  * Depthwise: 16 channels per vector, the channel tail under a mask; a
  * row's interior runs 8 pixels x 16 channels at a time (dw_run), the rest
@@ -39,47 +39,56 @@ typedef struct ftile_w {
   int32_t width[2];
 } ftile_w_t;
 
-/* np pixels (rows of `a`, lda apart) x nv panels, taps [0, kc) of the
- * chunk; `valid` channels from o0 exist in `out`.  The bias, scale and
- * offset arrays are whole multiples of 16 long, so they load unmasked. */
+/* np pixels (pixel i's taps at a + i * lda) x nv panels, over the tap
+ * chunk's pieces (fpiece_t); `valid` channels from o0 exist in each
+ * outs[i] (pixel i's output row, channel 0).  The accumulators stay in
+ * registers across pieces.  The bias, scale and offset arrays are whole
+ * multiples of 16 long, so they load unmasked. */
 UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
-                     const ftile_w_t *pw, int32_t kc, float *out, int32_t ldo, int32_t o0,
-                     int32_t valid, int first, int last) {
+                     const fpiece_t *pc, int npc, const ftile_w_t *pw, float *const *outs,
+                     int32_t o0, int32_t valid, int first, int last) {
   __m512 acc[MR][2];
   const __mmask16 m[2] = {mask_below(valid), mask_below(valid - 16)};
   const __mmask16 wm0 = mask_below(pw->width[0]), wm1 = mask_below(pw->width[1]);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v)
       acc[i][v] = first ? _mm512_loadu_ps(c->bias + o0 + 16 * v)
-                        : _mm512_maskz_loadu_ps(m[v], out + (size_t)i * ldo + 16 * v);
+                        : _mm512_maskz_loadu_ps(m[v], outs[i] + o0 + 16 * v);
   const float *w0 = pw->w[0], *w1 = pw->w[1];
   const int32_t s0 = pw->width[0], s1 = pw->width[1];
-  for (int32_t k = 0; k < kc; ++k) {
-    __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0 + (size_t)k * s0);
-    __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1 + (size_t)k * s1) : x0;
-    for (int i = 0; i < np; ++i) {
-      __m512 b = _mm512_set1_ps(a[(size_t)i * lda + k]);
-      acc[i][0] = _mm512_fmadd_ps(b, x0, acc[i][0]);
-      if (nv == 2) acc[i][1] = _mm512_fmadd_ps(b, x1, acc[i][1]);
+  for (int j = 0; j < npc; ++j) {
+    const float *aj = a + pc[j].off;
+    const int32_t len = pc[j].len;
+    for (int32_t k = 0; k < len; ++k) {
+      __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0 + (size_t)k * s0);
+      __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1 + (size_t)k * s1) : x0;
+      for (int i = 0; i < np; ++i) {
+        __m512 b = _mm512_set1_ps(aj[(size_t)i * lda + k]);
+        acc[i][0] = _mm512_fmadd_ps(b, x0, acc[i][0]);
+        if (nv == 2) acc[i][1] = _mm512_fmadd_ps(b, x1, acc[i][1]);
+      }
     }
+    w0 += (size_t)len * s0;
+    w1 += (size_t)len * s1;
   }
   const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m512 r = acc[i][v];
       if (last) r = fepi16(r, c->scale + o0 + 16 * v, c->offset + o0 + 16 * v, lo, hi);
-      _mm512_mask_storeu_ps(out + (size_t)i * ldo + 16 * v, m[v], r);
+      _mm512_mask_storeu_ps(outs[i] + o0 + 16 * v, m[v], r);
     }
 }
 
 /* One tile (np pixels from `a`, channels [o0, o0 + 32), taps [k0, k0 +
- * kc)) with np and nv as constants in each variant, so the accumulators
- * stay in registers.  Not inlined: its name in the object tells which
- * kernels a module got (tests/compiler/test_ukernels.py). */
+ * kc) in pieces) with np and nv as constants in each variant, so the
+ * accumulators stay in registers.  Not inlined: its name in the object
+ * tells which kernels a module got (tests/compiler/test_ukernels.py). */
 static __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np,
-                                                      const float *a, int32_t k0, int32_t kc,
-                                                      float *out, int32_t o0, int first,
-                                                      int last) {
+                                                      const float *a, int32_t lda,
+                                                      const fpiece_t *pc, int npc, int32_t k0,
+                                                      float *const *outs, int32_t o0,
+                                                      int first, int last) {
   const tinyml_uk_params_t *p = c->p;
   const int32_t k = p->k, ocp = p->oc_padded;
   const int nv = ocp - o0 > 16 ? 2 : 1;
@@ -92,9 +101,9 @@ static __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np
 #define FT(N)                                                                      \
   case N:                                                                          \
     if (nv == 2)                                                                   \
-      ftile(c, N, 2, a, k, &pw, kc, out, p->oc, o0, valid, first, last);           \
+      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last);          \
     else                                                                           \
-      ftile(c, N, 1, a, k, &pw, kc, out, p->oc, o0, valid, first, last);           \
+      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last);          \
     break;
   switch (np) {
     FT(12) FT(11) FT(10) FT(9) FT(8) FT(7) FT(6) FT(5) FT(4) FT(3) FT(2) default: FT(1)
@@ -102,9 +111,10 @@ static __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np
 #undef FT
 }
 
-UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t k0, int32_t kc,
-                         float *out, int32_t o0, int first, int last) {
-  ukf_tile_avx512(c, np, a, k0, kc, out, o0, first, last);
+UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t lda,
+                          const fpiece_t *pc, int npc, int32_t k0, float *const *outs,
+                          int32_t o0, int first, int last) {
+  ukf_tile_avx512(c, np, a, lda, pc, npc, k0, outs, o0, first, last);
 }
 
 enum { DW_NP = 8 };

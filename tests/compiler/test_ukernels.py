@@ -234,6 +234,18 @@ def f32_cases(rng):
         c(rng, "f32_conv_k576", 1, 6, 5, 64, 70, 3, 3, (1, 2), (1, 1), (1, 1, 1, 1)),
         # 1x1 stride 1: the input rows are the columns (no im2col)
         c(rng, "f32_conv1x1_direct", 1, 5, 6, 24, 50, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), bn=True),
+        # read in place (ukernels_fconv.h): a 3-channel first conv, stride 2, padding;
+        # border pixels of many rows gathered into whole tiles; batch 2
+        c(rng, "f32_conv_first_3ch", 2, 33, 40, 3, 20, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
+          bn=True, relu6=True),
+        # 7x7/2, pad 3: 7 pieces per tap chunk
+        c(rng, "f32_conv7x7_3ch", 1, 30, 40, 3, 24, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3)),
+        # k = 360 in place: the AVX-512 chunk ends inside kernel row 2; dilated rows
+        c(rng, "f32_conv_inplace_k360", 1, 9, 16, 40, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
+          bn=True),
+        # 49 pixels, channel bands: balanced tiles of 10, 10, 10, 10, 9
+        c(rng, "f32_conv_7x7_bands", 1, 7, 7, 40, 72, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+          relu6=True),
         c(rng, "f32_depthwise_19", 1, 9, 8, 19, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           depthwise=d, bn=True, relu6=True),
         # AVX-512 vectors of 16 channels: 64 + 4 with the last masked; 3 with the last masked

@@ -1,0 +1,214 @@
+/* The f32 conv driver, included by ukernels.c after the register tiles
+ * (fconv_tile, MR, KC, OC_TILE: the AVX2 ones or ukernels_avx512.h's).
+ *
+ * A GEMM of pixels x taps by taps x channels.  A pixel's taps come from
+ * one of three places:
+ * - the input row itself (1x1, stride 1, no padding: scratch_bytes 0);
+ * - the image, read in place, for a pixel whose every tap lies inside it
+ *   (dilation 1 across): kernel row ky is one contiguous run of kw * ic
+ *   floats, so a tap chunk is at most kh pieces (fpiece_t), and the next
+ *   pixel of the output row is stride_w * ic floats on.  This saves the
+ *   im2col copy, which costs as much as the FMAs when k is small (27 for a
+ *   3-channel 3x3 conv);
+ * - an im2col column in scratch, for pixels that touch the padding, or
+ *   all pixels when rows have fewer interior pixels than a tile.  These
+ *   are gathered from many rows into blocks, so that they too fill whole
+ *   tiles (a 1-pixel tile has too few accumulators to hide FMA latency);
+ *   each tile row then has its own output pointer.
+ * The loop nest over a run of pixels (fgemm) is tap chunk (KC taps of a
+ * panel, 32 KB, stay in L1 across the run's tiles) > panel > tile, taps
+ * innermost.  A run of n pixels is cut into ceil(n / MR) tiles of nearly
+ * equal size (49: 10, 10, 10, 10, 9, not 12, 12, 12, 12, 1).
+ *
+ * Every output is the bias, then the same FMAs in tap order, with partial
+ * sums stored between tap chunks as exact floats, whichever source, tile,
+ * run or band it falls in: results do not depend on the workgroup count
+ * nor on the ISA's tile and chunk sizes. */
+#ifndef TINYML_BACKENDS_X86_UKERNELS_FCONV_H
+#define TINYML_BACKENDS_X86_UKERNELS_FCONV_H
+
+/* FB_MAX: pixels per run, at most (the compiler's F32_MB; bounds the output
+ * pointer list).  FP_MAX: pieces per tap chunk when reading in place. */
+enum { FB_MAX = 120, FP_MAX = 16 };
+
+UK_INLINE void fcopy(const float *src, float *dst, int32_t n) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+UK_INLINE void fzero(float *dst, int32_t n) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_setzero_ps());
+  for (; i < n; ++i) dst[i] = 0.0f;
+}
+
+/* The k taps of output pixel (oy, ox) of image `img`, in OHWI order, zero
+ * outside the image (TOSA pads float convs with 0). */
+static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, int32_t ox,
+                    float *col) {
+  const int32_t ic = p->ic;
+  const int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+  const int row_inside = p->dil_w == 1 && ix0 >= 0 && ix0 + p->kw - 1 < p->iw;
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    const int32_t iy = iy0 + ky * p->dil_h, run = p->kw * ic;
+    float *c = col + (size_t)ky * run;
+    if (iy < 0 || iy >= p->ih) {
+      fzero(c, run);
+      continue;
+    }
+    const float *row = img + (size_t)iy * p->iw * ic;
+    if (row_inside) {
+      fcopy(row + (size_t)ix0 * ic, c, run);
+      continue;
+    }
+    for (int32_t kx = 0; kx < p->kw; ++kx, c += ic) {
+      int32_t ix = ix0 + kx * p->dil_w;
+      if (ix < 0 || ix >= p->iw)
+        fzero(c, ic);
+      else
+        fcopy(row + (size_t)ix * ic, c, ic);
+    }
+  }
+}
+
+/* Workgroup wg's band (uk_abi.h): output pixels [*lo, *hi) and channels
+ * [*o_lo, *o_hi).  With more channels than pixels, a band of pixels would
+ * still read every weight, so bands are groups of 32 channels instead: two
+ * panels, and whole register tiles of any width up to 32 (a tile spanning
+ * two bands would have both keep partial sums in the same outputs). */
+static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
+                  int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
+  const int32_t pixels = p->batch * p->oh * p->ow;
+  if (p->oc <= pixels) {
+    uk_band(p, wg, count, lo, hi);
+    *o_lo = 0;
+    *o_hi = p->oc_padded;
+    return;
+  }
+  int32_t a, b;
+  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
+  *lo = 0;
+  *hi = a < b ? pixels : 0;
+  *o_lo = a * 32;
+  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
+}
+
+/* Taps [k0, k0 + kc) of a pixel read in place, as offsets from its
+ * origin (its top-left tap): kernel row ky holds taps [ky * run, +run). */
+static int fpieces_inplace(const tinyml_uk_params_t *p, int32_t k0, int32_t kc, fpiece_t *pc) {
+  const int32_t run = p->kw * p->ic, k1 = k0 + kc;
+  const ptrdiff_t row = (ptrdiff_t)p->dil_h * p->iw * p->ic;
+  int n = 0;
+  for (int32_t ky = k0 / run; ky < p->kh && ky * run < k1; ++ky) {
+    const int32_t t0 = ky * run, s = k0 > t0 ? k0 : t0, e = k1 < t0 + run ? k1 : t0 + run;
+    pc[n].off = ky * row + (s - t0);
+    pc[n++].len = e - s;
+  }
+  return n;
+}
+
+/* The run of n pixels (pixel i's taps from a + i * lda; in place or as
+ * columns) into outs[i], channels [o_lo, o_hi). */
+static void fgemm(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
+                  float *const *outs, int32_t o_lo, int32_t o_hi) {
+  const int32_t k = c->p->k, nt = (n + MR - 1) / MR;
+  if (nt == 0) return;
+  const int32_t base = n / nt, extra = n % nt;
+  for (int32_t k0 = 0; k0 < k; k0 += KC) {
+    const int32_t kc = k - k0 < KC ? k - k0 : KC;
+    const int first = k0 == 0, last = k0 + kc == k;
+    fpiece_t pc[FP_MAX] = {{k0, kc}};
+    const int npc = inplace ? fpieces_inplace(c->p, k0, kc, pc) : 1;
+    for (int32_t o0 = o_lo; o0 < o_hi; o0 += OC_TILE) {
+      for (int32_t t = 0, i = 0; t < nt; ++t) {
+        const int np = base + (t < extra);
+        fconv_tile(c, np, a + (size_t)i * lda, lda, pc, npc, k0, outs + i, o0, first, last);
+        i += np;
+      }
+    }
+  }
+}
+
+/* n pixels whose outputs follow each other from dst: runs of FB_MAX. */
+static void fgemm_rows(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
+                       float *dst, int32_t o_lo, int32_t o_hi) {
+  float *outs[FB_MAX];
+  const int32_t oc = c->p->oc;
+  for (int32_t b0 = 0; b0 < n; b0 += FB_MAX) {
+    const int32_t nb = n - b0 < FB_MAX ? n - b0 : FB_MAX;
+    for (int32_t i = 0; i < nb; ++i) outs[i] = dst + (size_t)(b0 + i) * oc;
+    fgemm(c, a + (size_t)b0 * lda, lda, inplace, nb, outs, o_lo, o_hi);
+  }
+}
+
+/* Pixels that need im2col, gathered into a block of up to `cap`. */
+typedef struct fgather {
+  float *cols;
+  int32_t n, cap;
+  float *outs[FB_MAX];
+} fgather_t;
+
+static void fgather_flush(const ukf_ctx_t *c, fgather_t *g, int32_t o_lo, int32_t o_hi) {
+  fgemm(c, g->cols, c->p->k, 0, g->n, g->outs, o_lo, o_hi);
+  g->n = 0;
+}
+
+/* Interior columns: every tap of output column ox in [*x_lo, *x_hi) lies
+ * inside the image horizontally (dilation 1 across). */
+static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi) {
+  int32_t a = 0, b;
+  while (a < p->ow && a * p->stride_w - p->pad_left < 0) ++a;
+  for (b = a; b < p->ow && b * p->stride_w - p->pad_left + p->kw - 1 < p->iw; ++b) {
+  }
+  *x_lo = a;
+  *x_hi = b;
+}
+
+/* Workgroup wg's band (fband), row by row: interior runs read in place
+ * when rows have at least a tile of them, every other pixel goes through
+ * the gathered im2col blocks. */
+void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
+                        int32_t wg, int32_t count) {
+  const ukf_ctx_t c = ukf_ctx(blob);
+  const tinyml_uk_params_t *p = c.p;
+  const int32_t k = p->k, oc = p->oc, ic = p->ic;
+  int32_t lo, hi, o_lo, o_hi;
+  fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
+  if (p->scratch_bytes == 0) { /* the input rows are the columns */
+    fgemm_rows(&c, in + (size_t)lo * k, k, 0, hi - lo, out + (size_t)lo * oc, o_lo, o_hi);
+    return;
+  }
+  fgather_t g;
+  g.cols = (float *)uk_scratch(scratch, p, wg);
+  g.n = 0;
+  g.cap = p->scratch_bytes / (4 * k) < FB_MAX ? p->scratch_bytes / (4 * k) : FB_MAX;
+  int32_t x_lo, x_hi;
+  finterior(p, &x_lo, &x_hi);
+  const int inplace = p->dil_w == 1 && p->kh <= FP_MAX && x_hi - x_lo >= MR;
+  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  for (int32_t r = lo / p->ow; r < r1; ++r) {
+    const int32_t oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
+    const float *img = in + (size_t)(r / p->oh) * p->ih * p->iw * ic;
+    const int row_in = inplace && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih;
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    for (int32_t ox = x0; ox < x1;) {
+      float *dst = out + ((size_t)r * p->ow + ox) * oc;
+      if (row_in && ox >= x_lo && ox < x_hi) {
+        const int32_t e = x_hi < x1 ? x_hi : x1;
+        const float *a = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
+        fgemm_rows(&c, a, p->stride_w * ic, 1, e - ox, dst, o_lo, o_hi);
+        ox = e;
+        continue;
+      }
+      fim2col(p, img, oy, ox, g.cols + (size_t)g.n * k);
+      g.outs[g.n++] = dst;
+      if (g.n == g.cap) fgather_flush(&c, &g, o_lo, o_hi);
+      ++ox;
+    }
+  }
+  fgather_flush(&c, &g, o_lo, o_hi);
+}
+
+#endif
