@@ -50,28 +50,38 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
   __m512 acc[MR][2];
   const __mmask16 m[2] = {mask_below(valid), mask_below(valid - 16)};
   const __mmask16 wm0 = mask_below(pw->width[0]), wm1 = mask_below(pw->width[1]);
-  for (int i = 0; i < np; ++i)
-    for (int v = 0; v < nv; ++v)
-      acc[i][v] = first ? _mm512_loadu_ps(c->bias + o0 + 16 * v)
-                        : _mm512_maskz_loadu_ps(m[v], outs[i] + o0 + 16 * v);
+  /* From the bias or the partial sums, by one load either way: a branch
+   * here would make the compiler pass the accumulators through the stack.
+   * Lanes past `valid` are never stored, so zeroing them does no harm. */
+  for (int i = 0; i < np; ++i) {
+    const float *src = first ? c->bias + o0 : outs[i] + o0;
+    for (int v = 0; v < nv; ++v) acc[i][v] = _mm512_maskz_loadu_ps(m[v], src + 16 * v);
+  }
   const float *w0 = pw->w[0], *w1 = pw->w[1];
   const int32_t s0 = pw->width[0], s1 = pw->width[1];
-  for (int j = 0; j < npc; ++j) {
+  /* do-while: pieces are never empty, and loops that may not run make the
+   * compiler pass the accumulators through the stack around them. */
+  int j = 0;
+  do {
     const float *aj = a + pc[j].off;
     const int32_t len = pc[j].len;
-    for (int32_t k = 0; k < len; ++k) {
-      __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0 + (size_t)k * s0);
-      __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1 + (size_t)k * s1) : x0;
+    const float *w0e = w0 + (size_t)len * s0;
+    do {
+      __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0);
+      __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1) : x0;
       for (int i = 0; i < np; ++i) {
-        __m512 b = _mm512_set1_ps(aj[(size_t)i * lda + k]);
+        __m512 b = _mm512_set1_ps(aj[(size_t)i * lda]);
         acc[i][0] = _mm512_fmadd_ps(b, x0, acc[i][0]);
         if (nv == 2) acc[i][1] = _mm512_fmadd_ps(b, x1, acc[i][1]);
       }
-    }
-    w0 += (size_t)len * s0;
-    w1 += (size_t)len * s1;
-  }
+      ++aj;
+      w0 += s0;
+      w1 += s1;
+    } while (w0 != w0e);
+  } while (++j < npc);
   const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  /* Unrolled, or the accumulators go through the stack. */
+#pragma GCC unroll 12
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m512 r = acc[i][v];
