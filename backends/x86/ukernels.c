@@ -669,3 +669,5 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
     }
   }
 }
+
+#include "ukernels_pool.h" /* tinyml_uk_maxpool_f32 */

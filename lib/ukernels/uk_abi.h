@@ -22,7 +22,9 @@
  * an add (BatchNorm as the ONNX importer writes it, or a matmul's bias) and
  * a clamp (ReLU, ReLU6).  The kernel sums bias + x * w with FMAs, then
  * rounds the multiply, the add and the clamp one at a time as TOSA does,
- * so results differ from the Linalg path only by the order of summation. */
+ * so results differ from the Linalg path only by the order of summation.
+ * The f32 max pool kind (lib/compiler/ukernel_pool.c) replaces a float
+ * tosa.max_pool2d, bit for bit. */
 #ifndef TINYML_UKERNELS_UK_ABI_H
 #define TINYML_UKERNELS_UK_ABI_H
 
@@ -52,6 +54,7 @@ typedef enum tinyml_uk_kind {
   TINYML_UK_DEPTHWISE = 2, /* NHWC input, HWC weights (channel multiplier 1) */
   TINYML_UK_CONV_F32 = 3,      /* float TINYML_UK_CONV; see "f32 kinds" below */
   TINYML_UK_DEPTHWISE_F32 = 4, /* float TINYML_UK_DEPTHWISE */
+  TINYML_UK_MAXPOOL_F32 = 5,   /* float max_pool2d, NHWC; see "f32 kinds" */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -92,7 +95,13 @@ typedef struct tinyml_uk_params {
  * - conv: scratch_bytes / (4 * k) pixels' im2col columns at a time (float,
  *   k per pixel); 0 means the input rows are the columns (1x1, stride 1,
  *   no padding: also matmuls, as 1x1 convs over M pixels);
- * - depthwise: float weights [kh][kw][ic] (channel multiplier 1). */
+ * - depthwise: float weights [kh][kw][ic] (channel multiplier 1);
+ * - max pool (tosa.max_pool2d, NaN propagating): the blob is this header
+ *   alone; oc = ic, dil_h = dil_w = 1, the rest 0.  Windows are clipped to
+ *   the image, which is TOSA's padding with the lowest float, and each
+ *   output is the Linalg path's max bit for bit, starting from that lowest
+ *   float (so a window of -inf gives -FLT_MAX) and propagating the same
+ *   NaN (ukernels_pool.h in backends/x86 says which). */
 
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;

@@ -1,0 +1,242 @@
+/* f32 max pool (TINYML_UK_MAXPOOL_F32), included at the end of ukernels.c
+ * and so built into both bitcodes: AVX2 (8 channels a vector) and AVX-512
+ * (16).  Each output pixel reads its window straight from the NHWC input,
+ * clipped to the image, so there is no padded copy.  Clipping is exact:
+ * TOSA pads a max pool with the lowest float and starts each max there
+ * too, so a padding tap changes nothing once the kernel starts from it.
+ *
+ * The result must be the Linalg path's bit for bit.  There every tap is
+ * arith.maximumf, which LLVM lowers for x86 (LowerFMINIMUM_FMAXIMUM) as:
+ * the new tap x first when its sign bit is set, else the running max; maxps
+ * of the pair, which returns its second operand when the two are equal or
+ * either is NaN (so +0 wins over -0); then the first operand instead when
+ * it is NaN.  Over a window that is the IEEE maximum when no tap is NaN;
+ * otherwise a NaN that depends on the order of the NaNs and their signs (a
+ * positive NaN stays, a negative one gives way to the next NaN), which the
+ * tests pin down against the Linalg path.
+ *
+ * max_exact() is that sequence, five or six instructions a tap.  With
+ * neither NaN nor infinity among the taps, any order gives the same
+ * maximum, and the kernel takes a quicker one: vrangeps on AVX-512 (an
+ * IEEE maximum that puts -0 below +0, but skips quiet NaNs), and on AVX2
+ * the float bits as integers, whose signed maximum orders the non-negative
+ * floats and whose unsigned minimum the negative ones (fast_end() picks).
+ * Alongside, it sums tap * 0 over the taps, which is NaN exactly when one
+ * is NaN or infinite; a block of channels with such a sum is done again
+ * with max_exact().  (Infinities go that way too so that the quick path
+ * never meets -inf, below the lowest float it would otherwise have to
+ * start from.) */
+#ifndef TINYML_BACKENDS_X86_UKERNELS_POOL_H
+#define TINYML_BACKENDS_X86_UKERNELS_POOL_H
+
+/* The lowest float: TOSA's padding value and Linalg's initial maximum. */
+#define POOL_LOWEST (-3.40282347e+38f)
+
+/* The scalar max_exact, for windows of more than UK_MAX_TAPS taps. */
+UK_INLINE float max_exact1(float acc, float x) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &x, 4);
+  const float a = bits >> 31 ? x : acc, b = bits >> 31 ? acc : x;
+  const float m = a > b ? a : b; /* maxss */
+  return a != a ? a : m;
+}
+
+static void pool_large(const tinyml_uk_params_t *p, const float *img, int32_t oy, int32_t ox,
+                       float *dst) {
+  for (int32_t ch = 0; ch < p->ic; ++ch) {
+    float acc = POOL_LOWEST;
+    for (int32_t ky = 0; ky < p->kh; ++ky) {
+      const int32_t iy = oy * p->stride_h - p->pad_top + ky;
+      for (int32_t kx = 0; kx < p->kw; ++kx) {
+        const int32_t ix = ox * p->stride_w - p->pad_left + kx;
+        if (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw)
+          acc = max_exact1(acc, img[((size_t)iy * p->iw + ix) * p->ic + ch]);
+      }
+    }
+    dst[ch] = acc;
+  }
+}
+
+#if UK_ZMM
+UK_INLINE __m512 max_exact(__m512 acc, __m512 x) {
+  const __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(x));
+  const __m512 a = _mm512_mask_blend_ps(neg, acc, x), b = _mm512_mask_blend_ps(neg, x, acc);
+  const __mmask16 nan = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+  return _mm512_mask_blend_ps(nan, _mm512_max_ps(a, b), a);
+}
+
+/* np pixels (xstep floats apart) times nv vectors of channels from x (16
+ * each, the lanes of tail): np * nv <= 8 chains, enough to hide latency. */
+UK_INLINE void pool_block(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
+                          int np, int nv, __mmask16 tail, float *dst, int32_t ic) {
+  const __m512 zero = _mm512_setzero_ps();
+  __m512 m[8], z[8];
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      const float *a = x + i * xstep + 16 * v;
+      m[i * nv + v] = taps ? _mm512_maskz_loadu_ps(tail, a + xo[0]) : _mm512_set1_ps(POOL_LOWEST);
+      z[i * nv + v] = _mm512_mul_ps(m[i * nv + v], zero);
+    }
+  for (int32_t t = 1; t < taps; ++t)
+    for (int i = 0; i < np; ++i)
+      for (int v = 0; v < nv; ++v) {
+        const __m512 in = _mm512_maskz_loadu_ps(tail, x + i * xstep + xo[t] + 16 * v);
+        m[i * nv + v] = _mm512_range_ps(m[i * nv + v], in, 0x05);
+        z[i * nv + v] = _mm512_fmadd_ps(in, zero, z[i * nv + v]);
+      }
+  for (int v = 1; v < np * nv; ++v) z[0] = _mm512_add_ps(z[0], z[v]);
+  if (_mm512_cmp_ps_mask(z[0], z[0], _CMP_UNORD_Q))
+    for (int i = 0; i < np; ++i)
+      for (int v = 0; v < nv; ++v) {
+        __m512 r = _mm512_set1_ps(POOL_LOWEST);
+        for (int32_t t = 0; t < taps; ++t)
+          r = max_exact(r, _mm512_maskz_loadu_ps(tail, x + i * xstep + xo[t] + 16 * v));
+        m[i * nv + v] = r;
+      }
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v)
+      _mm512_mask_storeu_ps(dst + (size_t)i * ic + 16 * v, tail, m[i * nv + v]);
+}
+
+/* One pixel's channels. */
+UK_INLINE void pool_one(const float *x, const int32_t *xo, int32_t taps, int32_t ic, float *dst) {
+  int32_t c0 = 0;
+  for (; c0 + 128 <= ic; c0 += 128) pool_block(x + c0, 0, xo, taps, 1, 8, 0xffff, dst + c0, ic);
+  for (; c0 + 64 <= ic; c0 += 64) pool_block(x + c0, 0, xo, taps, 1, 4, 0xffff, dst + c0, ic);
+  for (; c0 < ic; c0 += 16)
+    pool_block(x + c0, 0, xo, taps, 1, 1, mask_below(ic - c0), dst + c0, ic);
+}
+
+/* n pixels xstep floats apart, two at a time when 64 channels would leave
+ * too few chains.  Not inlined: the tests look for its name to tell the
+ * bitcodes apart. */
+static __attribute__((noinline)) void ukf_maxpool_avx512(const float *x, int32_t xstep,
+                                                         const int32_t *xo, int32_t taps,
+                                                         int32_t n, int32_t ic, float *dst) {
+  int32_t i = 0;
+  if (ic == 64)
+    for (; i + 2 <= n; i += 2)
+      pool_block(x + (size_t)i * xstep, xstep, xo, taps, 2, 4, 0xffff, dst + (size_t)i * ic, ic);
+  for (; i < n; ++i) pool_one(x + (size_t)i * xstep, xo, taps, ic, dst + (size_t)i * ic);
+}
+
+UK_INLINE void pool_pixels(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
+                           int32_t n, int32_t ic, float *dst) {
+  ukf_maxpool_avx512(x, xstep, xo, taps, n, ic, dst);
+}
+#else
+UK_INLINE __m256 max_exact(__m256 acc, __m256 x) {
+  const __m256 a = _mm256_blendv_ps(acc, x, x), b = _mm256_blendv_ps(x, acc, x);
+  return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
+/* The maximum of finite taps from s, their bits' signed maximum, and u,
+ * their unsigned minimum: a non-negative s is the largest non-negative
+ * tap; otherwise every tap is negative and u, the one nearest zero, is the
+ * maximum. */
+UK_INLINE __m256 fast_end(__m256i s, __m256i u) {
+  return _mm256_blendv_ps(_mm256_castsi256_ps(s), _mm256_castsi256_ps(u),
+                          _mm256_castsi256_ps(s));
+}
+
+UK_INLINE __m256 load8(const float *a, int masked, __m256i tail) {
+  return masked ? _mm256_maskload_ps(a, tail) : _mm256_loadu_ps(a);
+}
+
+/* nv vectors of one pixel's channels from x (8 each; masked: the lanes of
+ * tail), three chains each (s, u, z) in 16 registers. */
+UK_INLINE void pool_block(const float *x, const int32_t *xo, int32_t taps, int nv, int masked,
+                          __m256i tail, float *dst) {
+  const __m256 zero = _mm256_setzero_ps();
+  __m256i s[4], u[4];
+  __m256 z[4];
+  for (int v = 0; v < nv; ++v) {
+    const __m256 in = taps ? load8(x + xo[0] + 8 * v, masked, tail) : _mm256_set1_ps(POOL_LOWEST);
+    s[v] = u[v] = _mm256_castps_si256(in);
+    z[v] = _mm256_mul_ps(in, zero);
+  }
+  for (int32_t t = 1; t < taps; ++t)
+    for (int v = 0; v < nv; ++v) {
+      const __m256 in = load8(x + xo[t] + 8 * v, masked, tail);
+      s[v] = _mm256_max_epi32(s[v], _mm256_castps_si256(in));
+      u[v] = _mm256_min_epu32(u[v], _mm256_castps_si256(in));
+      z[v] = _mm256_fmadd_ps(in, zero, z[v]);
+    }
+  for (int v = 1; v < nv; ++v) z[0] = _mm256_add_ps(z[0], z[v]);
+  const int redo = _mm256_movemask_ps(_mm256_cmp_ps(z[0], z[0], _CMP_UNORD_Q)) != 0;
+  for (int v = 0; v < nv; ++v) {
+    __m256 r = fast_end(s[v], u[v]);
+    if (redo) {
+      r = _mm256_set1_ps(POOL_LOWEST);
+      for (int32_t t = 0; t < taps; ++t) r = max_exact(r, load8(x + xo[t] + 8 * v, masked, tail));
+    }
+    if (masked)
+      _mm256_maskstore_ps(dst + 8 * v, tail, r);
+    else
+      _mm256_storeu_ps(dst + 8 * v, r);
+  }
+}
+
+static __attribute__((noinline)) void ukf_maxpool_avx2(const float *x, int32_t xstep,
+                                                       const int32_t *xo, int32_t taps,
+                                                       int32_t n, int32_t ic, float *dst) {
+  const __m256i all = _mm256_set1_epi32(-1);
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(ic % 8),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int32_t i = 0; i < n; ++i, x += xstep, dst += ic) {
+    int32_t c0 = 0;
+    for (; c0 + 32 <= ic; c0 += 32) pool_block(x + c0, xo, taps, 4, 0, all, dst + c0);
+    for (; c0 + 8 <= ic; c0 += 8) pool_block(x + c0, xo, taps, 1, 0, all, dst + c0);
+    if (c0 < ic) pool_block(x + c0, xo, taps, 1, 1, tail, dst + c0);
+  }
+}
+
+UK_INLINE void pool_pixels(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
+                           int32_t n, int32_t ic, float *dst) {
+  ukf_maxpool_avx2(x, xstep, xo, taps, n, ic, dst);
+}
+#endif
+
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row, each
+ * from the taps of its window that lie inside the image, in window order.
+ * Pixels whose window lies wholly inside run as one span per row over
+ * precomputed tap offsets; border pixels list their taps. */
+void tinyml_uk_maxpool_f32(const float *in, const void *blob, float *out, void *scratch,
+                           int32_t wg, int32_t count) {
+  (void)scratch;
+  const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)blob;
+  const int32_t ic = p->ic, taps_all = p->kh * p->kw, xstep = p->stride_w * ic;
+  int32_t io[UK_MAX_TAPS], xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], lo, hi, x_lo = 0, x_hi;
+  for (int32_t t = 0; t < taps_all && t < UK_MAX_TAPS; ++t)
+    io[t] = ((t / p->kw) * p->iw + t % p->kw) * ic;
+  while (x_lo < p->ow && x_lo * p->stride_w - p->pad_left < 0) ++x_lo;
+  for (x_hi = x_lo; x_hi < p->ow && x_hi * p->stride_w - p->pad_left + p->kw <= p->iw; ++x_hi) {
+  }
+  uk_band(p, wg, count, &lo, &hi);
+  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  for (int32_t r = lo / p->ow; r < r1; ++r) {
+    const int32_t b = r / p->oh, oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
+    const float *img = in + (size_t)b * p->ih * p->iw * ic;
+    float *row = out + (size_t)r * p->ow * ic;
+    const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 && iy0 + p->kh <= p->ih;
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    for (int32_t ox = x0; ox < x1;) {
+      float *dst = row + (size_t)ox * ic;
+      if (taps_all > UK_MAX_TAPS) {
+        pool_large(p, img, oy, ox, dst);
+        ++ox;
+      } else if (inside && ox >= x_lo && ox < x_hi) {
+        const int32_t n = (x_hi < x1 ? x_hi : x1) - ox;
+        const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
+        pool_pixels(x, xstep, io, taps_all, n, ic, dst);
+        ox += n;
+      } else {
+        pool_pixels(img, 0, xo, uk_dw_taps(p, oy, ox, xo, wo), 1, ic, dst);
+        ++ox;
+      }
+    }
+  }
+}
+
+#endif
