@@ -1,5 +1,5 @@
 /* Microkernels: whether the target can run them (ukernel_target.c),
- * selecting them on TOSA (ukernel_match.c), turning their
+ * selecting them on TOSA (ukernel_match.c; max pools in ukernel_pool.c), turning their
  * dispatches into calls (ukernel_lower.c), and linking their bitcode
  * (codegen.c).  The kernels themselves live in backends/<name>/ukernels.c
  * on top of lib/ukernels/. */
@@ -34,6 +34,15 @@ int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *fe
  * how many. */
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
                                    const tinyml_allocator_t *a, unsigned *out_count);
+
+/* The f32 max pools of `m` (ukernel_pool.c): called by tc_ukernels_select
+ * for backends with the f32 kernels; returns how many it rewrote. */
+unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+
+/* A tosa.const of `size` bytes inserted before `before`, for a kernel's
+ * blob; frees `blob`. */
+MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
+                           const tinyml_allocator_t *a, MlirOperation before);
 
 /* Replaces the body of each dispatch function holding TC_UKERNEL_OP with a
  * call to tinyml_uk_<kind>(input, blob, output, scratch, 0, 1) on its

@@ -569,9 +569,6 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
   return total < (1LL << 30) ? (size_t)total : 0;
 }
 
-static MlirValue blob_const(MlirContext ctx, uint8_t *blob, size_t size,
-                            const tinyml_allocator_t *a, MlirOperation before);
-
 static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
                            const tinyml_allocator_t *a, MlirOperation before) {
   MlirValue none = {NULL};
@@ -585,12 +582,11 @@ static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *
     pack_conv(c, be, w);
   else
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
-  return blob_const(ctx, blob, size, a, before);
+  return tc_uk_blob_const(ctx, blob, size, a, before);
 }
 
-/* A tosa.const of `size` bytes inserted before `before`; frees `blob`. */
-static MlirValue blob_const(MlirContext ctx, uint8_t *blob, size_t size,
-                            const tinyml_allocator_t *a, MlirOperation before) {
+MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
+                           const tinyml_allocator_t *a, MlirOperation before) {
   int64_t n = (int64_t)size;
   MlirType t = mlirRankedTensorTypeGet(1, &n, mlirIntegerTypeGet(ctx, 8), mlirAttributeGetNull());
   MlirAttribute values = mlirDenseElementsAttrRawBufferGet(t, size, blob);
@@ -693,7 +689,7 @@ static MlirValue make_blob_f32(MlirContext ctx, chain_t *c, const tinyml_allocat
   if (!blob) return none;
   memcpy(blob, &c->p, sizeof(c->p));
   fill_f32(c, blob);
-  return blob_const(ctx, blob, size, a, before);
+  return tc_uk_blob_const(ctx, blob, size, a, before);
 }
 
 /* ---- rewriting --------------------------------------------------------- */
@@ -797,6 +793,7 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
       ++n;
   }
   tinyml__free(a, found);
+  if (f32) n += tc_ukernels_select_pools(ctx, m, a); /* ukernel_pool.c */
   if (out_count) *out_count = n;
   return TINYML_OK;
 }

@@ -1,0 +1,148 @@
+/* Microkernel selection for max pools, on TOSA (the rest of the selection
+ * is in ukernel_match.c).  A float tosa.max_pool2d on a static NHWC tensor
+ * that propagates NaN becomes
+ *
+ *   %y = "tinyml.uk"(%x, %blob) {kind = "maxpool_f32", scratch = 0}
+ *
+ * whose blob is the parameter header alone (uk_abi.h, "f32 kinds").  The
+ * Linalg path pads a copy of the input with the lowest float and then
+ * pools it: three passes over memory where the kernel makes one.  Only
+ * backends with the f32 kernels (x86-64) get here. */
+#include <mlir-c/BuiltinAttributes.h>
+#include <mlir-c/BuiltinTypes.h>
+#include <string.h>
+
+#include "../common/alloc.h"
+#include "../ukernels/uk_abi.h"
+#include "ukernel.h"
+
+static int64_t dim(MlirValue v, intptr_t i) {
+  return mlirShapedTypeGetDimSize(mlirValueGetType(v), i);
+}
+
+/* Static f32 of rank 4 and small enough for the int32 parameters. */
+static int f32_nhwc(MlirValue v) {
+  MlirType t = mlirValueGetType(v);
+  if (!mlirTypeIsARankedTensor(t) || !mlirShapedTypeHasStaticShape(t) ||
+      mlirShapedTypeGetRank(t) != 4 || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
+    return 0;
+  int64_t n = 1;
+  for (intptr_t i = 0; i < 4; ++i) {
+    int64_t d = dim(v, i);
+    if (d < 1 || d > (1 << 24) || (n *= d) > (1 << 30)) return 0;
+  }
+  return 1;
+}
+
+static int i64_array(MlirOperation op, const char *name, int n, int64_t *out) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) ||
+      mlirDenseArrayGetNumElements(a) != n)
+    return 0;
+  for (int i = 0; i < n; ++i) out[i] = mlirDenseI64ArrayGetElement(a, i);
+  return 1;
+}
+
+static void print_cb(MlirStringRef s, void *user) {
+  char *buf = user;
+  size_t n = strlen(buf), room = 63 - n, k = s.length < room ? s.length : room;
+  memcpy(buf + n, s.data, k);
+  buf[n + k] = '\0';
+}
+
+/* NaN propagation is the default; IGNORE lowers to other Linalg. */
+static int propagates_nan(MlirOperation op) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str("nan_mode"));
+  char buf[64] = "";
+  if (mlirAttributeIsNull(a)) return 1;
+  mlirAttributePrint(a, print_cb, buf);
+  return strstr(buf, "PROPAGATE") != NULL;
+}
+
+/* The parameters of a pool the kernel takes; 0 when it does not. */
+static int match_pool(MlirOperation op, tinyml_uk_params_t *p) {
+  if (!tc_op_is(op, "tosa.max_pool2d") || mlirOperationGetNumOperands(op) != 1 ||
+      mlirOperationGetNumResults(op) != 1)
+    return 0;
+  MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetResult(op, 0);
+  int64_t k[2], s[2], pad[4];
+  if (!f32_nhwc(x) || !f32_nhwc(y) || !i64_array(op, "kernel", 2, k) ||
+      !i64_array(op, "stride", 2, s) || !i64_array(op, "pad", 4, pad) || !propagates_nan(op))
+    return 0;
+  for (int i = 0; i < 4; ++i)
+    if (pad[i] < 0 || pad[i] > (1 << 24)) return 0;
+  if (k[0] < 1 || k[1] < 1 || k[0] > (1 << 24) || k[1] > (1 << 24) || s[0] < 1 || s[1] < 1 ||
+      s[0] > (1 << 24) || s[1] > (1 << 24) || dim(y, 0) != dim(x, 0) || dim(y, 3) != dim(x, 3))
+    return 0;
+  memset(p, 0, sizeof(*p));
+  p->version = TINYML_UK_VERSION;
+  p->kind = TINYML_UK_MAXPOOL_F32;
+  p->batch = (int32_t)dim(x, 0);
+  p->ih = (int32_t)dim(x, 1);
+  p->iw = (int32_t)dim(x, 2);
+  p->ic = p->oc = (int32_t)dim(x, 3);
+  p->oh = (int32_t)dim(y, 1);
+  p->ow = (int32_t)dim(y, 2);
+  p->kh = (int32_t)k[0];
+  p->kw = (int32_t)k[1];
+  p->stride_h = (int32_t)s[0];
+  p->stride_w = (int32_t)s[1];
+  p->dil_h = p->dil_w = 1;
+  p->pad_top = (int32_t)pad[0];
+  p->pad_left = (int32_t)pad[2];
+  p->k = p->k_padded = p->kh * p->kw <= (1 << 24) ? p->kh * p->kw : 0;
+  p->oc_padded = p->oc;
+  p->oc_block = p->k_block = 1;
+  return p->k > 0;
+}
+
+/* Replaces the pool with the kernel op on a blob of its parameters. */
+static int rewrite_pool(MlirContext ctx, MlirOperation op, const tinyml_uk_params_t *p,
+                        const tinyml_allocator_t *a) {
+  const size_t size = (sizeof(*p) + 63) / 64 * 64;
+  uint8_t *blob = tinyml__calloc(a, size, 1, 64);
+  if (!blob) return 0;
+  memcpy(blob, p, sizeof(*p));
+  MlirValue ops[2] = {mlirOperationGetOperand(op, 0), tc_uk_blob_const(ctx, blob, size, a, op)};
+  MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirNamedAttribute attrs[2] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
+                            mlirStringAttrGet(ctx, tc_str("maxpool_f32"))),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("scratch")),
+                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0))};
+  MlirOperationState st = mlirOperationStateGet(tc_str(TC_UKERNEL_OP),
+                                                mlirOperationGetLocation(op));
+  mlirOperationStateAddOperands(&st, 2, ops);
+  mlirOperationStateAddResults(&st, 1, &t);
+  mlirOperationStateAddAttributes(&st, 2, attrs);
+  MlirOperation uk = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(op), op, uk);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), mlirOperationGetResult(uk, 0));
+  mlirOperationDestroy(op);
+  return 1;
+}
+
+typedef struct pools {
+  MlirOperation ops[1024];
+  unsigned n;
+} pools_t;
+
+static MlirWalkResult collect_pools(MlirOperation op, void *user) {
+  pools_t *c = user;
+  if (tc_op_is(op, "tosa.max_pool2d") && c->n < sizeof(c->ops) / sizeof(c->ops[0]))
+    c->ops[c->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+  pools_t *found = tinyml__calloc(a, 1, sizeof(*found), 8);
+  unsigned n = 0;
+  if (!found) return 0; /* the Linalg path serves */
+  mlirOperationWalk(mlirModuleGetOperation(m), collect_pools, found, MlirWalkPreOrder);
+  for (unsigned i = 0; i < found->n; ++i) {
+    tinyml_uk_params_t p;
+    if (match_pool(found->ops[i], &p)) n += (unsigned)rewrite_pool(ctx, found->ops[i], &p, a);
+  }
+  tinyml__free(a, found);
+  return n;
+}
