@@ -328,6 +328,103 @@ def check_f32(exes, work, case, rng, have_avx512):
         raise RuntimeError(f"AVX-512 kernels: {diff} of {len(ref)} values differ from AVX2")
 
 
+# ---- f32 max pool ---------------------------------------------------------
+
+def maxpool_case(name, n, h, w, c, k, stride, pad, nan_mode=None):
+    """tosa.max_pool2d, NHWC; pad is (top, bottom, left, right)."""
+    oh = (h + pad[0] + pad[1] - k[0]) // stride[0] + 1
+    ow = (w + pad[2] + pad[3] - k[1]) // stride[1] + 1
+    x, y = (n, h, w, c), (n, oh, ow, c)
+    nan = f", nan_mode = #tosa.nan_mode<{nan_mode}>" if nan_mode else ""
+    body = (f'    %y = "tosa.max_pool2d"(%x) <{{kernel = array<i64: {k[0]}, {k[1]}>, '
+            f'pad = array<i64: {", ".join(map(str, pad))}>, '
+            f'stride = array<i64: {stride[0]}, {stride[1]}>{nan}}}> : '
+            f'(tensor<{dims(x)}xf32>) -> tensor<{dims(y)}xf32>\n')
+    return (name, x, y, body, "y", "maxpool")
+
+
+def maxpool_cases():
+    c = maxpool_case
+    return [
+        c("maxpool_3x3s2_pad_c20_batch2", 2, 9, 9, 20, (3, 3), (2, 2), (1, 1, 1, 1)),
+        c("maxpool_3x3s2_asym_pad_c70", 1, 12, 12, 70, (3, 3), (2, 2), (1, 0, 1, 0)),
+        c("maxpool_3x3s2_c64_bands", 2, 23, 21, 64, (3, 3), (2, 2), (0, 0, 0, 0)),
+        c("maxpool_3x3s2_c136", 1, 11, 11, 136, (3, 3), (2, 2), (0, 0, 0, 0)),
+        c("maxpool_2x2s2_c64", 1, 8, 10, 64, (2, 2), (2, 2), (0, 0, 0, 0)),
+        c("maxpool_3x3s1_pad_c37_bands", 2, 15, 14, 37, (3, 3), (1, 1), (1, 1, 1, 1)),
+        c("maxpool_2x3_s_2_1_pad_c3", 3, 7, 7, 3, (2, 3), (2, 1), (0, 1, 2, 0)),
+        c("maxpool_9x8_window_c5", 1, 10, 9, 5, (9, 8), (1, 1), (0, 0, 0, 0)),
+    ]
+
+
+# Bits the kernels treat apart: quiet and signalling NaNs of both signs
+# and several payloads, the infinities, both zeros and the lowest float.
+SPECIALS = [0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFC54321, 0x7F800001, 0xFF800002,
+            0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0xFF7FFFFF, 0x00000001]
+
+
+def pool_inputs(rng, size):
+    """Words for: plain values; zeros of both signs among negatives; a few
+    specials; many specials; every value -inf."""
+    f = lambda v: struct.unpack("<I", struct.pack("<f", v))[0]
+    plain = [f(rng.uniform(-3, 3)) for _ in range(size)]
+    zeros = [rng.choice([0, 0x80000000, 0x80000000, f(-rng.random())]) for _ in range(size)]
+    few = [rng.choice(SPECIALS) if rng.random() < 0.01 else f(rng.uniform(-3, 3))
+           for _ in range(size)]
+    many = [rng.choice(SPECIALS) if rng.random() < 0.3 else f(rng.uniform(-3, 3))
+            for _ in range(size)]
+    return [("plain", plain), ("zeros", zeros), ("few specials", few),
+            ("many specials", many), ("all -inf", [0xFF800000] * size)]
+
+
+def check_maxpool(exes, work, case, rng, have_avx512):
+    """Every build and thread count gives the Linalg path's bits."""
+    compile_exe, run_exe, nm = exes
+    name, x = case[0], case[1]
+    src = os.path.join(work, name + ".mlir")
+    with open(src, "w") as f:
+        f.write(f32_module_text(case))
+    mods = {}
+    for tag, features, isa in F32_BUILDS:
+        syms = kernel_symbols(compile_exe, nm, src, work, ["--features", features])
+        check_f32_symbols(syms, "maxpool", isa)
+        if isa and "tinyml_uk_maxpool_f32" not in syms:
+            raise RuntimeError(f"no tinyml_uk_maxpool_f32 in:\n{syms}")
+        if tag == "avx512" and not have_avx512:
+            continue
+        mods[tag] = os.path.join(work, f"{name}.{tag}.tmlm")
+        run([compile_exe, src, "-o", mods[tag], "--features", features])
+    size = 1
+    for dim in x:
+        size *= dim
+    inp = os.path.join(work, "in.bin")
+    for trial, (what, words) in enumerate(pool_inputs(rng, size)):
+        with open(inp, "wb") as f:
+            f.write(struct.pack(f"<{size}I", *words))
+        ref = None
+        for tag, m in reversed(list(mods.items())):  # Linalg first
+            # the bands cases split into up to 8 workgroups
+            for threads in (1,) if tag == "linalg" else (1, 3) if trial else (1, 2, 3, 4):
+                od = f"{m}.t{threads}.out"
+                run([run_exe, m, "--input", inp, "--output-dir", od, "--threads", str(threads)])
+                got = open(os.path.join(od, "output_0.bin"), "rb").read()
+                if ref is None:
+                    ref = got
+                elif got != ref:
+                    diff = sum(got[i:i + 4] != ref[i:i + 4] for i in range(0, len(ref), 4))
+                    raise RuntimeError(f"{what} input: {tag} on {threads} threads: {diff} of "
+                                       f"{len(ref) // 4} values differ from Linalg")
+
+
+def check_maxpool_refused(exes, work, case):
+    compile_exe, _, nm = exes
+    src = os.path.join(work, case[0] + ".mlir")
+    with open(src, "w") as f:
+        f.write(f32_module_text(case))
+    if "tinyml_uk_" in kernel_symbols(compile_exe, nm, src, work, ["--features", AVX512]):
+        raise RuntimeError("a NaN-ignoring max pool got the kernel")
+
+
 def main():
     compile_exe, run_exe, nm, work = sys.argv[1:5]
     shutil.rmtree(work, ignore_errors=True)
@@ -416,6 +513,22 @@ def main():
         except RuntimeError as e:
             failures += 1
             print(f"FAIL {case[0]}: {e}")
+    exes = (compile_exe, run_exe, nm)
+    for case in maxpool_cases():
+        try:
+            check_maxpool(exes, work, case, rng, have_avx512)
+            print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
+        except RuntimeError as e:
+            failures += 1
+            print(f"FAIL {case[0]}: {e}")
+    refused = maxpool_case("maxpool_nan_ignore_refused", 1, 6, 6, 8, (2, 2), (2, 2),
+                           (0, 0, 0, 0), nan_mode="IGNORE")
+    try:
+        check_maxpool_refused(exes, work, refused)
+        print(f"PASS {refused[0]}")
+    except RuntimeError as e:
+        failures += 1
+        print(f"FAIL {refused[0]}: {e}")
     print(f"ukernels: {failures} failure(s)")
     return 1 if failures else 0
 
