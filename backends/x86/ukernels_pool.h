@@ -23,9 +23,9 @@
  * floats and whose unsigned minimum the negative ones (fast_end() picks).
  * Alongside, it sums tap * 0 over the taps, which is NaN exactly when one
  * is NaN or infinite; a block of channels with such a sum is done again
- * with max_exact().  (Infinities go that way too so that the quick path
- * never meets -inf, below the lowest float it would otherwise have to
- * start from.) */
+ * with max_exact().  (Infinities go that way too: without -inf among
+ * them, the taps' maximum is also their maximum with the lowest float, so
+ * the quick path can start from the first tap.) */
 #ifndef TINYML_BACKENDS_X86_UKERNELS_POOL_H
 #define TINYML_BACKENDS_X86_UKERNELS_POOL_H
 
