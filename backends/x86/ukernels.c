@@ -422,9 +422,13 @@ UK_INLINE __m256i lanes_below(int32_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, __m256 lo, __m256 hi) {
+/* `res`, when not null, is the residual for these lanes (conv_add_f32),
+ * read under `m`. */
+UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, const float *res,
+                      __m256i m, __m256 lo, __m256 hi) {
   v = _mm256_mul_ps(v, _mm256_loadu_ps(scale));
   v = _mm256_add_ps(v, _mm256_loadu_ps(offset));
+  if (res) v = _mm256_add_ps(v, _mm256_maskload_ps(res, m));
   /* max/min return their second operand when either is NaN: NaN passes. */
   return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
@@ -470,8 +474,10 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m256 r = acc[i][v];
-      if (last) r = fepi(r, c->scale + o0 + 8 * v, c->offset + o0 + 8 * v, lo, hi);
       float *o = outs[i] + o0 + 8 * v;
+      if (last)
+        r = fepi(r, c->scale + o0 + 8 * v, c->offset + o0 + 8 * v,
+                 c->res ? c->res + (o - c->out0) : 0, v ? m1 : m0, lo, hi);
       if (full)
         _mm256_storeu_ps(o, r);
       else
@@ -521,7 +527,7 @@ UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t ld
 }
 #endif
 
-#include "ukernels_fconv.h" /* tinyml_uk_conv_f32 */
+#include "ukernels_fconv.h" /* tinyml_uk_conv_f32, tinyml_uk_conv_add_f32 */
 
 #if !defined(__AVX512F__)
 /* Depthwise: channels are independent.  np pixels (xstep floats apart)
@@ -550,7 +556,8 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, int masked, const fl
   const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
-      __m256 r = fepi(a[i][v], c->scale + c0 + 8 * v, c->offset + c0 + 8 * v, lo, hi);
+      __m256 r = fepi(a[i][v], c->scale + c0 + 8 * v, c->offset + c0 + 8 * v, 0,
+                       _mm256_setzero_si256(), lo, hi);
       float *o = dst + (size_t)i * dstep + c0 + 8 * v;
       if (masked)
         _mm256_maskstore_ps(o, mask, r);

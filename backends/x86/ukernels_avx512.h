@@ -24,10 +24,13 @@ UK_INLINE __mmask16 mask_below(int32_t n) {
   return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
-UK_INLINE __m512 fepi16(__m512 v, const float *scale, const float *offset, __m512 lo,
-                        __m512 hi) {
+/* `res`, when not null, is the residual for these lanes (conv_add_f32),
+ * read under `m`. */
+UK_INLINE __m512 fepi16(__m512 v, const float *scale, const float *offset, const float *res,
+                        __mmask16 m, __m512 lo, __m512 hi) {
   v = _mm512_mul_ps(v, _mm512_loadu_ps(scale));
   v = _mm512_add_ps(v, _mm512_loadu_ps(offset));
+  if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res));
   /* max/min return their second operand when either is NaN: NaN passes. */
   return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
 }
@@ -85,8 +88,11 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m512 r = acc[i][v];
-      if (last) r = fepi16(r, c->scale + o0 + 16 * v, c->offset + o0 + 16 * v, lo, hi);
-      _mm512_mask_storeu_ps(outs[i] + o0 + 16 * v, m[v], r);
+      float *o = outs[i] + o0 + 16 * v;
+      if (last)
+        r = fepi16(r, c->scale + o0 + 16 * v, c->offset + o0 + 16 * v,
+                   c->res ? c->res + (o - c->out0) : 0, m[v], lo, hi);
+      _mm512_mask_storeu_ps(o, m[v], r);
     }
 }
 
@@ -158,7 +164,7 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, cons
   const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
-      __m512 r = fepi16(a[i][v], c->scale + c0 + 16 * v, c->offset + c0 + 16 * v, lo, hi);
+      __m512 r = fepi16(a[i][v], c->scale + c0 + 16 * v, c->offset + c0 + 16 * v, 0, 0, lo, hi);
       _mm512_mask_storeu_ps(dst + (size_t)i * dstep + c0 + 16 * v, m[v], r);
     }
 }

@@ -168,9 +168,11 @@ static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi)
 /* Workgroup wg's band (fband), row by row: interior runs read in place
  * when rows have at least a tile of them, every other pixel goes through
  * the gathered im2col blocks. */
-void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
-                        int32_t wg, int32_t count) {
-  const ukf_ctx_t c = ukf_ctx(blob);
+static void conv_f32(const float *in, const void *blob, float *out, void *scratch, int32_t wg,
+                     int32_t count, const float *res) {
+  ukf_ctx_t c = ukf_ctx(blob);
+  c.res = res;
+  c.out0 = out;
   const tinyml_uk_params_t *p = c.p;
   const int32_t k = p->k, oc = p->oc, ic = p->ic;
   int32_t lo, hi, o_lo, o_hi;
@@ -209,6 +211,17 @@ void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scr
     }
   }
   fgather_flush(&c, &g, o_lo, o_hi);
+}
+
+void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
+                        int32_t wg, int32_t count) {
+  conv_f32(in, blob, out, scratch, wg, count, 0);
+}
+
+/* tinyml_uk_conv_f32, then + res[i] before the clamp (uk_abi.h). */
+void tinyml_uk_conv_add_f32(const float *in, const void *blob, float *out, void *scratch,
+                            int32_t wg, int32_t count, const float *res) {
+  conv_f32(in, blob, out, scratch, wg, count, res);
 }
 
 #endif

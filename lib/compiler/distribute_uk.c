@@ -4,7 +4,8 @@
  *   func.call @tinyml_uk_<kind>(in, blob, out, scratch, %c0_i32, %c1_i32)
  *       {tinyml.workgroups = W}
  *
- * whose kernel computes band wg of count of the output pixels itself
+ * (conv_add_f32 has a seventh, its residual) whose kernel computes band wg
+ * of count of the output pixels itself
  * (lib/ukernels/uk_abi.h).  On a target with threads the call becomes one
  * phase of W workgroups: it gets the function's workgroup index and
  * min(workgroup_count, W) (the runtime may pass more than W; the extra
@@ -85,7 +86,7 @@ bool tc_distribute_ukernel(MlirContext ctx, MlirOperation func, tc_dispatch_t *d
   mlirOperationRemoveAttributeByName(call, tc_str(TC_UKERNEL_WORKGROUPS));
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   intptr_t nargs = mlirBlockGetNumArguments(body); /* ends with phase, wg, count */
-  if (!split || bands <= 1 || bands > 0xffff || mlirOperationGetNumOperands(call) != 6 ||
+  if (!split || bands <= 1 || bands > 0xffff || mlirOperationGetNumOperands(call) < 6 ||
       !mlirOperationEqual(mlirOperationGetParentOperation(call), func) ||
       !grow_scratch(ctx, func, body, nargs - 4, d, bands))
     return true;

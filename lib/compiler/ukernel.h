@@ -7,6 +7,7 @@
 #define TINYML_COMPILER_UKERNEL_H
 
 #include <mlir-c/IR.h>
+#include <stdint.h>
 
 #include "backend.h"
 #include "mlir_util.h"
@@ -43,6 +44,11 @@ unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_al
  * blob; frees `blob`. */
 MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
                            const tinyml_allocator_t *a, MlirOperation before);
+
+/* After the layout sink: moves a residual add (and the clamp after it)
+ * into the f32 conv kernel that feeds it (ukernel_residual.c); returns how
+ * many. */
+unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
 
 /* Replaces the body of each dispatch function holding TC_UKERNEL_OP with a
  * call to tinyml_uk_<kind>(input, blob, output, scratch, 0, 1) on its

@@ -7,6 +7,8 @@
  *   func.call @tinyml_uk_<kind>(ptr(in), ptr(blob), ptr(out), ptr(s), 0, 1)
  *       {tinyml.workgroups = W}
  *
+ * (a kernel with a third operand, conv_add_f32's residual, gets it as a
+ * seventh pointer argument)
  * with the pointers taken as !llvm.ptr, so one declaration serves every
  * shape.  The last two arguments are the workgroup and the workgroup count
  * (lib/ukernels/uk_abi.h): here the whole output.  W is how many bands of
@@ -81,12 +83,13 @@ static void string_attr(MlirOperation op, const char *name, char *out, size_t ca
 
 /* The replacement function, as text: same signature, new body. */
 static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scratch,
-                       const int *args, int64_t workgroups) {
+                       const int *args, int nptr, int64_t workgroups) {
   char line[512];
+  const int res = nptr > 3; /* args[3]: the residual */
   snprintf(line, sizeof line,
            "module {\nfunc.func private @tinyml_uk_%s(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr,"
-           " i32, i32)\nfunc.func @f(",
-           kind);
+           " i32, i32%s)\nfunc.func @f(",
+           kind, res ? ", !llvm.ptr" : "");
   puts_(t, line);
   intptr_t n = mlirBlockGetNumArguments(body);
   for (intptr_t i = 0; i < n; ++i) {
@@ -95,15 +98,16 @@ static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scra
     put_type(t, mlirValueGetType(mlirBlockGetArgument(body, i)));
   }
   puts_(t, ") {\n");
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < nptr; ++i) {
+    const int v = i == 3 ? 4 : i; /* %p3 is the scratch */
     snprintf(line, sizeof line,
-             "%%i%d = memref.extract_aligned_pointer_as_index %%a%d : ", i, args[i]);
+             "%%i%d = memref.extract_aligned_pointer_as_index %%a%d : ", v, args[i]);
     puts_(t, line);
     put_type(t, mlirValueGetType(mlirBlockGetArgument(body, args[i])));
     snprintf(line, sizeof line,
              " -> index\n%%j%d = arith.index_cast %%i%d : index to i64\n"
              "%%p%d = llvm.inttoptr %%j%d : i64 to !llvm.ptr\n",
-             i, i, i, i);
+             v, v, v, v);
     puts_(t, line);
   }
   if (scratch > 0) {
@@ -119,10 +123,10 @@ static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scra
   puts_(t, line);
   snprintf(line, sizeof line,
            "%%wg = arith.constant 0 : i32\n%%count = arith.constant 1 : i32\n"
-           "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3, %%wg, %%count) "
+           "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3, %%wg, %%count%s) "
            "{" TC_UKERNEL_WORKGROUPS " = %lld : i64} : "
-           "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32) -> ()\nreturn\n}\n}\n",
-           kind, (long long)workgroups);
+           "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32%s) -> ()\nreturn\n}\n}\n",
+           kind, res ? ", %p4" : "", (long long)workgroups, res ? ", !llvm.ptr" : "");
   puts_(t, line);
 }
 
@@ -158,7 +162,8 @@ static int64_t useful_bands(MlirOperation uk, const char *kind) {
   int64_t outs = numel(out), chans = last_dim(out);
   if (outs <= 0 || chans <= 0) return 1;
   int64_t pixels = outs / chans, most = pixels;
-  if (strcmp(kind, "conv_f32") == 0 && chans > pixels) most = (chans + 31) / 32;
+  if (strncmp(kind, "conv", 4) == 0 && strstr(kind, "f32") && chans > pixels)
+    most = (chans + 31) / 32;
   int64_t work = outs * (strncmp(kind, "conv", 4) == 0 ? last_dim(in) : 9);
   int64_t n = work / UK_BAND_WORK;
   if (n > most) n = most;
@@ -208,13 +213,16 @@ static void splice(MlirModule dispatches, MlirOperation func, MlirModule parsed,
 static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOperation func,
                                  MlirOperation uk, tc_diag_t *diag,
                                  const tinyml_allocator_t *a) {
-  int args[3] = {arg_of_operand(mlirOperationGetOperand(uk, 0)),
+  const intptr_t nin = mlirOperationGetNumOperands(uk);
+  int args[4] = {arg_of_operand(mlirOperationGetOperand(uk, 0)),
                  arg_of_operand(mlirOperationGetOperand(uk, 1)),
-                 arg_of_result(mlirOperationGetResult(uk, 0))};
+                 arg_of_result(mlirOperationGetResult(uk, 0)),
+                 nin > 2 ? arg_of_operand(mlirOperationGetOperand(uk, 2)) : 0};
   char kind[32];
   string_attr(uk, "kind", kind, sizeof kind);
   MlirAttribute sa = mlirOperationGetAttributeByName(uk, tc_str("scratch"));
-  if (args[0] < 0 || args[1] < 0 || args[2] < 0 || !kind[0] || mlirAttributeIsNull(sa))
+  if (nin < 2 || nin > 3 || args[0] < 0 || args[1] < 0 || args[2] < 0 || args[3] < 0 ||
+      !kind[0] || mlirAttributeIsNull(sa))
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: a microkernel dispatch has an unexpected form");
   text_t t = {.cap = 16384};
@@ -222,7 +230,8 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
   if (!t.s) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   t.s[0] = '\0';
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  write_body(&t, body, kind, mlirIntegerAttrGetValueInt(sa), args, useful_bands(uk, kind));
+  write_body(&t, body, kind, mlirIntegerAttrGetValueInt(sa), args, (int)nin + 1,
+             useful_bands(uk, kind));
   tinyml_status_t st = TINYML_OK;
   MlirModule parsed = {NULL};
   if (!t.overflow) parsed = mlirModuleCreateParse(ctx, mlirStringRefCreate(t.s, t.n));

@@ -101,7 +101,13 @@ typedef struct tinyml_uk_params {
  *   the image, which is TOSA's padding with the lowest float, and each
  *   output is the Linalg path's max bit for bit, starting from that lowest
  *   float (so a window of -inf gives -FLT_MAX) and propagating the same
- *   NaN (ukernels_pool.h in backends/x86 says which). */
+ *   NaN (ukernels_pool.h in backends/x86 says which).
+ *
+ * `tinyml_uk_conv_add_f32(in, blob, out, scratch, wg, count, res)` is the
+ * f32 conv with one more step: res, a tensor of the output's shape and
+ * layout, is added after the offset and before the clamp, as a residual
+ * add (and the ReLU after it) would in TOSA (lib/compiler/
+ * ukernel_residual.c).  Same blob; its clamp is the one after the add. */
 
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;

@@ -98,6 +98,10 @@ typedef struct ukf_ctx {
   const tinyml_uk_params_t *p;
   const float *bias, *scale, *offset, *weights;
   float lo, hi; /* the clamp */
+  /* conv_add_f32: the residual, at the same index as the output out0
+   * (added after the offset, before the clamp); null for other kernels. */
+  const float *res;
+  const float *out0;
 } ukf_ctx_t;
 
 UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
@@ -109,7 +113,9 @@ UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
                  (const float *)(const void *)(b + p->shift_off),
                  (const float *)(const void *)(b + p->weights_off),
                  0.0f,
-                 0.0f};
+                 0.0f,
+                 0,
+                 0};
   __builtin_memcpy(&c.lo, &p->act_min, 4);
   __builtin_memcpy(&c.hi, &p->act_max, 4);
   return c;

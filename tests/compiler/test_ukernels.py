@@ -227,6 +227,42 @@ def f32_fc_case(rng, name, m, k, n, bias):
     return name, [1, m, k], [1, m, n], body, res, "tile"
 
 
+def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False):
+    """A ResNet block's end: add(conv(x) with BatchNorm, skip), then ReLU.
+    The skip is x itself, or a 1x1 conv of x (a downsampling block, both
+    convs kernels: the add joins the one the other is computed before).
+    With relu_before the conv's chain clamps before the add, which the
+    kernel then must not take (TOSA clamps the sum)."""
+    oc = c * 2 if skip_conv else c
+    h = out_size(hw, 3, stride, 1, 1, 1)
+    x, y = [n, hw, hw, c], [n, h, h, oc]
+    body = const("w", fvals(rng, 9 * c * oc), dims([oc, 3, 3, c]), "f32")
+    body += const("b", fvals(rng, oc), oc, "f32") + scalar("z", "0.0", "f32")
+    body += (f'    %acc = "tosa.conv2d"(%x, %w, %b, %z, %z) <{{acc_type = f32, '
+             f'dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, '
+             f'stride = array<i64: {stride}, {stride}>}}> : (tensor<{dims(x)}xf32>, '
+             f'tensor<{dims([oc, 3, 3, c])}xf32>, tensor<{oc}xf32>, tensor<1xf32>, '
+             f'tensor<1xf32>) -> tensor<{dims(y)}xf32>\n')
+    chain, res = f32_epilogue(rng, "acc", y, oc, True, relu_before)
+    body += chain
+    skip = "x"
+    if skip_conv:
+        body += const("w2", fvals(rng, c * oc), dims([oc, 1, 1, c]), "f32")
+        body += const("b2", fvals(rng, oc), oc, "f32")
+        body += (f'    %s = "tosa.conv2d"(%x, %w2, %b2, %z, %z) <{{acc_type = f32, '
+                 f'dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, '
+                 f'stride = array<i64: {stride}, {stride}>}}> : (tensor<{dims(x)}xf32>, '
+                 f'tensor<{dims([oc, 1, 1, c])}xf32>, tensor<{oc}xf32>, tensor<1xf32>, '
+                 f'tensor<1xf32>) -> tensor<{dims(y)}xf32>\n')
+        skip = "s"
+    ty = dims(y)
+    body += (f'    %sum = "tosa.add"(%{res}, %{skip}) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
+             f'tensor<{ty}xf32>\n')
+    body += (f'    %out = "tosa.clamp"(%sum) <{{min_val = 0.0 : f32, max_val = 3.0e38 : f32}}> : '
+             f'(tensor<{ty}xf32>) -> tensor<{ty}xf32>\n')
+    return name, x, y, body, "out", "tile", not relu_before
+
+
 def f32_cases(rng):
     c, d = f32_conv_case, True
     return [
@@ -265,6 +301,10 @@ def f32_cases(rng):
           depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 300, 50, False),
+        # residual add + ReLU into the conv's kernel (ukernel_residual.c)
+        f32_residual_case(rng, "f32_residual_identity", 1, 9, 20, 1, False),
+        f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
+        f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False, relu_before=True),
     ]
 
 
@@ -281,11 +321,14 @@ F32_BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"),
               ("linalg", "+fma", None)]
 
 
-def check_f32_symbols(syms, kind, isa):
+def check_f32_symbols(syms, kind, isa, residual):
     if isa is None:
         if "tinyml_uk_" in syms or "ukf_" in syms:
             raise RuntimeError("--features +fma still uses a microkernel")
         return
+    if residual is not None and residual != ("tinyml_uk_conv_add_f32" in syms):
+        raise RuntimeError(f"want the residual add {'in' if residual else 'outside'} "
+                           f"the conv kernel; symbols:\n{syms}")
     other = "avx2" if isa == "avx512" else "avx512"
     if f"ukf_{kind}_{isa}" not in syms or f"ukf_{kind}_{other}" in syms:
         raise RuntimeError(f"want ukf_{kind}_{isa} (and not _{other}) in:\n{syms}")
@@ -305,7 +348,7 @@ def check_f32(exes, work, case, rng, have_avx512):
     mods = {}
     for tag, features, isa in F32_BUILDS:
         check_f32_symbols(kernel_symbols(compile_exe, nm, src, work, ["--features", features]),
-                          kind, isa)
+                          kind, isa, case[6] if len(case) > 6 else None)
         if tag == "avx512" and not have_avx512:
             continue
         mods[tag] = os.path.join(work, f"{name}.{tag}.tmlm")
