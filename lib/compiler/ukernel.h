@@ -45,6 +45,9 @@ unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_al
 MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
                            const tinyml_allocator_t *a, MlirOperation before);
 
+/* Whether the backend has the f32 kernels (x86-64 so far). */
+int tc_ukernels_have_f32(const tinyml_backend_t *be);
+
 /* After the layout sink: moves a residual add (and the clamp after it)
  * into the f32 conv kernel that feeds it (ukernel_residual.c); returns how
  * many. */

@@ -290,7 +290,7 @@ static int match_rescale(chain_t *c) {
 /* The f32 kernels exist only in the x86-64 bitcode so far; x86-64 is the
  * backend whose int8 conv packs 8 channels per block.  A backend that
  * gains tinyml_uk_conv_f32 / tinyml_uk_depthwise_f32 widens this test. */
-static int has_f32_kernels(const tinyml_backend_t *be) { return be->ukernel_oc_block == 8; }
+int tc_ukernels_have_f32(const tinyml_backend_t *be) { return be->ukernel_oc_block == 8; }
 
 static int is_f32(MlirValue v) {
   MlirType t = mlirValueGetType(v);
@@ -777,7 +777,7 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   mlirOperationWalk(mlirModuleGetOperation(m), collect_convs, found, MlirWalkPreOrder);
   unsigned n = 0;
-  const int f32 = has_f32_kernels(be);
+  const int f32 = tc_ukernels_have_f32(be);
   for (unsigned i = 0; i < found->n; ++i) {
     chain_t c;
     memset(&c, 0, sizeof(c));
