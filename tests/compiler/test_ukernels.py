@@ -321,7 +321,7 @@ F32_BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"),
               ("linalg", "+fma", None)]
 
 
-def check_f32_symbols(syms, kind, isa, residual):
+def check_f32_symbols(syms, kind, isa, residual=None):
     if isa is None:
         if "tinyml_uk_" in syms or "ukf_" in syms:
             raise RuntimeError("--features +fma still uses a microkernel")
