@@ -9,6 +9,10 @@
  *     build/lib/runtime/libtinyml_runtime.a build/lib/module/libtinyml_module.a \
  *     build/lib/common/libtinyml_common.a -lpthread -lm
  *   ./phases model.tmlm [R]
+ *
+ * With PHASES_VERBOSE set, every phase of every run after the first is
+ * printed too ("step S phase P: MS ms, W workgroups"), for setting beside
+ * onnxruntime's per-node profile (bench/ort_profile.js).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,8 @@ static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
   return base ? base + b->offset : NULL;
 }
 
+static int verbose;
+
 static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
   const tinyml_module_t *m = c->module;
   for (uint32_t i = 0; i < st->binding_count; ++i)
@@ -56,6 +62,9 @@ static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
     double t0 = now_ms();
     e->fn(c->scratch_ptrs, p, 0, 1);
     double ms = now_ms() - t0;
+    if (verbose)
+      printf("step %u phase %u: %.3f ms, %u workgroups\n",
+             (unsigned)(st - c->module->desc.steps), p, ms, e->workgroups[p]);
     int split = e->workgroups[p] > 1;
     *(split ? &t->split : &t->whole) += ms;
     t->split_phases += (unsigned)split;
@@ -98,6 +107,7 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < m->desc.input_count; ++i) c->inputs[i] = calloc(1, 64u << 20);
   for (uint32_t i = 0; i < m->desc.output_count; ++i) c->outputs[i] = calloc(1, 64u << 20);
   totals_t best = run_once(c); /* also the warm-up */
+  verbose = getenv("PHASES_VERBOSE") != NULL;
   for (int r = 1; r < runs; ++r) {
     totals_t t = run_once(c);
     if (r == 1 || t.split + t.whole < best.split + best.whole) best = t;
