@@ -1,5 +1,6 @@
 #include "mlir_util.h"
 
+#include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/Pass.h>
@@ -115,4 +116,35 @@ uint64_t tc_type_byte_size(MlirType shaped) {
   intptr_t rank = mlirShapedTypeGetRank(shaped);
   for (intptr_t i = 0; i < rank; ++i) n *= (uint64_t)mlirShapedTypeGetDimSize(shaped, i);
   return n;
+}
+
+MlirOperation tc_sole_user(MlirValue v) {
+  MlirOperation none = {NULL};
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return none;
+  return mlirOpOperandGetOwner(u);
+}
+
+bool tc_i64_array(MlirOperation op, const char *name, int n, int64_t *out) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) ||
+      mlirDenseArrayGetNumElements(a) != n)
+    return false;
+  for (int i = 0; i < n; ++i) out[i] = mlirDenseI64ArrayGetElement(a, i);
+  return true;
+}
+
+static void attr_print_cb(MlirStringRef s, void *user) {
+  char *buf = user;
+  size_t n = strlen(buf), room = 63 - n, k = s.length < room ? s.length : room;
+  memcpy(buf + n, s.data, k);
+  buf[n + k] = '\0';
+}
+
+bool tc_attr_text_has(MlirOperation op, const char *name, const char *want) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+  char buf[64] = "";
+  if (mlirAttributeIsNull(a)) return false;
+  mlirAttributePrint(a, attr_print_cb, buf);
+  return strstr(buf, want) != NULL;
 }

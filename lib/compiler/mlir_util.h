@@ -24,6 +24,15 @@ const char *tc_op_name(MlirOperation op); /* borrowed from the context */
 MlirStringRef tc_str(const char *s);
 MlirOperation tc_value_owner_op(MlirValue v); /* null op for block args */
 
+/* The op that is `v`'s only use; null when it has none or several. */
+MlirOperation tc_sole_user(MlirValue v);
+/* Reads attribute `name` of `op`, a dense i64 array of exactly n elements,
+ * into out; false when it is missing or another kind or length. */
+bool tc_i64_array(MlirOperation op, const char *name, int n, int64_t *out);
+/* Whether attribute `name` of `op`, printed (its first 63 characters),
+ * contains `want`: how enum attributes such as nan_mode read from C. */
+bool tc_attr_text_has(MlirOperation op, const char *name, const char *want);
+
 /* Runs a textual pass pipeline on `op`. */
 tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
                                 const char *pipeline, tc_diag_t *diag,

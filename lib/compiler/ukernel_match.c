@@ -97,37 +97,6 @@ static int bool_attr(MlirOperation op, const char *name, int want) {
   return !mlirAttributeIsNull(a) && mlirAttributeIsABool(a) && mlirBoolAttrGetValue(a) == want;
 }
 
-static int i64_array(MlirOperation op, const char *name, int n, int64_t *out) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) ||
-      mlirDenseArrayGetNumElements(a) != n)
-    return 0;
-  for (int i = 0; i < n; ++i) out[i] = mlirDenseI64ArrayGetElement(a, i);
-  return 1;
-}
-
-static void print_cb(MlirStringRef s, void *user) {
-  char *buf = user;
-  size_t n = strlen(buf), room = 63 - n, k = s.length < room ? s.length : room;
-  memcpy(buf + n, s.data, k);
-  buf[n + k] = '\0';
-}
-
-static int attr_text_has(MlirOperation op, const char *name, const char *want) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
-  char buf[64] = "";
-  if (mlirAttributeIsNull(a)) return 0;
-  mlirAttributePrint(a, print_cb, buf);
-  return strstr(buf, want) != NULL;
-}
-
-static MlirOperation sole_user(MlirValue v) {
-  MlirOperation none = {NULL};
-  MlirOpOperand u = mlirValueGetFirstUse(v);
-  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return none;
-  return mlirOpOperandGetOwner(u);
-}
-
 static int fits_i32(int64_t v) { return v >= -2147483647 && v <= 2147483647; }
 
 /* ---- matching ---------------------------------------------------------- */
@@ -138,8 +107,8 @@ static int fits_i32(int64_t v) { return v >= -2147483647 && v <= 2147483647; }
 static int read_window(tinyml_uk_params_t *p, MlirOperation op, MlirValue x, MlirValue w,
                        MlirValue y, int depthwise) {
   int64_t pad[4], stride[2], dil[2];
-  if (!i64_array(op, "pad", 4, pad) || !i64_array(op, "stride", 2, stride) ||
-      !i64_array(op, "dilation", 2, dil))
+  if (!tc_i64_array(op, "pad", 4, pad) || !tc_i64_array(op, "stride", 2, stride) ||
+      !tc_i64_array(op, "dilation", 2, dil))
     return 0;
   p->batch = (int32_t)dim(x, 0);
   p->ih = (int32_t)dim(x, 1);
@@ -221,7 +190,7 @@ static int match_matmul(chain_t *c) {
   p->in_zp = (int32_t)in_zp;
   c->w_transposed = 1;
   c->acc = y;
-  MlirOperation add = sole_user(y);
+  MlirOperation add = tc_sole_user(y);
   if (!mlirOperationIsNull(add) && tc_op_is(add, "tosa.add")) {
     MlirValue a0 = mlirOperationGetOperand(add, 0), a1 = mlirOperationGetOperand(add, 1);
     MlirValue b = mlirValueEqual(a0, y) ? a1 : a0;
@@ -238,7 +207,7 @@ static int match_matmul(chain_t *c) {
 
 /* The rescale to int8 TFLite's quantised kernels end with, then a clamp. */
 static int match_rescale(chain_t *c) {
-  MlirOperation r = sole_user(c->acc);
+  MlirOperation r = tc_sole_user(c->acc);
   if (mlirOperationIsNull(r) || !tc_op_is(r, "tosa.rescale") ||
       mlirOperationGetNumOperands(r) != 5)
     return 0;
@@ -252,7 +221,7 @@ static int match_rescale(chain_t *c) {
       !const_int(mlirOperationGetOperand(r, 4), 8, &out_zp) ||
       !bool_attr(r, "scale32", 1) || !bool_attr(r, "input_unsigned", 0) ||
       !bool_attr(r, "output_unsigned", 0) ||
-      !attr_text_has(r, "rounding_mode", "DOUBLE_ROUND"))
+      !tc_attr_text_has(r, "rounding_mode", "DOUBLE_ROUND"))
     return 0;
   int64_t n = numel(c->mult);
   if ((n != 1 && n != c->p.oc) || numel(c->shift) != n) return 0;
@@ -265,7 +234,7 @@ static int match_rescale(chain_t *c) {
   c->p.out_zp = (int32_t)out_zp;
   c->p.act_min = -128;
   c->p.act_max = 127;
-  MlirOperation k = sole_user(y);
+  MlirOperation k = tc_sole_user(y);
   int64_t lo, hi;
   if (!mlirOperationIsNull(k) && tc_op_is(k, "tosa.clamp") &&
       elem_is(mlirOperationGetResult(k, 0), 8)) {
@@ -321,7 +290,7 @@ static MlirValue unsliced(MlirValue x, MlirOperation conv) {
   MlirOperation sl = tc_value_owner_op(x);
   int64_t pad[4];
   if (mlirOperationIsNull(sl) || !tc_op_is(sl, "tosa.slice") ||
-      !i64_array(conv, "pad", 4, pad) || pad[1] != 0 || pad[3] != 0)
+      !tc_i64_array(conv, "pad", 4, pad) || pad[1] != 0 || pad[3] != 0)
     return x;
   MlirValue src = mlirOperationGetOperand(sl, 0);
   MlirOperation start = tc_value_owner_op(mlirOperationGetOperand(sl, 1));
@@ -348,7 +317,7 @@ static int match_conv_f32(chain_t *c) {
       mlirAttributeIsNull(c->weights) || mlirAttributeIsNull(c->bias) ||
       !mlirAttributeIsNull(const_attr(x)) || !const_f32_zero(mlirOperationGetOperand(op, 3)) ||
       !const_f32_zero(mlirOperationGetOperand(op, 4)) ||
-      !attr_text_has(op, "acc_type", "f32"))
+      !tc_attr_text_has(op, "acc_type", "f32"))
     return 0;
   tinyml_uk_params_t *p = &c->p;
   p->kind = depthwise ? TINYML_UK_DEPTHWISE_F32 : TINYML_UK_CONV_F32;
@@ -428,7 +397,7 @@ static void match_epilogue_f32(chain_t *c) {
   c->lo = -__builtin_inff();
   c->hi = __builtin_inff();
   while (n < 8) {
-    MlirOperation u = sole_user(cur);
+    MlirOperation u = tc_sole_user(cur);
     if (mlirOperationIsNull(u) || mlirOperationGetNumResults(u) != 1) break;
     MlirValue r = mlirOperationGetResult(u, 0);
     int same = mlirTypeEqual(mlirValueGetType(r), mlirValueGetType(cur));
@@ -469,7 +438,7 @@ static void match_epilogue_f32(chain_t *c) {
       float lo, hi;
       if (!same || mlirOperationGetNumOperands(u) != 1 || !float_attr(u, "min_val", &lo) ||
           !float_attr(u, "max_val", &hi) || !(lo <= hi) ||
-          attr_text_has(u, "nan_mode", "IGNORE"))
+          tc_attr_text_has(u, "nan_mode", "IGNORE"))
         break;
       c->lo = lo;
       c->hi = hi;

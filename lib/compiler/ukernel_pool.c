@@ -34,29 +34,10 @@ static int f32_nhwc(MlirValue v) {
   return 1;
 }
 
-static int i64_array(MlirOperation op, const char *name, int n, int64_t *out) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) ||
-      mlirDenseArrayGetNumElements(a) != n)
-    return 0;
-  for (int i = 0; i < n; ++i) out[i] = mlirDenseI64ArrayGetElement(a, i);
-  return 1;
-}
-
-static void print_cb(MlirStringRef s, void *user) {
-  char *buf = user;
-  size_t n = strlen(buf), room = 63 - n, k = s.length < room ? s.length : room;
-  memcpy(buf + n, s.data, k);
-  buf[n + k] = '\0';
-}
-
 /* NaN propagation is the default; IGNORE lowers to other Linalg. */
 static int propagates_nan(MlirOperation op) {
   MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str("nan_mode"));
-  char buf[64] = "";
-  if (mlirAttributeIsNull(a)) return 1;
-  mlirAttributePrint(a, print_cb, buf);
-  return strstr(buf, "PROPAGATE") != NULL;
+  return mlirAttributeIsNull(a) || tc_attr_text_has(op, "nan_mode", "PROPAGATE");
 }
 
 /* The parameters of a pool the kernel takes; 0 when it does not. */
@@ -66,8 +47,8 @@ static int match_pool(MlirOperation op, tinyml_uk_params_t *p) {
     return 0;
   MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetResult(op, 0);
   int64_t k[2], s[2], pad[4];
-  if (!f32_nhwc(x) || !f32_nhwc(y) || !i64_array(op, "kernel", 2, k) ||
-      !i64_array(op, "stride", 2, s) || !i64_array(op, "pad", 4, pad) || !propagates_nan(op))
+  if (!f32_nhwc(x) || !f32_nhwc(y) || !tc_i64_array(op, "kernel", 2, k) ||
+      !tc_i64_array(op, "stride", 2, s) || !tc_i64_array(op, "pad", 4, pad) || !propagates_nan(op))
     return 0;
   for (int i = 0; i < 4; ++i)
     if (pad[i] < 0 || pad[i] > (1 << 24)) return 0;

@@ -24,13 +24,6 @@
 #include "../ukernels/uk_abi.h"
 #include "ukernel.h"
 
-static MlirOperation sole_user(MlirValue v) {
-  MlirOpOperand u = mlirValueGetFirstUse(v);
-  MlirOperation none = {NULL};
-  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return none;
-  return mlirOpOperandGetOwner(u);
-}
-
 /* Whether `v` is available at `op`: a block argument, or made by an op
  * before `op` in the same block. */
 static int defined_before(MlirValue v, MlirOperation op) {
@@ -64,7 +57,7 @@ static int is_inf_bits(int32_t bits, int negative) {
 
 /* The clamp after `sum` the kernel can take: bounds in *lo, *hi. */
 static MlirOperation clamp_after(MlirValue sum, float *lo, float *hi) {
-  MlirOperation k = sole_user(sum), none = {NULL};
+  MlirOperation k = tc_sole_user(sum), none = {NULL};
   if (mlirOperationIsNull(k) || !tc_op_is(k, "tosa.clamp") ||
       !mlirTypeEqual(mlirValueGetType(mlirOperationGetResult(k, 0)), mlirValueGetType(sum)))
     return none;
@@ -100,7 +93,7 @@ static int fuse_one(MlirContext ctx, MlirOperation uk, const tinyml_allocator_t 
   tinyml_uk_params_t p;
   MlirAttribute blob;
   MlirValue y = mlirOperationGetResult(uk, 0), skip;
-  MlirOperation add = sole_user(y);
+  MlirOperation add = tc_sole_user(y);
   if (mlirOperationGetNumOperands(uk) != 2 || mlirOperationIsNull(add) ||
       !tc_op_is(add, "tosa.add") || mlirOperationGetNumOperands(add) != 2 ||
       !read_params(mlirOperationGetOperand(uk, 1), &p, &blob) ||
