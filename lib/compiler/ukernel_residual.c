@@ -63,12 +63,9 @@ static MlirOperation clamp_after(MlirValue sum, float *lo, float *hi) {
     return none;
   MlirAttribute a = mlirOperationGetAttributeByName(k, tc_str("min_val"));
   MlirAttribute b = mlirOperationGetAttributeByName(k, tc_str("max_val"));
-  MlirAttribute nan = mlirOperationGetAttributeByName(k, tc_str("nan_mode"));
+  /* nan_mode is an enum attribute: read as text, as the epilogue does. */
   if (mlirAttributeIsNull(a) || mlirAttributeIsNull(b) || !mlirAttributeIsAFloat(a) ||
-      !mlirAttributeIsAFloat(b))
-    return none;
-  if (!mlirAttributeIsNull(nan) && mlirAttributeIsAString(nan) &&
-      mlirStringRefEqual(mlirStringAttrGetValue(nan), tc_str("IGNORE")))
+      !mlirAttributeIsAFloat(b) || tc_attr_text_has(k, "nan_mode", "IGNORE"))
     return none;
   *lo = (float)mlirFloatAttrGetValueDouble(a);
   *hi = (float)mlirFloatAttrGetValueDouble(b);

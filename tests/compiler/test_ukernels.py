@@ -227,12 +227,15 @@ def f32_fc_case(rng, name, m, k, n, bias):
     return name, [1, m, k], [1, m, n], body, res, "tile"
 
 
-def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False):
+def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False,
+                      nan_ignore=False):
     """A ResNet block's end: add(conv(x) with BatchNorm, skip), then ReLU.
     The skip is x itself, or a 1x1 conv of x (a downsampling block, both
     convs kernels: the add joins the one the other is computed before).
     With relu_before the conv's chain clamps before the add, which the
-    kernel then must not take (TOSA clamps the sum)."""
+    kernel then must not take (TOSA clamps the sum).  A final clamp that
+    ignores NaN stays a dispatch of its own (the kernel's clamp lets NaN
+    through), after a kernel that still takes the add."""
     oc = c * 2 if skip_conv else c
     h = out_size(hw, 3, stride, 1, 1, 1)
     x, y = [n, hw, hw, c], [n, h, h, oc]
@@ -258,9 +261,10 @@ def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False)
     ty = dims(y)
     body += (f'    %sum = "tosa.add"(%{res}, %{skip}) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
              f'tensor<{ty}xf32>\n')
-    body += (f'    %out = "tosa.clamp"(%sum) <{{min_val = 0.0 : f32, max_val = 3.0e38 : f32}}> : '
+    nan = ", nan_mode = #tosa.nan_mode<IGNORE>" if nan_ignore else ""
+    body += (f'    %out = "tosa.clamp"(%sum) <{{min_val = 0.0 : f32, max_val = 3.0e38 : f32{nan}}}> : '
              f'(tensor<{ty}xf32>) -> tensor<{ty}xf32>\n')
-    return name, x, y, body, "out", "tile", not relu_before
+    return name, x, y, body, "out", "tile", not relu_before, 2 if nan_ignore else None
 
 
 def f32_cases(rng):
@@ -305,6 +309,7 @@ def f32_cases(rng):
         f32_residual_case(rng, "f32_residual_identity", 1, 9, 20, 1, False),
         f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
         f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False, relu_before=True),
+        f32_residual_case(rng, "f32_residual_nan_ignore", 1, 7, 16, 1, False, nan_ignore=True),
     ]
 
 
@@ -346,9 +351,14 @@ def check_f32(exes, work, case, rng, have_avx512):
     with open(src, "w") as f:
         f.write(f32_module_text(case))
     mods = {}
+    entries = case[7] if len(case) > 7 else None
     for tag, features, isa in F32_BUILDS:
-        check_f32_symbols(kernel_symbols(compile_exe, nm, src, work, ["--features", features]),
-                          kind, isa, case[6] if len(case) > 6 else None)
+        syms = kernel_symbols(compile_exe, nm, src, work, ["--features", features])
+        check_f32_symbols(syms, kind, isa, case[6] if len(case) > 6 else None)
+        # with kernels, one entry per dispatch: the clamp left outside is one
+        if isa and entries and (f"tinyml_entry_{entries - 1}" not in syms or
+                                f"tinyml_entry_{entries}" in syms):
+            raise RuntimeError(f"want {entries} entries; symbols:\n{syms}")
         if tag == "avx512" and not have_avx512:
             continue
         mods[tag] = os.path.join(work, f"{name}.{tag}.tmlm")
