@@ -344,25 +344,36 @@ def floats(path):
     return struct.unpack(f"<{len(raw) // 4}f", raw)
 
 
-def check_f32(exes, work, case, rng, have_avx512):
-    compile_exe, run_exe, nm = exes
-    name, x, kind = case[0], case[1], case[5]
-    src = os.path.join(work, name + ".mlir")
+def f32_modules(exes, work, case, have_avx512, check_syms):
+    """The case compiled for each of F32_BUILDS (the AVX-512 one only where
+    this CPU runs it), after check_syms(symbols, isa) on each object."""
+    compile_exe, _, nm = exes
+    src = os.path.join(work, case[0] + ".mlir")
     with open(src, "w") as f:
         f.write(f32_module_text(case))
     mods = {}
-    entries = case[7] if len(case) > 7 else None
     for tag, features, isa in F32_BUILDS:
-        syms = kernel_symbols(compile_exe, nm, src, work, ["--features", features])
-        check_f32_symbols(syms, kind, isa, case[6] if len(case) > 6 else None)
+        check_syms(kernel_symbols(compile_exe, nm, src, work, ["--features", features]), isa)
+        if tag == "avx512" and not have_avx512:
+            continue
+        mods[tag] = os.path.join(work, f"{case[0]}.{tag}.tmlm")
+        run([compile_exe, src, "-o", mods[tag], "--features", features])
+    return mods
+
+
+def check_f32(exes, work, case, rng, have_avx512):
+    run_exe = exes[1]
+    x, kind = case[1], case[5]
+    residual = case[6] if len(case) > 6 else None
+    entries = case[7] if len(case) > 7 else None
+
+    def check_syms(syms, isa):
+        check_f32_symbols(syms, kind, isa, residual)
         # with kernels, one entry per dispatch: the clamp left outside is one
         if isa and entries and (f"tinyml_entry_{entries - 1}" not in syms or
                                 f"tinyml_entry_{entries}" in syms):
             raise RuntimeError(f"want {entries} entries; symbols:\n{syms}")
-        if tag == "avx512" and not have_avx512:
-            continue
-        mods[tag] = os.path.join(work, f"{name}.{tag}.tmlm")
-        run([compile_exe, src, "-o", mods[tag], "--features", features])
+    mods = f32_modules(exes, work, case, have_avx512, check_syms)
     size = 1
     for dim in x:
         size *= dim
@@ -440,21 +451,14 @@ def pool_inputs(rng, size):
 
 def check_maxpool(exes, work, case, rng, have_avx512):
     """Every build and thread count gives the Linalg path's bits."""
-    compile_exe, run_exe, nm = exes
+    run_exe = exes[1]
     name, x = case[0], case[1]
-    src = os.path.join(work, name + ".mlir")
-    with open(src, "w") as f:
-        f.write(f32_module_text(case))
-    mods = {}
-    for tag, features, isa in F32_BUILDS:
-        syms = kernel_symbols(compile_exe, nm, src, work, ["--features", features])
+
+    def check_syms(syms, isa):
         check_f32_symbols(syms, "maxpool", isa)
         if isa and "tinyml_uk_maxpool_f32" not in syms:
             raise RuntimeError(f"no tinyml_uk_maxpool_f32 in:\n{syms}")
-        if tag == "avx512" and not have_avx512:
-            continue
-        mods[tag] = os.path.join(work, f"{name}.{tag}.tmlm")
-        run([compile_exe, src, "-o", mods[tag], "--features", features])
+    mods = f32_modules(exes, work, case, have_avx512, check_syms)
     size = 1
     for dim in x:
         size *= dim
