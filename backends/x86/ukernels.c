@@ -413,10 +413,15 @@ typedef struct fpiece {
   int32_t len;
 } fpiece_t;
 
+/* Taps in the weights' chunk from tap k0 (uk_abi.h, "f32 kinds"). */
+UK_INLINE int32_t fchunk(int32_t k, int32_t k0) {
+  return k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
+}
+
 #if defined(__AVX512F__)
 #include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels, dw_run */
 #else
-enum { MR = 6, KC = 512, OC_TILE = 16 };
+enum { MR = 6, KC = TINYML_UK_F32_KC, OC_TILE = 16 };
 
 UK_INLINE __m256i lanes_below(int32_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -437,8 +442,8 @@ UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, const f
  * over the tap chunk's pieces (fpiece_t); `valid` channels of the panel
  * exist in each outs[i] (pixel i's output row, channel 0). */
 UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
-                     const fpiece_t *pc, int npc, const float *w, float *const *outs,
-                     int32_t o0, int32_t valid, int first, int last) {
+                     const fpiece_t *pc, int npc, const float *w, ptrdiff_t ahead,
+                     float *const *outs, int32_t o0, int32_t valid, int first, int last) {
   __m256 acc[MR][2];
   const int full = valid >= nv * 8;
   const __m256i m0 = lanes_below(valid), m1 = lanes_below(valid - 8);
@@ -457,6 +462,8 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
                 *a4 = a3 + lda, *a5 = a4 + lda;
     const int32_t len = pc[j].len;
     for (int32_t k = 0; k < len; ++k) {
+      /* The next block's row (ukernels_avx512.h says why). */
+      _mm_prefetch((const char *)(w + (size_t)k * W + ahead), _MM_HINT_T0);
       __m256 w0 = _mm256_loadu_ps(w + (size_t)k * W);
       __m256 w1 = nv == 2 ? _mm256_loadu_ps(w + (size_t)k * W + 8) : w0;
 #define FROW(i, ai)                                                     \
@@ -496,8 +503,10 @@ static __attribute__((noinline)) void ukf_tile_avx2(const ukf_ctx_t *c, int np, 
   const tinyml_uk_params_t *p = c->p;
   const int nv = p->oc_padded - o0 >= 16 ? 2 : 1;
   const int32_t valid = p->oc - o0 < 8 * nv ? p->oc - o0 : 8 * nv;
-  const float *w = c->weights + (size_t)o0 * p->k + (size_t)k0 * 8 * nv;
-#define FT(N, V) ftile(c, N, V, a, lda, pc, npc, w, outs, o0, valid, first, last)
+  const int32_t kc = fchunk(p->k, k0);
+  const float *w = c->weights + (size_t)k0 * p->oc_padded + (size_t)o0 * kc;
+  const ptrdiff_t ahead = (ptrdiff_t)8 * nv * kc;
+#define FT(N, V) ftile(c, N, V, a, lda, pc, npc, w, ahead, outs, o0, valid, first, last)
   if (nv == 2) {
     switch (np) {
       case 6: FT(6, 2); break;

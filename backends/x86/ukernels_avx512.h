@@ -5,12 +5,20 @@
  *
  * Conv: 12 pixels x 32 channels, i.e. two 16-channel weight panels side by
  * side: 24 zmm accumulators and two weight vectors, and the pixel's value
- * broadcast straight from memory into each FMA ({1to16}), 24 FMAs per tap.
- * That is twice the AVX2 tile's work per tap at the same FMA count, which
- * is where onnxruntime gets its 175-195 GFLOP/s.  The last panel may be 8
+ * broadcast once (vbroadcastss) for its two FMAs, 24 FMAs per tap.  That
+ * is twice the AVX2 tile's work per tap at the same FMA count, which is
+ * where onnxruntime gets its 175-195 GFLOP/s; with its data in L1 the loop
+ * runs at the core's peak, about 220 GFLOP/s here.  Folding the broadcast
+ * into both FMAs ({1to16}, twice the loads) made ResNet-50 15% slower.  The last panel may be 8
  * channels wide and the channel count need not fill it: masks cover both,
  * so one code path serves every tile width.  KC taps of the two panels
- * (32 KB) stay in L1 across a run's tiles (ukernels_fconv.h).
+ * (32 KB) stay in L1 across a run's tiles (ukernels_fconv.h).  Each tap
+ * also prefetches the same row of the next block (the weights are one
+ * forward stream, uk_abi.h): where there are few pixels (ResNet-50's 14x14
+ * and 7x7 stages) a block's tiles take about as long as fetching the next
+ * from memory, and the hardware prefetcher alone left the first tile of
+ * every block waiting (docs/PERF.md, "Weight prefetch").  Past the last
+ * block it prefetches nothing useful, which is harmless (no fault).
  *
  * Depthwise: 16 channels per vector, the channel tail under a mask; a
  * row's interior runs 8 pixels x 16 channels at a time (dw_run), the rest
@@ -18,7 +26,7 @@
 #ifndef TINYML_BACKENDS_X86_UKERNELS_AVX512_H
 #define TINYML_BACKENDS_X86_UKERNELS_AVX512_H
 
-enum { MR = 12, KC = 256, OC_TILE = 32 };
+enum { MR = 12, KC = TINYML_UK_F32_KC, OC_TILE = 32 };
 
 UK_INLINE __mmask16 mask_below(int32_t n) {
   return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
@@ -40,6 +48,7 @@ UK_INLINE __m512 fepi16(__m512 v, const float *scale, const float *offset, const
 typedef struct ftile_w {
   const float *w[2];
   int32_t width[2];
+  ptrdiff_t ahead; /* floats from a weight row to the same row of the next block */
 } ftile_w_t;
 
 /* np pixels (pixel i's taps at a + i * lda) x nv panels, over the tap
@@ -70,6 +79,8 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     const int32_t len = pc[j].len;
     const float *w0e = w0 + (size_t)len * s0;
     do {
+      _mm_prefetch((const char *)(w0 + pw->ahead), _MM_HINT_T0);
+      if (nv == 2) _mm_prefetch((const char *)(w1 + pw->ahead), _MM_HINT_T0);
       __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0);
       __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1) : x0;
       for (int i = 0; i < np; ++i) {
@@ -112,8 +123,10 @@ static __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np
   ftile_w_t pw;
   pw.width[0] = ocp - o0 < 16 ? ocp - o0 : 16;
   pw.width[1] = nv == 2 ? (ocp - o0 - 16 < 16 ? ocp - o0 - 16 : 16) : 0;
-  pw.w[0] = c->weights + (size_t)o0 * k + (size_t)k0 * pw.width[0];
-  pw.w[1] = nv == 2 ? c->weights + (size_t)(o0 + 16) * k + (size_t)k0 * pw.width[1] : pw.w[0];
+  const int32_t kc = fchunk(k, k0);
+  pw.w[0] = c->weights + (size_t)k0 * ocp + (size_t)o0 * kc;
+  pw.w[1] = nv == 2 ? pw.w[0] + (size_t)16 * kc : pw.w[0];
+  pw.ahead = (ptrdiff_t)(pw.width[0] + pw.width[1]) * kc;
 #define FT(N)                                                                      \
   case N:                                                                          \
     if (nv == 2)                                                                   \

@@ -641,12 +641,15 @@ static void fill_f32(const chain_t *c, uint8_t *blob) {
     for (int32_t i = 0; i < p->k; ++i) w[i] = f32_at(c->weights, i);
     return;
   }
-  const int64_t k = p->k;
+  const int64_t k = p->k, ocp = p->oc_padded;
   for (int32_t o = 0; o < p->oc; ++o) {
     int32_t o0 = o / 16 * 16, width = p->oc_padded - o0 >= 16 ? 16 : 8;
-    float *panel = w + (size_t)o0 * k + (o - o0);
-    for (int64_t t = 0; t < k; ++t)
-      panel[t * width] = f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
+    for (int64_t t = 0; t < k; ++t) {
+      int64_t k0 = t / TINYML_UK_F32_KC * TINYML_UK_F32_KC;
+      int64_t kc = k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
+      w[k0 * ocp + o0 * kc + (t - k0) * width + (o - o0)] =
+          f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
+    }
   }
 }
 

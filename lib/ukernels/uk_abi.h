@@ -90,8 +90,12 @@ typedef struct tinyml_uk_params {
  *   and chan_off are 0;
  * - conv: k_padded = k, k_block = 1, oc_block = 16, oc_padded =
  *   round_up(oc, 8); weights_off holds float panels of 16 channels (the
- *   last one 8 when oc_padded is not a multiple of 16): the panel of
- *   channels [o0, o0 + n) is [k][n] at element o0 * k;
+ *   last one 8 when oc_padded is not a multiple of 16), cut into chunks
+ *   of TINYML_UK_F32_KC taps: chunk [k0, k0 + kc) holds every panel's kc
+ *   rows, panel after panel, so the panel of channels [o0, o0 + n) has
+ *   its rows [k0, k0 + kc) as [kc][n] at element k0 * oc_padded + o0 * kc.
+ *   The kernels walk chunk by chunk, panel by panel, so the weights are
+ *   one forward stream that the hardware prefetcher follows;
  * - conv: scratch_bytes / (4 * k) pixels' im2col columns at a time (float,
  *   k per pixel); 0 means the input rows are the columns (1x1, stride 1,
  *   no padding: also matmuls, as 1x1 convs over M pixels);
@@ -108,6 +112,9 @@ typedef struct tinyml_uk_params {
  * layout, is added after the offset and before the clamp, as a residual
  * add (and the ReLU after it) would in TOSA (lib/compiler/
  * ukernel_residual.c).  Same blob; its clamp is the one after the add. */
+
+/* Taps per chunk of the f32 conv weights ("f32 kinds" above). */
+enum { TINYML_UK_F32_KC = 256 };
 
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;
