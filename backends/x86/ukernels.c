@@ -413,6 +413,22 @@ typedef struct fpiece {
   int32_t len;
 } fpiece_t;
 
+/* Before a tile's taps: its output rows are written only after them, and
+ * the residual read then, both by then from memory unless asked for now,
+ * so that the FMAs hide the latency (a prefetch for writing on the first
+ * chunk; the partial sums of later chunks are already in cache).  np
+ * pixels' nv vectors of `lanes` channels from o0. */
+UK_INLINE void ftile_prefetch_out(const ukf_ctx_t *c, int np, int nv, int lanes,
+                                  float *const *outs, int32_t o0, int first, int last) {
+  if (last && c->res)
+    for (int i = 0; i < np; ++i)
+      for (int v = 0; v < nv; ++v)
+        _mm_prefetch((const char *)(c->res + (outs[i] + o0 + lanes * v - c->out0)), _MM_HINT_T0);
+  if (first)
+    for (int i = 0; i < np; ++i)
+      for (int v = 0; v < nv; ++v) __builtin_prefetch(outs[i] + o0 + lanes * v, 1, 3);
+}
+
 /* Taps in the weights' chunk from tap k0 (uk_abi.h, "f32 kinds"). */
 UK_INLINE int32_t fchunk(int32_t k, int32_t k0) {
   return k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
@@ -456,6 +472,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
       else
         acc[i][v] = _mm256_maskload_ps(outs[i] + o0 + 8 * v, v ? m1 : m0);
     }
+  ftile_prefetch_out(c, np, nv, 8, outs, o0, first, last);
   const int W = nv * 8;
   for (int j = 0; j < npc; ++j) {
     const float *a0 = a + pc[j].off, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda,

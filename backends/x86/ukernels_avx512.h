@@ -69,6 +69,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     const float *src = first ? c->bias + o0 : outs[i] + o0;
     for (int v = 0; v < nv; ++v) acc[i][v] = _mm512_maskz_loadu_ps(m[v], src + 16 * v);
   }
+  ftile_prefetch_out(c, np, nv, 16, outs, o0, first, last);
   const float *w0 = pw->w[0], *w1 = pw->w[1];
   const int32_t s0 = pw->width[0], s1 = pw->width[1];
   /* do-while: pieces are never empty, and loops that may not run make the
