@@ -12,7 +12,7 @@
  * into both FMAs ({1to16}, twice the loads) made ResNet-50 15% slower.  The last panel may be 8
  * channels wide and the channel count need not fill it: masks cover both,
  * so one code path serves every tile width.  KC taps of the two panels
- * (32 KB) stay in L1 across a run's tiles (ukernels_fconv.h).  Each tap
+ * (64 KB) stay in L2 across a run's tiles (ukernels_fconv.h).  Each tap
  * also prefetches the same row of the next block (the weights are one
  * forward stream, uk_abi.h): where there are few pixels (ResNet-50's 14x14
  * and 7x7 stages) a block's tiles take about as long as fetching the next

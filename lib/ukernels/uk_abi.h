@@ -114,7 +114,7 @@ typedef struct tinyml_uk_params {
  * ukernel_residual.c).  Same blob; its clamp is the one after the add. */
 
 /* Taps per chunk of the f32 conv weights ("f32 kinds" above). */
-enum { TINYML_UK_F32_KC = 256 };
+enum { TINYML_UK_F32_KC = 512 };
 
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;

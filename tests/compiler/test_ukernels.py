@@ -275,10 +275,10 @@ def f32_cases(rng):
         # panels 16+16 and a last one 8 wide; strides, dilation, batch
         c(rng, "f32_conv_panels_16_16_8", 2, 11, 10, 6, 40, 3, 2, (2, 1), (2, 3), (2, 0, 1, 0),
           relu6=True),
-        # a 32-channel tile of panels 16+8, and k = 297: two AVX-512 tap chunks
-        c(rng, "f32_conv_k297_oc24", 1, 7, 6, 33, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), bn=True,
+        # a 32-channel tile of panels 16+8, and k = 585: two tap chunks (512 + 73)
+        c(rng, "f32_conv_k585_oc24", 1, 7, 6, 65, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), bn=True,
           relu6=True),
-        # k = 576: tap chunks for both tile sizes; 70 channels
+        # k = 576: two tap chunks (512 + 64) for both tile sizes; 70 channels
         c(rng, "f32_conv_k576", 1, 6, 5, 64, 70, 3, 3, (1, 2), (1, 1), (1, 1, 1, 1)),
         # 1x1 stride 1: the input rows are the columns (no im2col)
         c(rng, "f32_conv1x1_direct", 1, 5, 6, 24, 50, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), bn=True),
@@ -288,8 +288,8 @@ def f32_cases(rng):
           bn=True, relu6=True),
         # 7x7/2, pad 3: 7 pieces per tap chunk
         c(rng, "f32_conv7x7_3ch", 1, 30, 40, 3, 24, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3)),
-        # k = 360 in place: the AVX-512 chunk ends inside kernel row 2; dilated rows
-        c(rng, "f32_conv_inplace_k360", 1, 9, 16, 40, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
+        # k = 648 in place: the first tap chunk ends inside kernel row 2; dilated rows
+        c(rng, "f32_conv_inplace_k648", 1, 9, 16, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
           bn=True),
         # 49 pixels, channel bands: balanced tiles of 10, 10, 10, 10, 9
         c(rng, "f32_conv_7x7_bands", 1, 7, 7, 40, 72, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
@@ -304,7 +304,7 @@ def f32_cases(rng):
         c(rng, "f32_depthwise_7_5x5", 2, 8, 7, 7, 0, 5, 5, (1, 1), (1, 2), (2, 2, 2, 2),
           depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
-        f32_fc_case(rng, "f32_fc_rows", 13, 300, 50, False),
+        f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
         # residual add + ReLU into the conv's kernel (ukernel_residual.c)
         f32_residual_case(rng, "f32_residual_identity", 1, 9, 20, 1, False),
         f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
