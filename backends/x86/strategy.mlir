@@ -32,6 +32,17 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
+  // A copy (a concat's insert_slice, after bufferization) one pixel at a
+  // time, vectorized over channels: as scalar loops LLVM cannot vectorize
+  // it (source and destination may overlap, for all it knows).
+  transform.named_sequence @copy_vec_suppress(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      %t, %l0, %l1, %l2 = transform.structured.tile_using_for %j tile_sizes [1, 1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %mm = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
@@ -126,6 +137,11 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
     %f3 = transform.structured.hoist_redundant_vector_transfers %f2 : (!transform.any_op) -> !transform.any_op
+    %copies = transform.structured.match ops{["linalg.copy"]} in %b : (!transform.any_op) -> !transform.any_op
+    transform.foreach %copies : !transform.any_op {
+    ^bb0(%cp: !transform.any_op):
+      transform.include @copy_vec_suppress failures(propagate) (%cp) : (!transform.any_op) -> ()
+    }
     transform.apply_patterns to %f3 {
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
