@@ -13,6 +13,13 @@
  * With PHASES_VERBOSE set, every phase of every run after the first is
  * printed too ("step S phase P: MS ms, W workgroups"), for setting beside
  * onnxruntime's per-node profile (bench/ort_profile.js).
+ *
+ * With PHASES_THREADS=N (N > 1), each run is two passes, one on this
+ * thread alone and one sharing split phases with N - 1 workers as
+ * context.c does (2 workgroups per thread), in alternating order; it
+ * prints each phase's best time of either kind (with PHASES_VERBOSE) and
+ * the sums of those bests: where threads gain or lose, phase by phase,
+ * without the whole invoke's noise.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +53,11 @@ static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
 }
 
 static int verbose;
+/* PHASES_THREADS mode: the best time of phase i alone and shared. */
+enum { MAX_PHASES = 4096 };
+static int threads = 1, shared;
+static double best_ms[2][MAX_PHASES];
+static unsigned phase_no;
 
 static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
   const tinyml_module_t *m = c->module;
@@ -59,9 +71,18 @@ static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
   }
   const tinyml_exe_entry_t *e = &m->libraries[st->executable]->entries[st->entry];
   for (uint32_t p = 0; p < e->phase_count; ++p) {
+    uint32_t n = e->workgroups[p], most = 2u * (uint32_t)threads;
     double t0 = now_ms();
-    e->fn(c->scratch_ptrs, p, 0, 1);
+    if (shared && n > 1)
+      tinyml__pool_run(c->pool, e->fn, c->scratch_ptrs, p, n < most ? n : most);
+    else
+      e->fn(c->scratch_ptrs, p, 0, 1);
     double ms = now_ms() - t0;
+    if (threads > 1 && phase_no < MAX_PHASES) {
+      double *b = &best_ms[shared][phase_no++];
+      if (*b == 0 || ms < *b) *b = ms;
+      continue;
+    }
     if (verbose)
       printf("step %u phase %u: %.3f ms, %u workgroups\n",
              (unsigned)(st - c->module->desc.steps), p, ms, e->workgroups[p]);
@@ -74,9 +95,34 @@ static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
 
 static totals_t run_once(tinyml_context_t *c) {
   totals_t t = {0};
+  phase_no = 0;
   for (uint32_t s = 0; s < c->module->desc.step_count; ++s)
     run_step(c, &c->module->desc.steps[s], &t);
   return t;
+}
+
+/* PHASES_THREADS mode: alternating 1-thread and shared passes. */
+static int compare_threads(tinyml_context_t *c, const char *name, int runs) {
+  int v = verbose;
+  verbose = 0;
+  unsigned phases = 0;
+  for (int r = 0; r < runs; ++r)
+    for (int k = 0; k < 2; ++k) {
+      shared = (r + k) & 1;
+      run_once(c);
+      phases = phase_no;
+    }
+  double one = 0, many = 0;
+  for (unsigned i = 0; i < phases; ++i) {
+    one += best_ms[0][i];
+    many += best_ms[1][i];
+    if (v)
+      printf("phase %u: %.1f us alone, %.1f us on %d threads, %.2fx\n", i, best_ms[0][i] * 1e3,
+             best_ms[1][i] * 1e3, threads, best_ms[0][i] / best_ms[1][i]);
+  }
+  printf("%s: sum of best phases %.3f ms alone, %.3f ms on %d threads, %.2fx\n", name, one,
+         many, threads, one / many);
+  return 0;
 }
 
 static uint8_t *read_file(const char *path, size_t *size) {
@@ -98,8 +144,10 @@ int main(int argc, char **argv) {
   tinyml_allocator_t a = tinyml__allocator_or_default(NULL);
   tinyml_module_t *m = NULL;
   tinyml_context_t *c = NULL;
+  const char *th = getenv("PHASES_THREADS");
+  threads = th && atoi(th) > 1 && atoi(th) <= 16 ? atoi(th) : 1;
   if (!data || tinyml__module_create(data, size, NULL, &a, &m) ||
-      tinyml__context_create(m, &a, NULL, 0, 1, &c)) {
+      tinyml__context_create(m, &a, NULL, 0, (uint32_t)threads, &c)) {
     fprintf(stderr, "usage: phases MODULE.tmlm [RUNS] (a module this runtime loads)\n");
     return 1;
   }
@@ -108,6 +156,7 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < m->desc.output_count; ++i) c->outputs[i] = calloc(1, 64u << 20);
   totals_t best = run_once(c); /* also the warm-up */
   verbose = getenv("PHASES_VERBOSE") != NULL;
+  if (threads > 1) return compare_threads(c, argv[1], runs);
   for (int r = 1; r < runs; ++r) {
     totals_t t = run_once(c);
     if (r == 1 || t.split + t.whole < best.split + best.whole) best = t;
