@@ -291,6 +291,9 @@ def f32_cases(rng):
         # k = 648 in place: the first tap chunk ends inside kernel row 2; dilated rows
         c(rng, "f32_conv_inplace_k648", 1, 9, 16, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
           bn=True),
+        # rows of 9 interior pixels: read in place, in tiles shorter than the AVX-512 one
+        c(rng, "f32_conv_short_rows", 1, 11, 11, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+          bn=True),
         # 49 pixels, channel bands: balanced tiles of 10, 10, 10, 10, 9
         c(rng, "f32_conv_7x7_bands", 1, 7, 7, 40, 72, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
           relu6=True),
