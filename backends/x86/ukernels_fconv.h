@@ -76,14 +76,22 @@ static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, i
 }
 
 /* Workgroup wg's band (uk_abi.h): output pixels [*lo, *hi) and channels
- * [*o_lo, *o_hi).  With more channels than pixels, a band of pixels would
- * still read every weight, so bands are groups of 32 channels instead: two
- * panels, and whole register tiles of any width up to 32 (a tile spanning
- * two bands would have both keep partial sums in the same outputs). */
+ * [*o_lo, *o_hi).  Bands of pixels keep each thread on the pixels it had
+ * in the layers around (which it wrote or will read: from its own cache,
+ * not the other core's), but each band reads every weight.  So with more
+ * channels than pixels and weights of BAND_W_FLOATS or more, bands are
+ * groups of 32 channels instead: two panels, and whole register tiles of
+ * any width up to 32 (a tile spanning two bands would have both keep
+ * partial sums in the same outputs).  Measured on 2 threads (docs/
+ * PERF.md): pixel bands made MobileNetV2's 14x14 and 7x7 convs and
+ * SqueezeNet's 13x13 ones 15-20% faster, but its 1.2-1.6 MB 7x7 layers
+ * and ResNet-50's 2.4-9.4 MB ones slower. */
+enum { BAND_W_FLOATS = 1 << 18 }; /* 1 MB */
+
 static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
                   int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
   const int32_t pixels = p->batch * p->oh * p->ow;
-  if (p->oc <= pixels) {
+  if (p->oc <= pixels || (int64_t)p->k * p->oc_padded < BAND_W_FLOATS) {
     uk_band(p, wg, count, lo, hi);
     *o_lo = 0;
     *o_hi = p->oc_padded;

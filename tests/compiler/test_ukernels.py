@@ -294,9 +294,13 @@ def f32_cases(rng):
         # rows of 9 interior pixels: read in place, in tiles shorter than the AVX-512 one
         c(rng, "f32_conv_short_rows", 1, 11, 11, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
           bn=True),
-        # 49 pixels, channel bands: balanced tiles of 10, 10, 10, 10, 9
+        # 49 pixels: balanced tiles of 10, 10, 10, 10, 9; more channels than pixels, but
+        # weights small enough for bands of pixels
         c(rng, "f32_conv_7x7_bands", 1, 7, 7, 40, 72, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
           relu6=True),
+        # 1 MB of weights and more channels than pixels: bands of 32 channels
+        c(rng, "f32_conv_channel_bands", 1, 7, 7, 120, 248, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+          bn=True),
         c(rng, "f32_depthwise_19", 1, 9, 8, 19, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           depthwise=d, bn=True, relu6=True),
         # AVX-512 vectors of 16 channels: 64 + 4 with the last masked; 3 with the last masked
