@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "../common/alloc.h"
 #include "../common/status.h"
 
 static void diag_append(void *user, const char *s, size_t n) {
@@ -147,4 +148,30 @@ bool tc_attr_text_has(MlirOperation op, const char *name, const char *want) {
   if (mlirAttributeIsNull(a)) return false;
   mlirAttributePrint(a, attr_print_cb, buf);
   return strstr(buf, want) != NULL;
+}
+
+typedef struct op_list {
+  const char *const *names;
+  MlirOperation *ops;
+  unsigned n, cap;
+} op_list_t;
+
+static MlirWalkResult collect_named(MlirOperation op, void *user) {
+  op_list_t *l = user;
+  for (const char *const *name = l->names; *name && l->n < l->cap; ++name)
+    if (tc_op_is(op, *name)) {
+      l->ops[l->n++] = op;
+      break;
+    }
+  return MlirWalkResultAdvance;
+}
+
+MlirOperation *tc_collect_ops(MlirOperation root, const char *const *names, unsigned cap,
+                              const tinyml_allocator_t *a, unsigned *count) {
+  op_list_t l = {names, tinyml__calloc(a, cap, sizeof(MlirOperation), 8), 0, cap};
+  *count = 0;
+  if (!l.ops) return NULL;
+  mlirOperationWalk(root, collect_named, &l, MlirWalkPreOrder);
+  *count = l.n;
+  return l.ops;
 }

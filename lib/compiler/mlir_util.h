@@ -33,6 +33,13 @@ bool tc_i64_array(MlirOperation op, const char *name, int n, int64_t *out);
  * contains `want`: how enum attributes such as nan_mode read from C. */
 bool tc_attr_text_has(MlirOperation op, const char *name, const char *want);
 
+/* The ops under `root` whose name is one of the null-terminated `names`,
+ * in walk order, at most `cap` of them: an array from `a` that the caller
+ * frees, its length in *count; NULL when out of memory.  Collected first,
+ * so that the caller may rewrite them. */
+MlirOperation *tc_collect_ops(MlirOperation root, const char *const *names, unsigned cap,
+                              const tinyml_allocator_t *a, unsigned *count);
+
 /* Runs a textual pass pipeline on `op`. */
 tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
                                 const char *pipeline, tc_diag_t *diag,

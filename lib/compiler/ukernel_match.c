@@ -727,40 +727,28 @@ static int rewrite_f32(MlirContext ctx, chain_t *c, const tinyml_allocator_t *a)
   return 1;
 }
 
-typedef struct collect {
-  MlirOperation ops[4096];
-  unsigned n;
-} collect_t;
-
-static MlirWalkResult collect_convs(MlirOperation op, void *user) {
-  collect_t *c = user;
-  if ((tc_op_is(op, "tosa.conv2d") || tc_op_is(op, "tosa.depthwise_conv2d") ||
-       tc_op_is(op, "tosa.matmul")) &&
-      c->n < sizeof(c->ops) / sizeof(c->ops[0]))
-    c->ops[c->n++] = op;
-  return MlirWalkResultAdvance;
-}
-
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
                                    const tinyml_allocator_t *a, unsigned *out_count) {
   mlirContextSetAllowUnregisteredDialects(ctx, true);
-  collect_t *found = tinyml__calloc(a, 1, sizeof(*found), 8);
+  static const char *const convs[] = {"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.matmul",
+                                       NULL};
+  unsigned count;
+  MlirOperation *found = tc_collect_ops(mlirModuleGetOperation(m), convs, 4096, a, &count);
   if (!found)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
-  mlirOperationWalk(mlirModuleGetOperation(m), collect_convs, found, MlirWalkPreOrder);
   unsigned n = 0;
   const int f32 = tc_ukernels_have_f32(be);
-  for (unsigned i = 0; i < found->n; ++i) {
+  for (unsigned i = 0; i < count; ++i) {
     chain_t c;
     memset(&c, 0, sizeof(c));
-    c.conv = found->ops[i];
+    c.conv = found[i];
     if (f32 && (match_conv_f32(&c) || match_matmul_f32(&c))) {
       match_epilogue_f32(&c);
       n += (unsigned)rewrite_f32(ctx, &c, a);
       continue;
     }
     memset(&c, 0, sizeof(c));
-    c.conv = found->ops[i];
+    c.conv = found[i];
     if ((match_conv(&c) || match_matmul(&c)) && match_rescale(&c) && rewrite(ctx, &c, be, a))
       ++n;
   }

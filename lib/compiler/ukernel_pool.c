@@ -103,26 +103,14 @@ static int rewrite_pool(MlirContext ctx, MlirOperation op, const tinyml_uk_param
   return 1;
 }
 
-typedef struct pools {
-  MlirOperation ops[1024];
-  unsigned n;
-} pools_t;
-
-static MlirWalkResult collect_pools(MlirOperation op, void *user) {
-  pools_t *c = user;
-  if (tc_op_is(op, "tosa.max_pool2d") && c->n < sizeof(c->ops) / sizeof(c->ops[0]))
-    c->ops[c->n++] = op;
-  return MlirWalkResultAdvance;
-}
-
 unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
-  pools_t *found = tinyml__calloc(a, 1, sizeof(*found), 8);
-  unsigned n = 0;
+  static const char *const pools[] = {"tosa.max_pool2d", NULL};
+  unsigned count, n = 0;
+  MlirOperation *found = tc_collect_ops(mlirModuleGetOperation(m), pools, 1024, a, &count);
   if (!found) return 0; /* the Linalg path serves */
-  mlirOperationWalk(mlirModuleGetOperation(m), collect_pools, found, MlirWalkPreOrder);
-  for (unsigned i = 0; i < found->n; ++i) {
+  for (unsigned i = 0; i < count; ++i) {
     tinyml_uk_params_t p;
-    if (match_pool(found->ops[i], &p)) n += (unsigned)rewrite_pool(ctx, found->ops[i], &p, a);
+    if (match_pool(found[i], &p)) n += (unsigned)rewrite_pool(ctx, found[i], &p, a);
   }
   tinyml__free(a, found);
   return n;
