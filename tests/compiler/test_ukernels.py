@@ -193,6 +193,16 @@ def f32_epilogue(rng, acc, shape, oc, bn, relu6):
     return s, res
 
 
+def f32_conv_op(res, op, w, b, x, wshape, y, pad, stride, dil=(1, 1)):
+    """%res = op(%x, %w, %b) with f32 zero points %z, NHWC tensors x -> y."""
+    oc = y[3]
+    return (f'    %{res} = "{op}"(%x, %{w}, %{b}, %z, %z) <{{acc_type = f32, '
+            f'dilation = array<i64: {dil[0]}, {dil[1]}>, pad = array<i64: {", ".join(map(str, pad))}>, '
+            f'stride = array<i64: {stride[0]}, {stride[1]}>}}> : (tensor<{dims(x)}xf32>, '
+            f'tensor<{dims(wshape)}xf32>, tensor<{oc}xf32>, tensor<1xf32>, tensor<1xf32>) -> '
+            f'tensor<{dims(y)}xf32>\n')
+
+
 def f32_conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=False,
                   bn=False, relu6=False):
     oh = out_size(h, kh, stride[0], dil[0], pad[0], pad[1])
@@ -205,11 +215,7 @@ def f32_conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwis
     body = const("w", fvals(rng, kh * kw * ic * (1 if depthwise else oc)), dims(wshape), "f32")
     body += const("b", fvals(rng, oc), oc, "f32") + scalar("z", "0.0", "f32")
     op = "tosa.depthwise_conv2d" if depthwise else "tosa.conv2d"
-    body += (f'    %acc = "{op}"(%x, %w, %b, %z, %z) <{{acc_type = f32, '
-             f'dilation = array<i64: {dil[0]}, {dil[1]}>, pad = array<i64: {", ".join(map(str, pad))}>, '
-             f'stride = array<i64: {stride[0]}, {stride[1]}>}}> : (tensor<{dims(x)}xf32>, '
-             f'tensor<{dims(wshape)}xf32>, tensor<{oc}xf32>, tensor<1xf32>, tensor<1xf32>) -> '
-             f'tensor<{dims(y)}xf32>\n')
+    body += f32_conv_op("acc", op, "w", "b", x, wshape, y, pad, stride, dil)
     chain, res = f32_epilogue(rng, "acc", y, oc, bn, relu6)
     return name, x, y, body + chain, res, "dw" if depthwise else "tile"
 
@@ -241,22 +247,16 @@ def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False,
     x, y = [n, hw, hw, c], [n, h, h, oc]
     body = const("w", fvals(rng, 9 * c * oc), dims([oc, 3, 3, c]), "f32")
     body += const("b", fvals(rng, oc), oc, "f32") + scalar("z", "0.0", "f32")
-    body += (f'    %acc = "tosa.conv2d"(%x, %w, %b, %z, %z) <{{acc_type = f32, '
-             f'dilation = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, '
-             f'stride = array<i64: {stride}, {stride}>}}> : (tensor<{dims(x)}xf32>, '
-             f'tensor<{dims([oc, 3, 3, c])}xf32>, tensor<{oc}xf32>, tensor<1xf32>, '
-             f'tensor<1xf32>) -> tensor<{dims(y)}xf32>\n')
+    body += f32_conv_op("acc", "tosa.conv2d", "w", "b", x, [oc, 3, 3, c], y, [1, 1, 1, 1],
+                        (stride, stride))
     chain, res = f32_epilogue(rng, "acc", y, oc, True, relu_before)
     body += chain
     skip = "x"
     if skip_conv:
         body += const("w2", fvals(rng, c * oc), dims([oc, 1, 1, c]), "f32")
         body += const("b2", fvals(rng, oc), oc, "f32")
-        body += (f'    %s = "tosa.conv2d"(%x, %w2, %b2, %z, %z) <{{acc_type = f32, '
-                 f'dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, '
-                 f'stride = array<i64: {stride}, {stride}>}}> : (tensor<{dims(x)}xf32>, '
-                 f'tensor<{dims([oc, 1, 1, c])}xf32>, tensor<{oc}xf32>, tensor<1xf32>, '
-                 f'tensor<1xf32>) -> tensor<{dims(y)}xf32>\n')
+        body += f32_conv_op("s", "tosa.conv2d", "w2", "b2", x, [oc, 1, 1, c], y, [0, 0, 0, 0],
+                            (stride, stride))
         skip = "s"
     ty = dims(y)
     body += (f'    %sum = "tosa.add"(%{res}, %{skip}) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
