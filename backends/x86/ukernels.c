@@ -429,11 +429,6 @@ UK_INLINE void ftile_prefetch_out(const ukf_ctx_t *c, int np, int nv, int lanes,
       for (int v = 0; v < nv; ++v) __builtin_prefetch(outs[i] + o0 + lanes * v, 1, 3);
 }
 
-/* Taps in the weights' chunk from tap k0 (uk_abi.h, "f32 kinds"). */
-UK_INLINE int32_t fchunk(int32_t k, int32_t k0) {
-  return k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
-}
-
 #if defined(__AVX512F__)
 #include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels, dw_run */
 #else
@@ -520,7 +515,7 @@ static __attribute__((noinline)) void ukf_tile_avx2(const ukf_ctx_t *c, int np, 
   const tinyml_uk_params_t *p = c->p;
   const int nv = p->oc_padded - o0 >= 16 ? 2 : 1;
   const int32_t valid = p->oc - o0 < 8 * nv ? p->oc - o0 : 8 * nv;
-  const int32_t kc = fchunk(p->k, k0);
+  const int32_t kc = tinyml_uk_f32_chunk(p->k, k0);
   const float *w = c->weights + (size_t)k0 * p->oc_padded + (size_t)o0 * kc;
   const ptrdiff_t ahead = (ptrdiff_t)8 * nv * kc;
 #define FT(N, V) ftile(c, N, V, a, lda, pc, npc, w, ahead, outs, o0, valid, first, last)

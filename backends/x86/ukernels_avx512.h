@@ -9,15 +9,16 @@
  * is twice the AVX2 tile's work per tap at the same FMA count, which is
  * where onnxruntime gets its 175-195 GFLOP/s; with its data in L1 the loop
  * runs at the core's peak, about 220 GFLOP/s here.  Folding the broadcast
- * into both FMAs ({1to16}, twice the loads) made ResNet-50 15% slower.  The last panel may be 8
- * channels wide and the channel count need not fill it: masks cover both,
- * so one code path serves every tile width.  KC taps of the two panels
- * (64 KB) stay in L2 across a run's tiles (ukernels_fconv.h).  Each tap
- * also prefetches the same row of the next block (the weights are one
- * forward stream, uk_abi.h): where there are few pixels (ResNet-50's 14x14
- * and 7x7 stages) a block's tiles take about as long as fetching the next
- * from memory, and the hardware prefetcher alone left the first tile of
- * every block waiting (docs/PERF.md, "Weight prefetch").  Past the last
+ * into both FMAs ({1to16}, twice the loads) made ResNet-50 15% slower.
+ * The last panel may be 8 channels wide and the channel count need not
+ * fill it: masks cover both, so one code path serves every tile width.
+ * KC taps of the two panels (64 KB) stay in L2 across a run's tiles
+ * (ukernels_fconv.h).  Each tap also prefetches the same row of the next
+ * block (the weights are one forward stream, uk_abi.h): where there are
+ * few pixels (ResNet-50's 14x14 and 7x7 stages) a block's tiles take
+ * about as long as fetching the next from memory, and the hardware
+ * prefetcher alone left the first tile of every block waiting
+ * (docs/PERF.md, "Prefetches, tap chunks of 512, ...").  Past the last
  * block it prefetches nothing useful, which is harmless (no fault).
  *
  * Depthwise: 16 channels per vector, the channel tail under a mask; a
@@ -124,7 +125,7 @@ static __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np
   ftile_w_t pw;
   pw.width[0] = ocp - o0 < 16 ? ocp - o0 : 16;
   pw.width[1] = nv == 2 ? (ocp - o0 - 16 < 16 ? ocp - o0 - 16 : 16) : 0;
-  const int32_t kc = fchunk(k, k0);
+  const int32_t kc = tinyml_uk_f32_chunk(k, k0);
   pw.w[0] = c->weights + (size_t)k0 * ocp + (size_t)o0 * kc;
   pw.w[1] = nv == 2 ? pw.w[0] + (size_t)16 * kc : pw.w[0];
   pw.ahead = (ptrdiff_t)(pw.width[0] + pw.width[1]) * kc;

@@ -646,7 +646,7 @@ static void fill_f32(const chain_t *c, uint8_t *blob) {
     int32_t o0 = o / 16 * 16, width = p->oc_padded - o0 >= 16 ? 16 : 8;
     for (int64_t t = 0; t < k; ++t) {
       int64_t k0 = t / TINYML_UK_F32_KC * TINYML_UK_F32_KC;
-      int64_t kc = k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
+      int64_t kc = tinyml_uk_f32_chunk(p->k, (int32_t)k0);
       w[k0 * ocp + o0 * kc + (t - k0) * width + (o - o0)] =
           f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
     }

@@ -113,8 +113,13 @@ typedef struct tinyml_uk_params {
  * add (and the ReLU after it) would in TOSA (lib/compiler/
  * ukernel_residual.c).  Same blob; its clamp is the one after the add. */
 
-/* Taps per chunk of the f32 conv weights ("f32 kinds" above). */
+/* Taps per chunk of the f32 conv weights ("f32 kinds" above), and how
+ * many the chunk from tap k0 of k holds: the packer and the kernels both
+ * place weights by it. */
 enum { TINYML_UK_F32_KC = 512 };
+static inline int32_t tinyml_uk_f32_chunk(int32_t k, int32_t k0) {
+  return k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
+}
 
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;
