@@ -645,15 +645,13 @@ static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t o
   }
 }
 
-/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row.  Pixels
- * whose taps all lie inside the image run as one span per row (dw_run)
- * over precomputed tap offsets; border pixels list their in-image taps.  Which of these a
- * pixel takes depends only on the pixel, and each is the same sum. */
-void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch,
-                             int32_t wg, int32_t count) {
-  (void)scratch;
-  const ukf_ctx_t c = ukf_ctx(blob);
-  const tinyml_uk_params_t *p = c.p;
+/* Output pixels [lo, hi), pixel q's channels at out + (q - lo) * ic, row
+ * by row.  Pixels whose taps all lie inside the image run as one span per
+ * row (dw_run) over precomputed tap offsets; border pixels list their
+ * in-image taps.  Which of these a pixel takes depends only on the pixel,
+ * and each is the same sum. */
+static void dw_f32(const ukf_ctx_t *c, const float *in, int32_t lo, int32_t hi, float *out) {
+  const tinyml_uk_params_t *p = c->p;
   const int32_t ic = p->ic, taps_all = p->kh * p->kw;
   const int32_t xstep = p->stride_w * ic;
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], io[UK_MAX_TAPS], iwo[UK_MAX_TAPS];
@@ -668,8 +666,6 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
                     x_hi * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw;
        ++x_hi) {
   }
-  int32_t lo, hi;
-  uk_band(p, wg, count, &lo, &hi);
   const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     const int32_t b = r / p->oh, oy = r % p->oh;
@@ -677,25 +673,72 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
     uk_row_span(p, r, lo, hi, &x0, &x1);
     const int32_t xe = x_hi < x1 ? x_hi : x1; /* pairs stay inside the band */
     const float *img = in + (size_t)b * p->ih * p->iw * ic;
-    float *row = out + (size_t)r * p->ow * ic;
+    const int32_t q0 = r * p->ow - lo; /* pixel (r, ox) is out's q0 + ox */
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 &&
                        iy0 + (p->kh - 1) * p->dil_h < p->ih;
     for (int32_t ox = x0; ox < x1;) {
+      float *dst = out + (size_t)(q0 + ox) * ic;
       if (taps_all > UK_MAX_TAPS) {
-        dw_large(&c, img, oy, ox, row + (size_t)ox * ic);
+        dw_large(c, img, oy, ox, dst);
         ++ox;
       } else if (inside && ox >= x_lo && ox < x_hi) {
         const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        dw_run(&c, x, xstep, io, iwo, taps_all, xe - ox, row + (size_t)ox * ic);
+        dw_run(c, x, xstep, io, iwo, taps_all, xe - ox, dst);
         ox = xe;
       } else {
         int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-        dw_pixels(&c, 1, img, 0, xo, wo, taps, row + (size_t)ox * ic);
+        dw_pixels(c, 1, img, 0, xo, wo, taps, dst);
         ++ox;
       }
     }
   }
+}
+
+/* Workgroup wg's band of output pixels (uk_abi.h). */
+void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch,
+                             int32_t wg, int32_t count) {
+  (void)scratch;
+  const ukf_ctx_t c = ukf_ctx(blob);
+  int32_t lo, hi;
+  uk_band(c.p, wg, count, &lo, &hi);
+  dw_f32(&c, in, lo, hi, out + (size_t)lo * c.p->ic);
+}
+
+/* A depthwise conv and the 1x1 conv after it (uk_abi.h, dwpw_f32): the
+ * band's pixels in equal chunks that fit the workgroup's scratch, each
+ * chunk's depthwise result there, then straight into the conv's tiles as
+ * their input rows.  The result stays in cache instead of crossing memory
+ * twice, and on threads each band is one phase, not two. */
+static void dwpw_f32(const float *in, const void *blob, float *out, void *scratch, int32_t wg,
+                     int32_t count, const float *res) {
+  const ukf_ctx_t d = ukf_ctx(blob);
+  ukf_ctx_t pw = ukf_ctx((const uint8_t *)blob + d.p->next_off);
+  pw.res = res;
+  pw.out0 = out;
+  const int32_t ic = d.p->ic, oc = pw.p->oc;
+  int32_t lo, hi;
+  uk_band(d.p, wg, count, &lo, &hi);
+  float *mid = (float *)uk_scratch(scratch, d.p, wg);
+  int32_t cap = d.p->scratch_bytes / (4 * ic);
+  cap = cap > FB_MAX ? FB_MAX : cap >= MR ? cap / MR * MR : cap < 1 ? 1 : cap;
+  const int32_t n = hi - lo, chunks = (n + cap - 1) / cap;
+  for (int32_t j = 0, q = lo; j < chunks; ++j) {
+    const int32_t len = n / chunks + (j < n % chunks);
+    dw_f32(&d, in, q, q + len, mid);
+    fgemm_rows(&pw, mid, ic, 0, len, out + (size_t)q * oc, 0, pw.p->oc_padded);
+    q += len;
+  }
+}
+
+void tinyml_uk_dwpw_f32(const float *in, const void *blob, float *out, void *scratch,
+                        int32_t wg, int32_t count) {
+  dwpw_f32(in, blob, out, scratch, wg, count, 0);
+}
+
+void tinyml_uk_dwpw_add_f32(const float *in, const void *blob, float *out, void *scratch,
+                            int32_t wg, int32_t count, const float *res) {
+  dwpw_f32(in, blob, out, scratch, wg, count, res);
 }
 
 #include "ukernels_pool.h" /* tinyml_uk_maxpool_f32 */

@@ -106,11 +106,12 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   if (!st) tc_layout_sink(m);
   /* The residual adds meet their conv in NHWC only now, and only once the
    * canonicaliser has dropped the transposes the sink left unused.  Other
-   * targets have no f32 kernels and skip both, so their code stays as it was. */
+   * targets have no f32 kernels and skip these, so their code stays as it was. */
   if (!st && s->use_ukernels && tc_ukernels_have_f32(s->backend)) {
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), "builtin.module(canonicalize)",
                          &s->diag, s->a, "canonicalizing TOSA");
     if (!st) tc_ukernels_fuse_residual(s->ctx, m, s->a);
+    if (!st) tc_ukernels_fuse_dwpw(s->ctx, m, s->a);
   }
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,

@@ -9,6 +9,7 @@
 #include <mlir-c/IR.h>
 #include <stdint.h>
 
+#include "../ukernels/uk_abi.h"
 #include "backend.h"
 #include "mlir_util.h"
 
@@ -58,5 +59,16 @@ unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_a
  * arguments, marked with TC_UKERNEL_WORKGROUPS. */
 tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_diag_t *diag,
                                   const tinyml_allocator_t *a);
+
+/* ... and then moves each f32 depthwise conv into the 1x1 conv kernel
+ * that reads it (ukernel_dwpw.c); returns how many. */
+unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+
+/* Whether `op` is TC_UKERNEL_OP of this kind. */
+int tc_uk_kind_is(MlirOperation op, const char *kind);
+
+/* Whether `v` is a constant kernel blob of this TINYML_UK_VERSION: its
+ * header in *p, its elements in *out. */
+int tc_uk_blob_params(MlirValue v, tinyml_uk_params_t *p, MlirAttribute *out);
 
 #endif

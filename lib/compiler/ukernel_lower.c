@@ -7,8 +7,8 @@
  *   func.call @tinyml_uk_<kind>(ptr(in), ptr(blob), ptr(out), ptr(s), 0, 1)
  *       {tinyml.workgroups = W}
  *
- * (a kernel with a third operand, conv_add_f32's residual, gets it as a
- * seventh pointer argument)
+ * (a kernel with a third operand, the residual of conv_add_f32 or
+ * dwpw_add_f32, gets it as a seventh pointer argument)
  * with the pointers taken as !llvm.ptr, so one declaration serves every
  * shape.  The last two arguments are the workgroup and the workgroup count
  * (lib/ukernels/uk_abi.h): here the whole output.  W is how many bands of
@@ -155,16 +155,17 @@ static int64_t last_dim(MlirType t) {
 /* The output is NHWC with channels last (a matmul's [b, M, N] is M pixels
  * of N channels); the input's last dimension is the conv's input channels.
  * Bands are of pixels, or for an f32 conv with more channels than pixels
- * of 32 channels (uk_abi.h). */
+ * of 32 channels (uk_abi.h).  A depthwise conv fused with its 1x1 conv
+ * (dwpw) counts the 1x1 conv's work. */
 static int64_t useful_bands(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   MlirType out = mlirValueGetType(mlirOperationGetResult(uk, 0));
   int64_t outs = numel(out), chans = last_dim(out);
   if (outs <= 0 || chans <= 0) return 1;
   int64_t pixels = outs / chans, most = pixels;
-  if (strncmp(kind, "conv", 4) == 0 && strstr(kind, "f32") && chans > pixels)
-    most = (chans + 31) / 32;
-  int64_t work = outs * (strncmp(kind, "conv", 4) == 0 ? last_dim(in) : 9);
+  const int conv = strncmp(kind, "conv", 4) == 0, dwpw = strncmp(kind, "dwpw", 4) == 0;
+  if (conv && strstr(kind, "f32") && chans > pixels) most = (chans + 31) / 32;
+  int64_t work = outs * (conv || dwpw ? last_dim(in) : 9);
   int64_t n = work / UK_BAND_WORK;
   if (n > most) n = most;
   return n < 1 ? 1 : n > UK_MAX_BANDS ? UK_MAX_BANDS : n;

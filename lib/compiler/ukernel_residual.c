@@ -36,8 +36,7 @@ static int defined_before(MlirValue v, MlirOperation op) {
   return 0;
 }
 
-/* The blob's header, when `v` is a constant blob of an f32 conv. */
-static int read_params(MlirValue v, tinyml_uk_params_t *p, MlirAttribute *out) {
+int tc_uk_blob_params(MlirValue v, tinyml_uk_params_t *p, MlirAttribute *out) {
   MlirOperation c = tc_value_owner_op(v);
   if (mlirOperationIsNull(c) || !tc_op_is(c, "tosa.const")) return 0;
   MlirAttribute a = mlirOperationGetAttributeByName(c, tc_str("values"));
@@ -46,7 +45,7 @@ static int read_params(MlirValue v, tinyml_uk_params_t *p, MlirAttribute *out) {
     return 0;
   memcpy(p, mlirDenseElementsAttrGetRawData(a), sizeof(*p));
   *out = a;
-  return p->version == TINYML_UK_VERSION && p->kind == TINYML_UK_CONV_F32;
+  return p->version == TINYML_UK_VERSION;
 }
 
 static int is_inf_bits(int32_t bits, int negative) {
@@ -93,8 +92,8 @@ static int fuse_one(MlirContext ctx, MlirOperation uk, const tinyml_allocator_t 
   MlirOperation add = tc_sole_user(y);
   if (mlirOperationGetNumOperands(uk) != 2 || mlirOperationIsNull(add) ||
       !tc_op_is(add, "tosa.add") || mlirOperationGetNumOperands(add) != 2 ||
-      !read_params(mlirOperationGetOperand(uk, 1), &p, &blob) ||
-      !is_inf_bits(p.act_min, 1) || !is_inf_bits(p.act_max, 0))
+      !tc_uk_blob_params(mlirOperationGetOperand(uk, 1), &p, &blob) ||
+      p.kind != TINYML_UK_CONV_F32 || !is_inf_bits(p.act_min, 1) || !is_inf_bits(p.act_max, 0))
     return 0;
   MlirValue a0 = mlirOperationGetOperand(add, 0), a1 = mlirOperationGetOperand(add, 1);
   skip = mlirValueEqual(a0, y) ? a1 : a0;
@@ -119,11 +118,11 @@ static int fuse_one(MlirContext ctx, MlirOperation uk, const tinyml_allocator_t 
   return 1;
 }
 
-static int is_conv_f32(MlirOperation op) {
+int tc_uk_kind_is(MlirOperation op, const char *kind) {
   if (!tc_op_is(op, TC_UKERNEL_OP)) return 0;
   MlirAttribute k = mlirOperationGetAttributeByName(op, tc_str("kind"));
   return !mlirAttributeIsNull(k) && mlirAttributeIsAString(k) &&
-         mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str("conv_f32"));
+         mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str(kind));
 }
 
 /* Every function's top-level ops: what selection and the sink leave. */
@@ -136,7 +135,7 @@ unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_a
     if (mlirBlockIsNull(b)) continue;
     for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);
          op = mlirOperationGetNextInBlock(op))
-      if (is_conv_f32(op)) n += (unsigned)fuse_one(ctx, op, a);
+      if (tc_uk_kind_is(op, "conv_f32")) n += (unsigned)fuse_one(ctx, op, a);
   }
   return n;
 }

@@ -55,6 +55,7 @@ typedef enum tinyml_uk_kind {
   TINYML_UK_CONV_F32 = 3,      /* float TINYML_UK_CONV; see "f32 kinds" below */
   TINYML_UK_DEPTHWISE_F32 = 4, /* float TINYML_UK_DEPTHWISE */
   TINYML_UK_MAXPOOL_F32 = 5,   /* float max_pool2d, NHWC; see "f32 kinds" */
+  TINYML_UK_DWPW_F32 = 6,      /* a depthwise conv, then a 1x1 conv on its result */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -78,7 +79,9 @@ typedef struct tinyml_uk_params {
   /* tinyml_uk_chan_t[oc_padded]: the same per-channel numbers as one record
    * per channel, for scalar cores that requantise one output at a time. */
   int32_t chan_off;
-  int32_t reserved;
+  /* dwpw_f32: the byte offset of the second kernel's blob (a multiple of
+   * 64); 0 otherwise. */
+  int32_t next_off;
 } tinyml_uk_params_t;
 
 /* f32 kinds.  The header stays all-int32; the fields mean:
@@ -111,7 +114,18 @@ typedef struct tinyml_uk_params {
  * f32 conv with one more step: res, a tensor of the output's shape and
  * layout, is added after the offset and before the clamp, as a residual
  * add (and the ReLU after it) would in TOSA (lib/compiler/
- * ukernel_residual.c).  Same blob; its clamp is the one after the add. */
+ * ukernel_residual.c).  Same blob; its clamp is the one after the add.
+ *
+ * `tinyml_uk_dwpw_f32(in, blob, out, scratch, wg, count)` (and
+ * `tinyml_uk_dwpw_add_f32(..., res)`) is a depthwise conv and the 1x1
+ * conv (stride 1, no padding) that reads its result, in one call, so that
+ * the depthwise result never goes to memory (lib/compiler/
+ * ukernel_dwpw.c): the blob is the depthwise blob, with kind
+ * TINYML_UK_DWPW_F32, next_off and scratch_bytes (room for some pixels
+ * of its result, ic floats each), then at next_off the conv's blob as
+ * tinyml_uk_conv_f32 (or _add_f32) takes it.  Bands are of the
+ * depthwise's output pixels, which are the conv's; every value is the one
+ * the two kernels give apart. */
 
 /* Taps per chunk of the f32 conv weights ("f32 kinds" above), and how
  * many the chunk from tap k0 of k holds: the packer and the kernels both

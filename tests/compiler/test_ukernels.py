@@ -174,29 +174,31 @@ def fvals(rng, n):
     return [rng.uniform(-1, 1) for _ in range(n)]
 
 
-def f32_epilogue(rng, acc, shape, oc, bn, relu6):
-    """BatchNorm as the ONNX importer writes it (multiply, add), then ReLU6."""
+def f32_epilogue(rng, acc, shape, oc, bn, relu6, tag=""):
+    """BatchNorm as the ONNX importer writes it (multiply, add), then ReLU6;
+    value names end in tag."""
     ty, s, res = dims(shape), "", acc
     cshape = "x".join(["1"] * (len(shape) - 1) + [str(oc)])
     if bn:
-        s += const("sc", fvals(rng, oc), cshape, "f32") + const("of", fvals(rng, oc), cshape, "f32")
-        s += scalar("sh", 0, "i8")
-        s += (f'    %m = "tosa.mul"(%{res}, %sc, %sh) : (tensor<{ty}xf32>, tensor<{cshape}xf32>, '
-              f'tensor<1xi8>) -> tensor<{ty}xf32>\n')
-        s += (f'    %a = "tosa.add"(%m, %of) : (tensor<{ty}xf32>, tensor<{cshape}xf32>) -> '
-              f'tensor<{ty}xf32>\n')
-        res = "a"
+        s += const("sc" + tag, fvals(rng, oc), cshape, "f32")
+        s += const("of" + tag, fvals(rng, oc), cshape, "f32")
+        s += scalar("sh" + tag, 0, "i8")
+        s += (f'    %m{tag} = "tosa.mul"(%{res}, %sc{tag}, %sh{tag}) : (tensor<{ty}xf32>, '
+              f'tensor<{cshape}xf32>, tensor<1xi8>) -> tensor<{ty}xf32>\n')
+        s += (f'    %a{tag} = "tosa.add"(%m{tag}, %of{tag}) : (tensor<{ty}xf32>, '
+              f'tensor<{cshape}xf32>) -> tensor<{ty}xf32>\n')
+        res = "a" + tag
     if relu6:
-        s += (f'    %y = "tosa.clamp"(%{res}) <{{min_val = 0.0 : f32, max_val = 6.0 : f32}}> : '
+        s += (f'    %y{tag} = "tosa.clamp"(%{res}) <{{min_val = 0.0 : f32, max_val = 6.0 : f32}}> : '
               f'(tensor<{ty}xf32>) -> tensor<{ty}xf32>\n')
-        res = "y"
+        res = "y" + tag
     return s, res
 
 
-def f32_conv_op(res, op, w, b, x, wshape, y, pad, stride, dil=(1, 1)):
-    """%res = op(%x, %w, %b) with f32 zero points %z, NHWC tensors x -> y."""
+def f32_conv_op(res, op, w, b, x, wshape, y, pad, stride, dil=(1, 1), src="x"):
+    """%res = op(%src, %w, %b) with f32 zero points %z, NHWC tensors x -> y."""
     oc = y[3]
-    return (f'    %{res} = "{op}"(%x, %{w}, %{b}, %z, %z) <{{acc_type = f32, '
+    return (f'    %{res} = "{op}"(%{src}, %{w}, %{b}, %z, %z) <{{acc_type = f32, '
             f'dilation = array<i64: {dil[0]}, {dil[1]}>, pad = array<i64: {", ".join(map(str, pad))}>, '
             f'stride = array<i64: {stride[0]}, {stride[1]}>}}> : (tensor<{dims(x)}xf32>, '
             f'tensor<{dims(wshape)}xf32>, tensor<{oc}xf32>, tensor<1xf32>, tensor<1xf32>) -> '
@@ -267,6 +269,35 @@ def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False,
     return name, x, y, body, "out", "tile", not relu_before, 2 if nan_ignore else None
 
 
+def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip):
+    """MobileNetV2's block end: a 3x3 depthwise conv with BatchNorm and
+    ReLU6, a 1x1 conv with BatchNorm, then (skip) the block's input added.
+    One kernel call must do it all (tinyml_uk_dwpw_f32 or _add_f32)."""
+    h, w = hw
+    oh, ow = out_size(h, 3, stride, 1, 1, 1), out_size(w, 3, stride, 1, 1, 1)
+    pad = [1, (oh - 1) * stride + 3 - h - 1, 1, (ow - 1) * stride + 3 - w - 1]
+    x, mid, y = [n, h, w, c], [n, oh, ow, c], [n, oh, ow, oc]
+    body = const("w", fvals(rng, 9 * c), dims([3, 3, c, 1]), "f32")
+    body += const("b", fvals(rng, c), c, "f32") + scalar("z", "0.0", "f32")
+    body += f32_conv_op("acc", "tosa.depthwise_conv2d", "w", "b", x, [3, 3, c, 1], mid, pad,
+                        (stride, stride))
+    chain, res = f32_epilogue(rng, "acc", mid, c, True, True)
+    body += chain
+    body += const("w2", fvals(rng, c * oc), dims([oc, 1, 1, c]), "f32")
+    body += const("b2", fvals(rng, oc), oc, "f32")
+    body += f32_conv_op("acc2", "tosa.conv2d", "w2", "b2", mid, [oc, 1, 1, c], y, [0, 0, 0, 0],
+                        (1, 1), src=res)
+    chain, res = f32_epilogue(rng, "acc2", y, oc, True, False, tag="2")
+    body += chain
+    if skip:
+        ty = dims(y)
+        body += (f'    %sum = "tosa.add"(%{res}, %x) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
+                 f'tensor<{ty}xf32>\n')
+        res = "sum"
+    kernel = "tinyml_uk_dwpw_add_f32" if skip else "tinyml_uk_dwpw_f32"
+    return name, x, y, body, res, "tile", None, 1, kernel
+
+
 def f32_cases(rng):
     c, d = f32_conv_case, True
     return [
@@ -317,6 +348,11 @@ def f32_cases(rng):
         f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
         f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False, relu_before=True),
         f32_residual_case(rng, "f32_residual_nan_ignore", 1, 7, 16, 1, False, nan_ignore=True),
+        f32_dwpw_case(rng, "f32_dwpw", 1, (13, 11), 40, 24, 1, False),
+        f32_dwpw_case(rng, "f32_dwpw_residual", 1, (12, 9), 24, 24, 1, True),
+        # 600 channels: chunks of the depthwise result (54 pixels) and two
+        # tap chunks in the 1x1 conv
+        f32_dwpw_case(rng, "f32_dwpw_s2_chunks", 2, (15, 17), 600, 20, 2, False),
     ]
 
 
@@ -373,9 +409,12 @@ def check_f32(exes, work, case, rng, have_avx512):
     x, kind = case[1], case[5]
     residual = case[6] if len(case) > 6 else None
     entries = case[7] if len(case) > 7 else None
+    kernel = case[8] if len(case) > 8 else None
 
     def check_syms(syms, isa):
         check_f32_symbols(syms, kind, isa, residual)
+        if isa and kernel and kernel not in syms:
+            raise RuntimeError(f"want {kernel} in:\n{syms}")
         # with kernels, one entry per dispatch: the clamp left outside is one
         if isa and entries and (f"tinyml_entry_{entries - 1}" not in syms or
                                 f"tinyml_entry_{entries}" in syms):
