@@ -627,8 +627,21 @@ UK_INLINE void dw_run(const ukf_ctx_t *c, const float *x, int32_t xstep, const i
 }
 #endif
 
+/* Where a depthwise conv's input rows are: row y at img + dw_at(s, y),
+ * the image's rows from y0 on in order, or (ring > 0) row y in slot
+ * y % ring of a ring of rows (ukernels_block.h). */
+typedef struct dw_src {
+  const float *img;
+  int32_t y0, ring, row; /* row: floats a row, iw * ic */
+} dw_src_t;
+
+UK_INLINE ptrdiff_t dw_at(const dw_src_t *s, int32_t y) {
+  return (ptrdiff_t)(s->ring ? y % s->ring : y - s->y0) * s->row;
+}
+
 /* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
-static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t ox, float *dst) {
+static void dw_large(const ukf_ctx_t *c, const dw_src_t *s, int32_t oy, int32_t ox,
+                     float *dst) {
   const tinyml_uk_params_t *p = c->p;
   for (int32_t ch = 0; ch < p->ic; ++ch) {
     float acc = c->bias[ch];
@@ -637,7 +650,7 @@ static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t o
       for (int32_t kx = 0; kx < p->kw; ++kx) {
         int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
         if (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw)
-          acc = __builtin_fmaf(img[((size_t)iy * p->iw + ix) * p->ic + ch],
+          acc = __builtin_fmaf(s->img[dw_at(s, iy) + (ptrdiff_t)ix * p->ic + ch],
                                c->weights[((size_t)ky * p->kw + kx) * p->ic + ch], acc);
       }
     }
@@ -645,53 +658,84 @@ static void dw_large(const ukf_ctx_t *c, const float *img, int32_t oy, int32_t o
   }
 }
 
-/* Output pixels [lo, hi), pixel q's channels at out + (q - lo) * ic, row
- * by row.  Pixels whose taps all lie inside the image run as one span per
- * row (dw_run) over precomputed tap offsets; border pixels list their
- * in-image taps.  Which of these a pixel takes depends only on the pixel,
- * and each is the same sum. */
+/* What every output row of a depthwise conv shares: its interior columns
+ * [x_lo, x_hi) (every tap inside the image across) and an interior
+ * pixel's tap offsets when rows follow each other. */
+typedef struct dw_plan {
+  int32_t x_lo, x_hi, taps;
+  int32_t io[UK_MAX_TAPS], iwo[UK_MAX_TAPS];
+} dw_plan_t;
+
+static void dw_plan(const tinyml_uk_params_t *p, dw_plan_t *pl) {
+  const int32_t ic = p->ic;
+  pl->taps = p->kh * p->kw;
+  for (int32_t t = 0; t < pl->taps && t < UK_MAX_TAPS; ++t) {
+    pl->io[t] = ((t / p->kw) * p->dil_h * p->iw + (t % p->kw) * p->dil_w) * ic;
+    pl->iwo[t] = t * ic;
+  }
+  int32_t a = 0, b;
+  while (a < p->ow && a * p->stride_w - p->pad_left < 0) ++a;
+  for (b = a; b < p->ow && b * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw; ++b) {
+  }
+  pl->x_lo = a;
+  pl->x_hi = b;
+}
+
+/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
+ * pixel).  Interior pixels of a row whose taps all lie inside the image
+ * run as one span (dw_run) over the row's tap offsets; border pixels list
+ * their in-image taps.  Which of these a pixel takes depends only on the
+ * pixel, and each is the same sum. */
+static void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t oy,
+                   int32_t x0, int32_t x1, float *dst) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t ic = p->ic, xstep = p->stride_w * ic;
+  const int32_t xe = pl->x_hi < x1 ? pl->x_hi : x1; /* pairs stay inside the span */
+  const int32_t iy0 = oy * p->stride_h - p->pad_top;
+  const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 &&
+                     iy0 + (p->kh - 1) * p->dil_h < p->ih;
+  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
+  const int32_t *io = pl->io;
+  if (inside && s->ring) { /* rows are apart by where their slots are */
+    for (int32_t t = 0; t < pl->taps; ++t)
+      ring_io[t] = (int32_t)(dw_at(s, iy0 + (t / p->kw) * p->dil_h) - dw_at(s, iy0)) +
+                   (t % p->kw) * p->dil_w * ic;
+    io = ring_io;
+  }
+  for (int32_t ox = x0; ox < x1;) {
+    float *d = dst + (size_t)(ox - x0) * ic;
+    if (pl->taps > UK_MAX_TAPS) {
+      dw_large(c, s, oy, ox, d);
+      ++ox;
+    } else if (inside && ox >= pl->x_lo && ox < pl->x_hi) {
+      const float *x = s->img + dw_at(s, iy0) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
+      dw_run(c, x, xstep, io, pl->iwo, pl->taps, xe - ox, d);
+      ox = xe;
+    } else {
+      int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+      if (s->ring || s->y0) /* (iy * iw + ix) * ic to where row iy is */
+        for (int32_t t = 0; t < taps; ++t) {
+          const int32_t iy = xo[t] / s->row;
+          xo[t] = (int32_t)dw_at(s, iy) + (xo[t] - iy * s->row);
+        }
+      dw_pixels(c, 1, s->img, 0, xo, wo, taps, d);
+      ++ox;
+    }
+  }
+}
+
+/* Output pixels [lo, hi), pixel q's channels at out + (q - lo) * ic. */
 static void dw_f32(const ukf_ctx_t *c, const float *in, int32_t lo, int32_t hi, float *out) {
   const tinyml_uk_params_t *p = c->p;
-  const int32_t ic = p->ic, taps_all = p->kh * p->kw;
-  const int32_t xstep = p->stride_w * ic;
-  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], io[UK_MAX_TAPS], iwo[UK_MAX_TAPS];
-  for (int32_t t = 0; t < taps_all && t < UK_MAX_TAPS; ++t) {
-    io[t] = ((t / p->kw) * p->dil_h * p->iw + (t % p->kw) * p->dil_w) * ic;
-    iwo[t] = t * ic;
-  }
-  /* Interior columns: ox in [x_lo, x_hi). */
-  int32_t x_lo = 0, x_hi = 0;
-  while (x_lo < p->ow && x_lo * p->stride_w - p->pad_left < 0) ++x_lo;
-  for (x_hi = x_lo; x_hi < p->ow &&
-                    x_hi * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw;
-       ++x_hi) {
-  }
+  dw_plan_t pl;
+  dw_plan(p, &pl);
   const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
   for (int32_t r = lo / p->ow; r < r1; ++r) {
-    const int32_t b = r / p->oh, oy = r % p->oh;
     int32_t x0, x1;
     uk_row_span(p, r, lo, hi, &x0, &x1);
-    const int32_t xe = x_hi < x1 ? x_hi : x1; /* pairs stay inside the band */
-    const float *img = in + (size_t)b * p->ih * p->iw * ic;
-    const int32_t q0 = r * p->ow - lo; /* pixel (r, ox) is out's q0 + ox */
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 &&
-                       iy0 + (p->kh - 1) * p->dil_h < p->ih;
-    for (int32_t ox = x0; ox < x1;) {
-      float *dst = out + (size_t)(q0 + ox) * ic;
-      if (taps_all > UK_MAX_TAPS) {
-        dw_large(c, img, oy, ox, dst);
-        ++ox;
-      } else if (inside && ox >= x_lo && ox < x_hi) {
-        const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        dw_run(c, x, xstep, io, iwo, taps_all, xe - ox, dst);
-        ox = xe;
-      } else {
-        int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-        dw_pixels(c, 1, img, 0, xo, wo, taps, dst);
-        ++ox;
-      }
-    }
+    const dw_src_t src = {in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic, 0, 0,
+                          p->iw * p->ic};
+    dw_row(c, &pl, &src, r % p->oh, x0, x1, out + (size_t)(r * p->ow + x0 - lo) * p->ic);
   }
 }
 
@@ -705,40 +749,5 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
   dw_f32(&c, in, lo, hi, out + (size_t)lo * c.p->ic);
 }
 
-/* A depthwise conv and the 1x1 conv after it (uk_abi.h, dwpw_f32): the
- * band's pixels in equal chunks that fit the workgroup's scratch, each
- * chunk's depthwise result there, then straight into the conv's tiles as
- * their input rows.  The result stays in cache instead of crossing memory
- * twice, and on threads each band is one phase, not two. */
-static void dwpw_f32(const float *in, const void *blob, float *out, void *scratch, int32_t wg,
-                     int32_t count, const float *res) {
-  const ukf_ctx_t d = ukf_ctx(blob);
-  ukf_ctx_t pw = ukf_ctx((const uint8_t *)blob + d.p->next_off);
-  pw.res = res;
-  pw.out0 = out;
-  const int32_t ic = d.p->ic, oc = pw.p->oc;
-  int32_t lo, hi;
-  uk_band(d.p, wg, count, &lo, &hi);
-  float *mid = (float *)uk_scratch(scratch, d.p, wg);
-  int32_t cap = d.p->scratch_bytes / (4 * ic);
-  cap = cap > FB_MAX ? FB_MAX : cap >= MR ? cap / MR * MR : cap < 1 ? 1 : cap;
-  const int32_t n = hi - lo, chunks = (n + cap - 1) / cap;
-  for (int32_t j = 0, q = lo; j < chunks; ++j) {
-    const int32_t len = n / chunks + (j < n % chunks);
-    dw_f32(&d, in, q, q + len, mid);
-    fgemm_rows(&pw, mid, ic, 0, len, out + (size_t)q * oc, 0, pw.p->oc_padded);
-    q += len;
-  }
-}
-
-void tinyml_uk_dwpw_f32(const float *in, const void *blob, float *out, void *scratch,
-                        int32_t wg, int32_t count) {
-  dwpw_f32(in, blob, out, scratch, wg, count, 0);
-}
-
-void tinyml_uk_dwpw_add_f32(const float *in, const void *blob, float *out, void *scratch,
-                            int32_t wg, int32_t count, const float *res) {
-  dwpw_f32(in, blob, out, scratch, wg, count, res);
-}
-
+#include "ukernels_block.h" /* tinyml_uk_dwpw_f32, tinyml_uk_pwdwpw_f32 and _add_ */
 #include "ukernels_pool.h" /* tinyml_uk_maxpool_f32 */

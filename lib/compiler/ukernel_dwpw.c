@@ -14,7 +14,16 @@
  * "dwpw_add_f32"} when %y's conv is 1x1, stride 1, unpadded and %d has no
  * other use; %blob is the two blobs as uk_abi.h lays them out, and the
  * kernel computes the depthwise result a chunk of pixels at a time in its
- * scratch. */
+ * scratch.
+ *
+ * Then, on images of at least PWDWPW_ROWS rows, the block's expansion
+ * goes in too: a 1x1, stride-1, unpadded conv_f32 that only the dwpw op
+ * reads becomes kind "pwdwpw_f32" | "pwdwpw_add_f32" on the block's input,
+ * and the kernel keeps the expansion rows the depthwise conv's window
+ * needs in its scratch.  A band recomputes the rows above its first
+ * output row that the band before also had (two for a 3x3 conv), which
+ * is why small images are left as they are (ukernel_lower.c gives these
+ * kernels bands of at least PWDWPW_ROWS / 2 rows). */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
@@ -27,6 +36,9 @@
  * L2 while the conv reads it once per panel of output channels. */
 enum { MID_PIXELS = 120, MID_BYTES = 128 << 10 };
 
+/* The fewest input rows of a block the expansion is fused on. */
+enum { PWDWPW_ROWS = 28 };
+
 /* Whether conv `c` reads depthwise `d`'s output as a 1x1 conv whose input
  * rows are its columns. */
 static int pointwise_after(const tinyml_uk_params_t *c, const tinyml_uk_params_t *d) {
@@ -36,32 +48,45 @@ static int pointwise_after(const tinyml_uk_params_t *c, const tinyml_uk_params_t
          c->oh == d->oh && c->ow == d->ow && c->k == d->ic;
 }
 
-/* Bytes of scratch for a chunk: enough pixels for a kernel's register
- * tiles (12) even when channels are many, never more than the image. */
-static int32_t mid_bytes(const tinyml_uk_params_t *d) {
-  int64_t pixels = (int64_t)d->batch * d->oh * d->ow, per = 4 * (int64_t)d->ic;
-  int64_t n = MID_BYTES / per;
+/* Pixels of depthwise result a chunk holds: enough for a kernel's
+ * register tiles (12) even when channels are many, at least `least`,
+ * never more than the image. */
+static int64_t mid_pixels(const tinyml_uk_params_t *d, int64_t least) {
+  int64_t pixels = (int64_t)d->batch * d->oh * d->ow;
+  int64_t n = MID_BYTES / (4 * (int64_t)d->ic);
   n = n < 12 ? 12 : n > MID_PIXELS ? MID_PIXELS : n;
-  return (int32_t)((n < pixels ? n : pixels) * per);
+  n = n < least ? least : n;
+  return n < pixels ? n : pixels;
 }
 
-/* The fused blob: the depthwise one, retagged, then the conv's at a
+static int32_t mid_bytes(const tinyml_uk_params_t *d) {
+  return (int32_t)(mid_pixels(d, 1) * 4 * d->ic);
+}
+
+/* The pwdwpw kernel's scratch: the window of expansion rows its
+ * depthwise conv reads, then a chunk of whole output rows. */
+static int64_t block_bytes(const tinyml_uk_params_t *d) {
+  int64_t span = (int64_t)(d->kh - 1) * d->dil_h + 1;
+  return (span * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic;
+}
+
+/* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at a
  * 64-byte boundary. */
-static MlirValue fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca,
-                            MlirOperation before, const tinyml_allocator_t *al) {
+static MlirValue fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
+                            int64_t scratch, MlirOperation before, const tinyml_allocator_t *al) {
   MlirValue none = {NULL};
   size_t dn = (size_t)mlirElementsAttrGetNumElements(da);
   size_t cn = (size_t)mlirElementsAttrGetNumElements(ca);
   size_t off = (dn + 63) / 64 * 64;
-  if (off + cn > INT32_MAX) return none;
+  if (off + cn > INT32_MAX || scratch > INT32_MAX) return none;
   uint8_t *blob = tinyml__calloc(al, 1, off + cn, 64);
   if (!blob) return none;
   memcpy(blob, mlirDenseElementsAttrGetRawData(da), dn);
   memcpy(blob + off, mlirDenseElementsAttrGetRawData(ca), cn);
   tinyml_uk_params_t *p = (tinyml_uk_params_t *)(void *)blob;
-  p->kind = TINYML_UK_DWPW_F32;
+  p->kind = kind;
   p->next_off = (int32_t)off;
-  p->scratch_bytes = mid_bytes(p);
+  p->scratch_bytes = (int32_t)scratch;
   return tc_uk_blob_const(ctx, blob, off + cn, al, before);
 }
 
@@ -72,7 +97,23 @@ static void drop_if_unused(MlirValue v) {
     mlirOperationDestroy(op);
 }
 
-static int fuse_one(MlirContext ctx, MlirOperation dw, const tinyml_allocator_t *al) {
+/* `into` (which keeps its result and any residual operand) takes over
+ * `from`, the kernel whose result was its input: from's input, `blob`,
+ * `kind` and `scratch`; from and both old blobs go. */
+static void retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
+                     const char *kind, int64_t scratch) {
+  MlirValue old_from = mlirOperationGetOperand(from, 1), old_into = mlirOperationGetOperand(into, 1);
+  mlirOperationSetOperand(into, 0, mlirOperationGetOperand(from, 0));
+  mlirOperationSetOperand(into, 1, blob);
+  mlirOperationSetAttributeByName(into, tc_str("kind"), mlirStringAttrGet(ctx, tc_str(kind)));
+  mlirOperationSetAttributeByName(
+      into, tc_str("scratch"), mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), scratch));
+  mlirOperationDestroy(from);
+  drop_if_unused(old_from);
+  drop_if_unused(old_into);
+}
+
+static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_allocator_t *al) {
   tinyml_uk_params_t d, c;
   MlirAttribute da, ca;
   MlirValue mid = mlirOperationGetResult(dw, 0);
@@ -86,22 +127,46 @@ static int fuse_one(MlirContext ctx, MlirOperation dw, const tinyml_allocator_t 
       !tc_uk_blob_params(mlirOperationGetOperand(pw, 1), &c, &ca) ||
       c.kind != TINYML_UK_CONV_F32 || !pointwise_after(&c, &d))
     return 0;
-  MlirValue blob = fused_blob(ctx, da, ca, pw, al);
+  MlirValue blob = fused_blob(ctx, da, ca, TINYML_UK_DWPW_F32, mid_bytes(&d), pw, al);
   if (mlirValueIsNull(blob)) return 0;
-  MlirValue dblob = mlirOperationGetOperand(dw, 1), cblob = mlirOperationGetOperand(pw, 1);
-  mlirOperationSetOperand(pw, 0, mlirOperationGetOperand(dw, 0));
-  mlirOperationSetOperand(pw, 1, blob);
-  mlirOperationSetAttributeByName(pw, tc_str("kind"),
-                                  mlirStringAttrGet(ctx, tc_str(add ? "dwpw_add_f32" : "dwpw_f32")));
-  mlirOperationSetAttributeByName(
-      pw, tc_str("scratch"), mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), mid_bytes(&d)));
-  mlirOperationDestroy(dw);
-  drop_if_unused(dblob);
-  drop_if_unused(cblob);
+  retarget(ctx, pw, dw, blob, add ? "dwpw_add_f32" : "dwpw_f32", mid_bytes(&d));
   return 1;
 }
 
-unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+/* Whether conv `e` is a 1x1 expansion whose whole output depthwise `d`
+ * reads, on an image worth the fusion. */
+static int expansion_of(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
+  return e->kh == 1 && e->kw == 1 && e->stride_h == 1 && e->stride_w == 1 && e->dil_h == 1 &&
+         e->dil_w == 1 && e->pad_top == 0 && e->pad_left == 0 && e->scratch_bytes == 0 &&
+         e->batch == d->batch && e->ih == d->ih && e->iw == d->iw && e->oh == d->ih &&
+         e->ow == d->iw && e->oc == d->ic && d->ih >= PWDWPW_ROWS;
+}
+
+static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allocator_t *al) {
+  tinyml_uk_params_t e, d;
+  MlirAttribute ea, da;
+  MlirValue x = mlirOperationGetOperand(dwpw, 0);
+  MlirOperation ex = tc_value_owner_op(x);
+  const int add = tc_uk_kind_is(dwpw, "dwpw_add_f32");
+  if (mlirOperationIsNull(ex) || !tc_uk_kind_is(ex, "conv_f32") ||
+      mlirOperationGetNumOperands(ex) != 2 || !mlirOperationEqual(tc_sole_user(x), dwpw) ||
+      !tc_uk_blob_params(mlirOperationGetOperand(ex, 1), &e, &ea) ||
+      e.kind != TINYML_UK_CONV_F32 ||
+      !tc_uk_blob_params(mlirOperationGetOperand(dwpw, 1), &d, &da) ||
+      d.kind != TINYML_UK_DWPW_F32 || !expansion_of(&e, &d))
+    return 0;
+  MlirValue blob =
+      fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, block_bytes(&d), dwpw, al);
+  if (mlirValueIsNull(blob)) return 0;
+  retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", block_bytes(&d));
+  return 1;
+}
+
+/* Walks every function's top level with `fuse` on ops of kind `kind` (or
+ * `kind2`). */
+static unsigned fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
+                         int (*fuse)(MlirContext, MlirOperation, const tinyml_allocator_t *),
+                         const tinyml_allocator_t *a) {
   unsigned n = 0;
   for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
        !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
@@ -110,7 +175,7 @@ unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_alloc
     if (mlirBlockIsNull(b)) continue;
     /* A fusion erases ops around `op`: start over after each. */
     for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
-      if (tc_uk_kind_is(op, "depthwise_f32") && fuse_one(ctx, op, a)) {
+      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(ctx, op, a)) {
         ++n;
         op = mlirBlockGetFirstOperation(b);
       } else {
@@ -119,4 +184,9 @@ unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_alloc
     }
   }
   return n;
+}
+
+unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+  unsigned n = fuse_all(ctx, m, "depthwise_f32", NULL, fuse_depthwise, a);
+  return n + fuse_all(ctx, m, "dwpw_f32", "dwpw_add_f32", fuse_expansion, a);
 }

@@ -152,11 +152,23 @@ static int64_t last_dim(MlirType t) {
   return r > 0 ? mlirShapedTypeGetDimSize(t, r - 1) : 1;
 }
 
+/* Rows of an NHWC tensor (its dimension 1). */
+static int64_t rows(MlirType t) {
+  return mlirTypeIsAShaped(t) && mlirShapedTypeHasRank(t) && mlirShapedTypeGetRank(t) == 4
+             ? mlirShapedTypeGetDimSize(t, 1)
+             : 1;
+}
+
 /* The output is NHWC with channels last (a matmul's [b, M, N] is M pixels
  * of N channels); the input's last dimension is the conv's input channels.
  * Bands are of pixels, or for an f32 conv with more channels than pixels
  * of 32 channels (uk_abi.h).  A depthwise conv fused with its 1x1 conv
- * (dwpw) counts the 1x1 conv's work. */
+ * (dwpw) counts the 1x1 conv's work; a whole block (pwdwpw) counts its
+ * expansion's and has bands of at least PWDWPW_BAND_ROWS input rows:
+ * each band computes again the expansion rows its first output row shares
+ * with the band before (two for a 3x3 window at stride 1, one in seven of
+ * a 14-row band's). */
+#define PWDWPW_BAND_ROWS 14
 static int64_t useful_bands(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   MlirType out = mlirValueGetType(mlirOperationGetResult(uk, 0));
@@ -164,8 +176,10 @@ static int64_t useful_bands(MlirOperation uk, const char *kind) {
   if (outs <= 0 || chans <= 0) return 1;
   int64_t pixels = outs / chans, most = pixels;
   const int conv = strncmp(kind, "conv", 4) == 0, dwpw = strncmp(kind, "dwpw", 4) == 0;
+  const int block = strncmp(kind, "pwdwpw", 6) == 0;
   if (conv && strstr(kind, "f32") && chans > pixels) most = (chans + 31) / 32;
-  int64_t work = outs * (conv || dwpw ? last_dim(in) : 9);
+  if (block) most = rows(in) / PWDWPW_BAND_ROWS; /* each band recomputes rows */
+  int64_t work = outs * (conv || dwpw || block ? last_dim(in) : 9);
   int64_t n = work / UK_BAND_WORK;
   if (n > most) n = most;
   return n < 1 ? 1 : n > UK_MAX_BANDS ? UK_MAX_BANDS : n;

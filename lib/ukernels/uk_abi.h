@@ -56,6 +56,7 @@ typedef enum tinyml_uk_kind {
   TINYML_UK_DEPTHWISE_F32 = 4, /* float TINYML_UK_DEPTHWISE */
   TINYML_UK_MAXPOOL_F32 = 5,   /* float max_pool2d, NHWC; see "f32 kinds" */
   TINYML_UK_DWPW_F32 = 6,      /* a depthwise conv, then a 1x1 conv on its result */
+  TINYML_UK_PWDWPW_F32 = 7,    /* a 1x1 conv, then TINYML_UK_DWPW_F32 on its result */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -79,8 +80,8 @@ typedef struct tinyml_uk_params {
   /* tinyml_uk_chan_t[oc_padded]: the same per-channel numbers as one record
    * per channel, for scalar cores that requantise one output at a time. */
   int32_t chan_off;
-  /* dwpw_f32: the byte offset of the second kernel's blob (a multiple of
-   * 64); 0 otherwise. */
+  /* dwpw_f32, pwdwpw_f32: the byte offset of the next kernel's blob (a
+   * multiple of 64); 0 otherwise. */
   int32_t next_off;
 } tinyml_uk_params_t;
 
@@ -125,7 +126,16 @@ typedef struct tinyml_uk_params {
  * of its result, ic floats each), then at next_off the conv's blob as
  * tinyml_uk_conv_f32 (or _add_f32) takes it.  Bands are of the
  * depthwise's output pixels, which are the conv's; every value is the one
- * the two kernels give apart. */
+ * the two kernels give apart.
+ *
+ * `tinyml_uk_pwdwpw_f32` (and `_add_f32`) puts a 1x1 conv (stride 1, no
+ * padding) before that: MobileNetV2's block from its input.  The blob is
+ * the 1x1 conv's, with kind TINYML_UK_PWDWPW_F32, next_off (a dwpw_f32
+ * blob follows there) and scratch_bytes: a window of the 1x1 conv's
+ * output rows, (kh - 1) * dil_h + 1 of them (iw * ic floats each: the
+ * depthwise's iw and ic), then room for at least one row of depthwise
+ * result (ow * ic floats).  Bands are again of the depthwise's output
+ * pixels; each computes the 1x1 conv rows its window needs. */
 
 /* Taps per chunk of the f32 conv weights ("f32 kinds" above), and how
  * many the chunk from tap k0 of k holds: the packer and the kernels both

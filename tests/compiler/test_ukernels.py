@@ -298,6 +298,31 @@ def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip):
     return name, x, y, body, res, "tile", None, 1, kernel
 
 
+def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip):
+    """MobileNetV2's whole block: a 1x1 expansion (BatchNorm, ReLU6), then
+    f32_dwpw_case's depthwise conv and 1x1 projection, from the block's
+    input.  One kernel call must do it all (tinyml_uk_pwdwpw_f32 or
+    _add_f32: images of 28 rows or more)."""
+    h, w = hw
+    x, e = [n, h, w, k], [n, h, w, c]
+    body = const("we", fvals(rng, k * c), dims([c, 1, 1, k]), "f32")
+    body += const("be", fvals(rng, c), c, "f32") + scalar("z", "0.0", "f32")
+    body += f32_conv_op("acce", "tosa.conv2d", "we", "be", x, [c, 1, 1, k], e, [0, 0, 0, 0],
+                        (1, 1))
+    chain, res = f32_epilogue(rng, "acce", e, c, True, True, tag="e")
+    name_, _, y, rest, out = f32_dwpw_case(rng, name, n, hw, c, oc, stride, False)[:5]
+    rest = rest.replace("%x,", f"%{res},").replace("%x)", f"%{res})")
+    rest = rest.replace(scalar("z", "0.0", "f32"), "")
+    body += chain + rest
+    if skip:
+        ty = dims(y)
+        body += (f'    %sum = "tosa.add"(%{out}, %x) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
+                 f'tensor<{ty}xf32>\n')
+        out = "sum"
+    kernel = "tinyml_uk_pwdwpw_add_f32" if skip else "tinyml_uk_pwdwpw_f32"
+    return name, x, y, body, out, "tile", None, 1, kernel
+
+
 def f32_cases(rng):
     c, d = f32_conv_case, True
     return [
@@ -353,6 +378,10 @@ def f32_cases(rng):
         # 600 channels: chunks of the depthwise result (54 pixels) and two
         # tap chunks in the 1x1 conv
         f32_dwpw_case(rng, "f32_dwpw_s2_chunks", 2, (15, 17), 600, 20, 2, False),
+        # bands (2 and 4) that start mid-row, chunks of 3 rows, the window
+        # sliding by 1 and by 2 rows, two images
+        f32_block_case(rng, "f32_block_residual", 1, (29, 31), 8, 24, 8, 1, True),
+        f32_block_case(rng, "f32_block_s2_batch", 2, (57, 30), 6, 40, 16, 2, False),
     ]
 
 

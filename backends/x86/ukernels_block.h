@@ -1,0 +1,127 @@
+/* Kernels that chain others so that what flows between them stays in the
+ * workgroup's scratch, in cache, instead of crossing memory (and, on
+ * threads, a phase boundary): a depthwise conv and the 1x1 conv after it
+ * (dwpw_f32), and MobileNetV2's whole block, 1x1 expansion, depthwise,
+ * 1x1 projection (pwdwpw_f32); uk_abi.h lays out their blobs and
+ * lib/compiler/ukernel_dwpw.c makes them.  Included by ukernels.c after
+ * the conv driver (fgemm_rows) and the depthwise rows (dw_row).  Every
+ * value is the one the kernels give apart, whatever the band. */
+#ifndef TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
+#define TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
+
+/* Pixels of depthwise result that `bytes` of scratch hold (ic floats
+ * each): whole register tiles, at most a run. */
+static int32_t mid_cap(int32_t bytes, int32_t ic) {
+  int32_t cap = bytes / (4 * ic);
+  return cap > FB_MAX ? FB_MAX : cap >= MR ? cap / MR * MR : cap < 1 ? 1 : cap;
+}
+
+/* The band's pixels in equal chunks that fit the scratch, each chunk's
+ * depthwise result there, then straight into the 1x1 conv's tiles as
+ * their input rows. */
+static void dwpw_f32(const float *in, const void *blob, float *out, void *scratch, int32_t wg,
+                     int32_t count, const float *res) {
+  const ukf_ctx_t d = ukf_ctx(blob);
+  ukf_ctx_t pw = ukf_ctx((const uint8_t *)blob + d.p->next_off);
+  pw.res = res;
+  pw.out0 = out;
+  const int32_t ic = d.p->ic, oc = pw.p->oc;
+  int32_t lo, hi;
+  uk_band(d.p, wg, count, &lo, &hi);
+  float *mid = (float *)uk_scratch(scratch, d.p, wg);
+  const int32_t cap = mid_cap(d.p->scratch_bytes, ic);
+  const int32_t n = hi - lo, chunks = (n + cap - 1) / cap;
+  for (int32_t j = 0, q = lo; j < chunks; ++j) {
+    const int32_t len = n / chunks + (j < n % chunks);
+    dw_f32(&d, in, q, q + len, mid);
+    fgemm_rows(&pw, mid, ic, 0, len, out + (size_t)q * oc, 0, pw.p->oc_padded);
+    q += len;
+  }
+}
+
+void tinyml_uk_dwpw_f32(const float *in, const void *blob, float *out, void *scratch,
+                        int32_t wg, int32_t count) {
+  dwpw_f32(in, blob, out, scratch, wg, count, 0);
+}
+
+void tinyml_uk_dwpw_add_f32(const float *in, const void *blob, float *out, void *scratch,
+                            int32_t wg, int32_t count, const float *res) {
+  dwpw_f32(in, blob, out, scratch, wg, count, res);
+}
+
+/* The expansion's output rows that the depthwise conv reads, in a ring
+ * of `span` rows (row y in slot y % span: dw_src_t): as the band's output
+ * rows go down the image, each new row is computed once into the slot of
+ * one no longer needed, and nothing moves. */
+typedef struct xwin {
+  const ukf_ctx_t *ex;
+  const float *in; /* the block's input */
+  float *ring;
+  dw_src_t src; /* the ring, as the depthwise conv reads it */
+  int32_t b, hi; /* rows [hi - span, hi) of image b are in the ring */
+} xwin_t;
+
+/* Makes the ring hold rows [ya, yb) of image b (yb - ya <= span, and ya
+ * and yb never go back up within an image). */
+static void xwin_slide(xwin_t *w, int32_t b, int32_t ya, int32_t yb) {
+  const tinyml_uk_params_t *ep = w->ex->p;
+  const int32_t held = w->b == b && ya >= w->hi - w->src.ring && ya <= w->hi;
+  for (int32_t y = held ? w->hi : ya; y < yb; ++y)
+    fgemm_rows(w->ex, w->in + ((size_t)b * ep->ih + y) * ep->iw * ep->ic, ep->ic, 0, ep->iw,
+               w->ring + dw_at(&w->src, y), 0, ep->oc_padded);
+  if (!held || yb > w->hi) w->hi = yb;
+  w->b = b;
+}
+
+/* The band's output rows in order: the ring gets the expansion rows the
+ * row's taps need, the depthwise row goes into the chunk after the ring,
+ * and a full chunk runs through the projection.  A band's first row
+ * computes all its ring rows; later rows only stride_h new ones. */
+static void pwdwpw_f32(const float *in, const void *blob, float *out, void *scratch,
+                       int32_t wg, int32_t count, const float *res) {
+  const ukf_ctx_t ex = ukf_ctx(blob);
+  const uint8_t *db = (const uint8_t *)blob + ex.p->next_off;
+  const ukf_ctx_t d = ukf_ctx(db);
+  ukf_ctx_t pw = ukf_ctx(db + d.p->next_off);
+  pw.res = res;
+  pw.out0 = out;
+  const tinyml_uk_params_t *dp = d.p;
+  const int32_t ic = dp->ic, oc = pw.p->oc, span = (dp->kh - 1) * dp->dil_h + 1;
+  float *ring = (float *)uk_scratch(scratch, ex.p, wg);
+  xwin_t w = {&ex, in, ring, {ring, 0, span, dp->iw * ic}, -1, 0};
+  float *mid = ring + (size_t)span * w.src.row;
+  const int32_t cap = (ex.p->scratch_bytes / 4 - span * w.src.row) / ic; /* >= ow */
+  dw_plan_t pl;
+  dw_plan(dp, &pl);
+  int32_t lo, hi, q, m = 0;
+  uk_band(dp, wg, count, &lo, &hi);
+  q = lo;
+  const int32_t r1 = hi > lo ? (hi - 1) / dp->ow + 1 : 0;
+  for (int32_t r = lo / dp->ow; r < r1; ++r) {
+    const int32_t oy = r % dp->oh, iy0 = oy * dp->stride_h - dp->pad_top;
+    int32_t x0, x1;
+    uk_row_span(dp, r, lo, hi, &x0, &x1);
+    if (m + x1 - x0 > cap) {
+      fgemm_rows(&pw, mid, ic, 0, m, out + (size_t)q * oc, 0, pw.p->oc_padded);
+      q += m;
+      m = 0;
+    }
+    const int32_t ya = iy0 > 0 ? iy0 : 0, yb = iy0 + span < dp->ih ? iy0 + span : dp->ih;
+    xwin_slide(&w, r / dp->oh, ya, yb);
+    dw_row(&d, &pl, &w.src, oy, x0, x1, mid + (size_t)m * ic);
+    m += x1 - x0;
+  }
+  if (m) fgemm_rows(&pw, mid, ic, 0, m, out + (size_t)q * oc, 0, pw.p->oc_padded);
+}
+
+void tinyml_uk_pwdwpw_f32(const float *in, const void *blob, float *out, void *scratch,
+                          int32_t wg, int32_t count) {
+  pwdwpw_f32(in, blob, out, scratch, wg, count, 0);
+}
+
+void tinyml_uk_pwdwpw_add_f32(const float *in, const void *blob, float *out, void *scratch,
+                              int32_t wg, int32_t count, const float *res) {
+  pwdwpw_f32(in, blob, out, scratch, wg, count, res);
+}
+
+#endif
