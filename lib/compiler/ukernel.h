@@ -64,6 +64,14 @@ tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_dia
  * that reads it (ukernel_dwpw.c); returns how many. */
 unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
 
+/* Runs `fuse` on every TC_UKERNEL_OP of kind `kind` (or `kind2`, when
+ * not null) at the top level of each function, what selection and the
+ * layout sink leave, until none fuses; returns how many did.  `fuse`
+ * returns whether it rewrote, and may erase ops around its own. */
+typedef int (*tc_uk_fuse_fn)(MlirContext ctx, MlirOperation op, const tinyml_allocator_t *a);
+unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
+                        tc_uk_fuse_fn fuse, const tinyml_allocator_t *a);
+
 /* Whether `op` is TC_UKERNEL_OP of this kind. */
 int tc_uk_kind_is(MlirOperation op, const char *kind);
 

@@ -162,31 +162,7 @@ static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allo
   return 1;
 }
 
-/* Walks every function's top level with `fuse` on ops of kind `kind` (or
- * `kind2`). */
-static unsigned fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
-                         int (*fuse)(MlirContext, MlirOperation, const tinyml_allocator_t *),
-                         const tinyml_allocator_t *a) {
-  unsigned n = 0;
-  for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
-       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
-    if (!tc_op_is(f, "func.func")) continue;
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    if (mlirBlockIsNull(b)) continue;
-    /* A fusion erases ops around `op`: start over after each. */
-    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
-      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(ctx, op, a)) {
-        ++n;
-        op = mlirBlockGetFirstOperation(b);
-      } else {
-        op = mlirOperationGetNextInBlock(op);
-      }
-    }
-  }
-  return n;
-}
-
 unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
-  unsigned n = fuse_all(ctx, m, "depthwise_f32", NULL, fuse_depthwise, a);
-  return n + fuse_all(ctx, m, "dwpw_f32", "dwpw_add_f32", fuse_expansion, a);
+  unsigned n = tc_uk_fuse_all(ctx, m, "depthwise_f32", NULL, fuse_depthwise, a);
+  return n + tc_uk_fuse_all(ctx, m, "dwpw_f32", "dwpw_add_f32", fuse_expansion, a);
 }

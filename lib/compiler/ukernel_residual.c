@@ -125,17 +125,27 @@ int tc_uk_kind_is(MlirOperation op, const char *kind) {
          mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str(kind));
 }
 
-/* Every function's top-level ops: what selection and the sink leave. */
-unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
+                        tc_uk_fuse_fn fuse, const tinyml_allocator_t *a) {
   unsigned n = 0;
   for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
        !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
     if (!tc_op_is(f, "func.func")) continue;
     MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
     if (mlirBlockIsNull(b)) continue;
-    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);
-         op = mlirOperationGetNextInBlock(op))
-      if (tc_uk_kind_is(op, "conv_f32")) n += (unsigned)fuse_one(ctx, op, a);
+    /* A fusion erases ops around `op`: start over after each. */
+    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
+      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(ctx, op, a)) {
+        ++n;
+        op = mlirBlockGetFirstOperation(b);
+      } else {
+        op = mlirOperationGetNextInBlock(op);
+      }
+    }
   }
   return n;
+}
+
+unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+  return tc_uk_fuse_all(ctx, m, "conv_f32", NULL, fuse_one, a);
 }

@@ -269,6 +269,13 @@ def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False,
     return name, x, y, body, "out", "tile", not relu_before, 2 if nan_ignore else None
 
 
+def add_input(y, res):
+    """%sum = %res + %x, a block's skip connection."""
+    ty = dims(y)
+    return (f'    %sum = "tosa.add"(%{res}, %x) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
+            f'tensor<{ty}xf32>\n')
+
+
 def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip):
     """MobileNetV2's block end: a 3x3 depthwise conv with BatchNorm and
     ReLU6, a 1x1 conv with BatchNorm, then (skip) the block's input added.
@@ -290,10 +297,7 @@ def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip):
     chain, res = f32_epilogue(rng, "acc2", y, oc, True, False, tag="2")
     body += chain
     if skip:
-        ty = dims(y)
-        body += (f'    %sum = "tosa.add"(%{res}, %x) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
-                 f'tensor<{ty}xf32>\n')
-        res = "sum"
+        body, res = body + add_input(y, res), "sum"
     kernel = "tinyml_uk_dwpw_add_f32" if skip else "tinyml_uk_dwpw_f32"
     return name, x, y, body, res, "tile", None, 1, kernel
 
@@ -315,10 +319,7 @@ def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip):
     rest = rest.replace(scalar("z", "0.0", "f32"), "")
     body += chain + rest
     if skip:
-        ty = dims(y)
-        body += (f'    %sum = "tosa.add"(%{out}, %x) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
-                 f'tensor<{ty}xf32>\n')
-        out = "sum"
+        body, out = body + add_input(y, out), "sum"
     kernel = "tinyml_uk_pwdwpw_add_f32" if skip else "tinyml_uk_pwdwpw_f32"
     return name, x, y, body, out, "tile", None, 1, kernel
 
