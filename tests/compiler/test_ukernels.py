@@ -276,18 +276,20 @@ def add_input(y, res):
             f'tensor<{ty}xf32>\n')
 
 
-def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip):
-    """MobileNetV2's block end: a 3x3 depthwise conv with BatchNorm and
-    ReLU6, a 1x1 conv with BatchNorm, then (skip) the block's input added.
-    One kernel call must do it all (tinyml_uk_dwpw_f32 or _add_f32)."""
+def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip, dil=1):
+    """MobileNetV2's block end: a 3x3 depthwise conv (padded by its
+    dilation) with BatchNorm and ReLU6, a 1x1 conv with BatchNorm, then
+    (skip) the block's input added.  One kernel call must do it all
+    (tinyml_uk_dwpw_f32 or _add_f32)."""
     h, w = hw
-    oh, ow = out_size(h, 3, stride, 1, 1, 1), out_size(w, 3, stride, 1, 1, 1)
-    pad = [1, (oh - 1) * stride + 3 - h - 1, 1, (ow - 1) * stride + 3 - w - 1]
+    oh, ow = out_size(h, 3, stride, dil, dil, dil), out_size(w, 3, stride, dil, dil, dil)
+    span = 2 * dil + 1
+    pad = [dil, (oh - 1) * stride + span - h - dil, dil, (ow - 1) * stride + span - w - dil]
     x, mid, y = [n, h, w, c], [n, oh, ow, c], [n, oh, ow, oc]
     body = const("w", fvals(rng, 9 * c), dims([3, 3, c, 1]), "f32")
     body += const("b", fvals(rng, c), c, "f32") + scalar("z", "0.0", "f32")
     body += f32_conv_op("acc", "tosa.depthwise_conv2d", "w", "b", x, [3, 3, c, 1], mid, pad,
-                        (stride, stride))
+                        (stride, stride), (dil, dil))
     chain, res = f32_epilogue(rng, "acc", mid, c, True, True)
     body += chain
     body += const("w2", fvals(rng, c * oc), dims([oc, 1, 1, c]), "f32")
@@ -302,7 +304,7 @@ def f32_dwpw_case(rng, name, n, hw, c, oc, stride, skip):
     return name, x, y, body, res, "tile", None, 1, kernel
 
 
-def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip):
+def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip, dil=1):
     """MobileNetV2's whole block: a 1x1 expansion (BatchNorm, ReLU6), then
     f32_dwpw_case's depthwise conv and 1x1 projection, from the block's
     input.  One kernel call must do it all (tinyml_uk_pwdwpw_f32 or
@@ -314,7 +316,7 @@ def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip):
     body += f32_conv_op("acce", "tosa.conv2d", "we", "be", x, [c, 1, 1, k], e, [0, 0, 0, 0],
                         (1, 1))
     chain, res = f32_epilogue(rng, "acce", e, c, True, True, tag="e")
-    name_, _, y, rest, out = f32_dwpw_case(rng, name, n, hw, c, oc, stride, False)[:5]
+    name_, _, y, rest, out = f32_dwpw_case(rng, name, n, hw, c, oc, stride, False, dil)[:5]
     rest = rest.replace("%x,", f"%{res},").replace("%x)", f"%{res})")
     rest = rest.replace(scalar("z", "0.0", "f32"), "")
     body += chain + rest
@@ -383,6 +385,8 @@ def f32_cases(rng):
         # sliding by 1 and by 2 rows, two images
         f32_block_case(rng, "f32_block_residual", 1, (29, 31), 8, 24, 8, 1, True),
         f32_block_case(rng, "f32_block_s2_batch", 2, (57, 30), 6, 40, 16, 2, False),
+        # a ring of 5 rows (3x3 at dilation 2)
+        f32_block_case(rng, "f32_block_dilated", 1, (30, 13), 5, 16, 12, 1, False, dil=2),
     ]
 
 
