@@ -10,10 +10,20 @@
 #define TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
 
 /* Pixels of depthwise result that `bytes` of scratch hold (ic floats
- * each): whole register tiles, at most a run. */
+ * each), at most a run (the compiler sizes it so). */
 static int32_t mid_cap(int32_t bytes, int32_t ic) {
   int32_t cap = bytes / (4 * ic);
-  return cap > FB_MAX ? FB_MAX : cap >= MR ? cap / MR * MR : cap < 1 ? 1 : cap;
+  return cap > FB_MAX ? FB_MAX : cap < 1 ? 1 : cap;
+}
+
+/* The 1x1 conv's view of the blob at `blob` + next_off, writing `out`
+ * with residual `res` (or none). */
+static ukf_ctx_t next_ctx(const void *blob, float *out, const float *res) {
+  const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)blob;
+  ukf_ctx_t c = ukf_ctx((const uint8_t *)blob + p->next_off);
+  c.res = res;
+  c.out0 = out;
+  return c;
 }
 
 /* The band's pixels in equal chunks that fit the scratch, each chunk's
@@ -21,10 +31,7 @@ static int32_t mid_cap(int32_t bytes, int32_t ic) {
  * their input rows. */
 static void dwpw_f32(const float *in, const void *blob, float *out, void *scratch, int32_t wg,
                      int32_t count, const float *res) {
-  const ukf_ctx_t d = ukf_ctx(blob);
-  ukf_ctx_t pw = ukf_ctx((const uint8_t *)blob + d.p->next_off);
-  pw.res = res;
-  pw.out0 = out;
+  const ukf_ctx_t d = ukf_ctx(blob), pw = next_ctx(blob, out, res);
   const int32_t ic = d.p->ic, oc = pw.p->oc;
   int32_t lo, hi;
   uk_band(d.p, wg, count, &lo, &hi);
@@ -81,10 +88,7 @@ static void pwdwpw_f32(const float *in, const void *blob, float *out, void *scra
                        int32_t wg, int32_t count, const float *res) {
   const ukf_ctx_t ex = ukf_ctx(blob);
   const uint8_t *db = (const uint8_t *)blob + ex.p->next_off;
-  const ukf_ctx_t d = ukf_ctx(db);
-  ukf_ctx_t pw = ukf_ctx(db + d.p->next_off);
-  pw.res = res;
-  pw.out0 = out;
+  const ukf_ctx_t d = ukf_ctx(db), pw = next_ctx(db, out, res);
   const tinyml_uk_params_t *dp = d.p;
   const int32_t ic = dp->ic, oc = pw.p->oc, span = (dp->kh - 1) * dp->dil_h + 1;
   float *ring = (float *)uk_scratch(scratch, ex.p, wg);

@@ -61,7 +61,9 @@ tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_dia
                                   const tinyml_allocator_t *a);
 
 /* ... and then moves each f32 depthwise conv into the 1x1 conv kernel
- * that reads it (ukernel_dwpw.c); returns how many. */
+ * that reads it, and on images of TC_PWDWPW_ROWS rows or more the 1x1
+ * expansion before it too (ukernel_dwpw.c); returns how many. */
+#define TC_PWDWPW_ROWS 28
 unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
 
 /* Runs `fuse` on every TC_UKERNEL_OP of kind `kind` (or `kind2`, when

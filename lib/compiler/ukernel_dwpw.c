@@ -16,14 +16,16 @@
  * kernel computes the depthwise result a chunk of pixels at a time in its
  * scratch.
  *
- * Then, on images of at least PWDWPW_ROWS rows, the block's expansion
+ * Then, on images of at least TC_PWDWPW_ROWS rows, the block's expansion
  * goes in too: a 1x1, stride-1, unpadded conv_f32 that only the dwpw op
  * reads becomes kind "pwdwpw_f32" | "pwdwpw_add_f32" on the block's input,
  * and the kernel keeps the expansion rows the depthwise conv's window
  * needs in its scratch.  A band recomputes the rows above its first
  * output row that the band before also had (two for a 3x3 conv), which
  * is why small images are left as they are (ukernel_lower.c gives these
- * kernels bands of at least PWDWPW_ROWS / 2 rows). */
+ * kernels bands of at least TC_PWDWPW_ROWS / 2 rows), and so are windows
+ * that would recompute more than MAX_REDO rows a band or need more than
+ * MAX_BLOCK_BYTES of scratch (dilated ones). */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
@@ -36,16 +38,23 @@
  * L2 while the conv reads it once per panel of output channels. */
 enum { MID_PIXELS = 120, MID_BYTES = 128 << 10 };
 
-/* The fewest input rows of a block the expansion is fused on. */
-enum { PWDWPW_ROWS = 28 };
+/* A block's window may recompute at most MAX_REDO rows a band, and its
+ * scratch (the window's rows and a chunk) stay within a core's L2 beside
+ * the weights. */
+enum { MAX_REDO = 4, MAX_BLOCK_BYTES = 512 << 10 };
 
-/* Whether conv `c` reads depthwise `d`'s output as a 1x1 conv whose input
- * rows are its columns. */
-static int pointwise_after(const tinyml_uk_params_t *c, const tinyml_uk_params_t *d) {
+/* Whether conv `c` is 1x1, stride 1, unpadded and reads its input rows
+ * as they are (no im2col). */
+static int direct_1x1(const tinyml_uk_params_t *c) {
   return c->kh == 1 && c->kw == 1 && c->stride_h == 1 && c->stride_w == 1 && c->dil_h == 1 &&
          c->dil_w == 1 && c->pad_top == 0 && c->pad_left == 0 && c->scratch_bytes == 0 &&
-         c->batch == d->batch && c->ih == d->oh && c->iw == d->ow && c->ic == d->ic &&
-         c->oh == d->oh && c->ow == d->ow && c->k == d->ic;
+         c->ih == c->oh && c->iw == c->ow;
+}
+
+/* Whether conv `c` reads depthwise `d`'s output as a direct 1x1 conv. */
+static int pointwise_after(const tinyml_uk_params_t *c, const tinyml_uk_params_t *d) {
+  return direct_1x1(c) && c->batch == d->batch && c->ih == d->oh && c->iw == d->ow &&
+         c->ic == d->ic && c->k == d->ic;
 }
 
 /* Pixels of depthwise result a chunk holds: enough for a kernel's
@@ -59,8 +68,8 @@ static int64_t mid_pixels(const tinyml_uk_params_t *d, int64_t least) {
   return n < pixels ? n : pixels;
 }
 
-static int32_t mid_bytes(const tinyml_uk_params_t *d) {
-  return (int32_t)(mid_pixels(d, 1) * 4 * d->ic);
+static int64_t mid_bytes(const tinyml_uk_params_t *d) {
+  return mid_pixels(d, 1) * 4 * d->ic;
 }
 
 /* The pwdwpw kernel's scratch: the window of expansion rows its
@@ -127,19 +136,20 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
       !tc_uk_blob_params(mlirOperationGetOperand(pw, 1), &c, &ca) ||
       c.kind != TINYML_UK_CONV_F32 || !pointwise_after(&c, &d))
     return 0;
-  MlirValue blob = fused_blob(ctx, da, ca, TINYML_UK_DWPW_F32, mid_bytes(&d), pw, al);
+  const int64_t scratch = mid_bytes(&d);
+  MlirValue blob = fused_blob(ctx, da, ca, TINYML_UK_DWPW_F32, scratch, pw, al);
   if (mlirValueIsNull(blob)) return 0;
-  retarget(ctx, pw, dw, blob, add ? "dwpw_add_f32" : "dwpw_f32", mid_bytes(&d));
+  retarget(ctx, pw, dw, blob, add ? "dwpw_add_f32" : "dwpw_f32", scratch);
   return 1;
 }
 
 /* Whether conv `e` is a 1x1 expansion whose whole output depthwise `d`
- * reads, on an image worth the fusion. */
+ * reads, on an image and with a window worth the fusion. */
 static int expansion_of(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
-  return e->kh == 1 && e->kw == 1 && e->stride_h == 1 && e->stride_w == 1 && e->dil_h == 1 &&
-         e->dil_w == 1 && e->pad_top == 0 && e->pad_left == 0 && e->scratch_bytes == 0 &&
-         e->batch == d->batch && e->ih == d->ih && e->iw == d->iw && e->oh == d->ih &&
-         e->ow == d->iw && e->oc == d->ic && d->ih >= PWDWPW_ROWS;
+  const int64_t span = (int64_t)(d->kh - 1) * d->dil_h + 1;
+  return direct_1x1(e) && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw &&
+         e->oc == d->ic && d->ih >= TC_PWDWPW_ROWS && span - d->stride_h <= MAX_REDO &&
+         block_bytes(d) <= MAX_BLOCK_BYTES;
 }
 
 static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allocator_t *al) {
@@ -155,10 +165,10 @@ static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allo
       !tc_uk_blob_params(mlirOperationGetOperand(dwpw, 1), &d, &da) ||
       d.kind != TINYML_UK_DWPW_F32 || !expansion_of(&e, &d))
     return 0;
-  MlirValue blob =
-      fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, block_bytes(&d), dwpw, al);
+  const int64_t scratch = block_bytes(&d);
+  MlirValue blob = fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, scratch, dwpw, al);
   if (mlirValueIsNull(blob)) return 0;
-  retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", block_bytes(&d));
+  retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", scratch);
   return 1;
 }
 

@@ -7,8 +7,8 @@
  *   func.call @tinyml_uk_<kind>(ptr(in), ptr(blob), ptr(out), ptr(s), 0, 1)
  *       {tinyml.workgroups = W}
  *
- * (a kernel with a third operand, the residual of conv_add_f32 or
- * dwpw_add_f32, gets it as a seventh pointer argument)
+ * (a kernel with a third operand, the residual of conv_add_f32,
+ * dwpw_add_f32 or pwdwpw_add_f32, gets it as a seventh pointer argument)
  * with the pointers taken as !llvm.ptr, so one declaration serves every
  * shape.  The last two arguments are the workgroup and the workgroup count
  * (lib/ukernels/uk_abi.h): here the whole output.  W is how many bands of
@@ -163,12 +163,12 @@ static int64_t rows(MlirType t) {
  * of N channels); the input's last dimension is the conv's input channels.
  * Bands are of pixels, or for an f32 conv with more channels than pixels
  * of 32 channels (uk_abi.h).  A depthwise conv fused with its 1x1 conv
- * (dwpw) counts the 1x1 conv's work; a whole block (pwdwpw) counts its
- * expansion's and has bands of at least PWDWPW_BAND_ROWS input rows:
- * each band computes again the expansion rows its first output row shares
- * with the band before (two for a 3x3 window at stride 1, one in seven of
- * a 14-row band's). */
-#define PWDWPW_BAND_ROWS 14
+ * (dwpw) and a whole block (pwdwpw) count the last 1x1 conv's outputs
+ * times the input's channels, a lower bound of their work; a block has
+ * bands of at least TC_PWDWPW_ROWS / 2 input rows: each band computes
+ * again the expansion rows its first output row shares with the band
+ * before (two for a 3x3 window at stride 1, one in seven of a 14-row
+ * band's). */
 static int64_t useful_bands(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   MlirType out = mlirValueGetType(mlirOperationGetResult(uk, 0));
@@ -178,7 +178,7 @@ static int64_t useful_bands(MlirOperation uk, const char *kind) {
   const int conv = strncmp(kind, "conv", 4) == 0, dwpw = strncmp(kind, "dwpw", 4) == 0;
   const int block = strncmp(kind, "pwdwpw", 6) == 0;
   if (conv && strstr(kind, "f32") && chans > pixels) most = (chans + 31) / 32;
-  if (block) most = rows(in) / PWDWPW_BAND_ROWS; /* each band recomputes rows */
+  if (block) most = rows(in) / (TC_PWDWPW_ROWS / 2);
   int64_t work = outs * (conv || dwpw || block ? last_dim(in) : 9);
   int64_t n = work / UK_BAND_WORK;
   if (n > most) n = most;

@@ -15,7 +15,10 @@
  * has no clamp qualifies: TOSA clamps after the add, and so must the
  * kernel.  This runs after the layout sink because only then do the add's
  * operands meet in NHWC, the layout the kernel writes; and %skip must be
- * computed before the conv's op in the block, where the call will be. */
+ * computed before the conv's op in the block, where the call will be.
+ *
+ * The helpers the fusions after the layout sink share (ukernel.h:
+ * tc_uk_fuse_all, tc_uk_kind_is, tc_uk_blob_params) live here too. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>

@@ -326,6 +326,12 @@ def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip, dil=1):
     return name, x, y, body, out, "tile", None, 1, kernel
 
 
+def apart(case):
+    """A block case whose expansion must stay a kernel call of its own."""
+    skip = case[8].startswith("tinyml_uk_pwdwpw_add")
+    return case[:7] + (2, "tinyml_uk_dwpw_add_f32" if skip else "tinyml_uk_dwpw_f32")
+
+
 def f32_cases(rng):
     c, d = f32_conv_case, True
     return [
@@ -387,6 +393,11 @@ def f32_cases(rng):
         f32_block_case(rng, "f32_block_s2_batch", 2, (57, 30), 6, 40, 16, 2, False),
         # a ring of 5 rows (3x3 at dilation 2)
         f32_block_case(rng, "f32_block_dilated", 1, (30, 13), 5, 16, 12, 1, False, dil=2),
+        # blocks the expansion stays out of, two calls: an image of 14 rows;
+        # a window that would recompute 6 rows a band (dilation 3)
+        apart(f32_block_case(rng, "f32_block_small_image", 1, (14, 20), 8, 24, 8, 1, True)),
+        apart(f32_block_case(rng, "f32_block_dilated_3", 1, (30, 13), 5, 16, 12, 1, False,
+                             dil=3)),
     ]
 
 
