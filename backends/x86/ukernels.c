@@ -548,7 +548,7 @@ UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t ld
 }
 #endif
 
-#include "ukernels_fconv.h" /* tinyml_uk_conv_f32, tinyml_uk_conv_add_f32 */
+#include "ukernels_fconv.h" /* tinyml_uk_conv_f32, _conv_add_f32, _convcat_f32 */
 
 #if !defined(__AVX512F__)
 /* Depthwise: channels are independent.  np pixels (xstep floats apart)

@@ -145,7 +145,7 @@ static void fgemm(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, 
 static void fgemm_rows(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
                        float *dst, int32_t o_lo, int32_t o_hi) {
   float *outs[FB_MAX];
-  const int32_t oc = c->p->oc;
+  const int32_t oc = c->pitch;
   for (int32_t b0 = 0; b0 < n; b0 += FB_MAX) {
     const int32_t nb = n - b0 < FB_MAX ? n - b0 : FB_MAX;
     for (int32_t i = 0; i < nb; ++i) outs[i] = dst + (size_t)(b0 + i) * oc;
@@ -178,22 +178,19 @@ static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi)
 
 /* Workgroup wg's band (fband), row by row: interior runs read in place
  * when rows have at least a tile of them, every other pixel goes through
- * the gathered im2col blocks. */
-static void conv_f32(const float *in, const void *blob, float *out, void *scratch, int32_t wg,
-                     int32_t count, const float *res) {
-  ukf_ctx_t c = ukf_ctx(blob);
-  c.res = res;
-  c.out0 = out;
-  const tinyml_uk_params_t *p = c.p;
-  const int32_t k = p->k, oc = p->oc, ic = p->ic;
+ * the gathered im2col blocks in `cols` (the workgroup's scratch). */
+static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *cols, int32_t wg,
+                     int32_t count) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t k = p->k, pitch = c->pitch, ic = p->ic;
   int32_t lo, hi, o_lo, o_hi;
   fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
   if (p->scratch_bytes == 0) { /* the input rows are the columns */
-    fgemm_rows(&c, in + (size_t)lo * k, k, 0, hi - lo, out + (size_t)lo * oc, o_lo, o_hi);
+    fgemm_rows(c, in + (size_t)lo * k, k, 0, hi - lo, out + (size_t)lo * pitch, o_lo, o_hi);
     return;
   }
   fgather_t g;
-  g.cols = (float *)uk_scratch(scratch, p, wg);
+  g.cols = cols;
   g.n = 0;
   g.cap = p->scratch_bytes / (4 * k) < FB_MAX ? p->scratch_bytes / (4 * k) : FB_MAX;
   int32_t x_lo, x_hi;
@@ -210,32 +207,51 @@ static void conv_f32(const float *in, const void *blob, float *out, void *scratc
     int32_t x0, x1;
     uk_row_span(p, r, lo, hi, &x0, &x1);
     for (int32_t ox = x0; ox < x1;) {
-      float *dst = out + ((size_t)r * p->ow + ox) * oc;
+      float *dst = out + ((size_t)r * p->ow + ox) * pitch;
       if (row_in && ox >= x_lo && ox < x_hi) {
         const int32_t e = x_hi < x1 ? x_hi : x1;
         const float *a = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        fgemm_rows(&c, a, p->stride_w * ic, 1, e - ox, dst, o_lo, o_hi);
+        fgemm_rows(c, a, p->stride_w * ic, 1, e - ox, dst, o_lo, o_hi);
         ox = e;
         continue;
       }
       fim2col(p, img, oy, ox, g.cols + (size_t)g.n * k);
       g.outs[g.n++] = dst;
-      if (g.n == g.cap) fgather_flush(&c, &g, o_lo, o_hi);
+      if (g.n == g.cap) fgather_flush(c, &g, o_lo, o_hi);
       ++ox;
     }
   }
-  fgather_flush(&c, &g, o_lo, o_hi);
+  fgather_flush(c, &g, o_lo, o_hi);
 }
 
 void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,
                         int32_t wg, int32_t count) {
-  conv_f32(in, blob, out, scratch, wg, count, 0);
+  const ukf_ctx_t c = ukf_ctx(blob);
+  conv_f32(&c, in, out, (float *)uk_scratch(scratch, c.p, wg), wg, count);
 }
 
 /* tinyml_uk_conv_f32, then + res[i] before the clamp (uk_abi.h). */
 void tinyml_uk_conv_add_f32(const float *in, const void *blob, float *out, void *scratch,
                             int32_t wg, int32_t count, const float *res) {
-  conv_f32(in, blob, out, scratch, wg, count, res);
+  ukf_ctx_t c = ukf_ctx(blob);
+  c.res = res;
+  c.out0 = out;
+  conv_f32(&c, in, out, (float *)uk_scratch(scratch, c.p, wg), wg, count);
+}
+
+/* Two convs of one input whose outputs a channel concat joins
+ * (uk_abi.h, convcat_f32): each writes its channels of every output
+ * pixel, the first from channel 0, the second after it, so the concat's
+ * copies never run.  They take turns in the workgroup's scratch. */
+void tinyml_uk_convcat_f32(const float *in, const void *blob, float *out, void *scratch,
+                           int32_t wg, int32_t count) {
+  const tinyml_uk_params_t *h = (const tinyml_uk_params_t *)blob;
+  const uint8_t *a = (const uint8_t *)blob + h->next_off;
+  ukf_ctx_t ca = ukf_ctx(a), cb = ukf_ctx(a + ca.p->next_off);
+  ca.pitch = cb.pitch = ca.p->oc + cb.p->oc;
+  float *cols = (float *)uk_scratch(scratch, h, wg);
+  conv_f32(&ca, in, out, cols, wg, count);
+  conv_f32(&cb, in, out + ca.p->oc, cols, wg, count);
 }
 
 #endif

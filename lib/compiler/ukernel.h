@@ -74,6 +74,13 @@ typedef int (*tc_uk_fuse_fn)(MlirContext ctx, MlirOperation op, const tinyml_all
 unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
                         tc_uk_fuse_fn fuse, const tinyml_allocator_t *a);
 
+/* ... and two f32 conv kernels of one input into the channel concat
+ * that joins them (ukernel_concat.c); returns how many. */
+unsigned tc_ukernels_fuse_concat(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+
+/* Erases the op that defines `v` (a kernel's blob) once nothing uses it. */
+void tc_uk_drop_if_unused(MlirValue v);
+
 /* Whether `op` is TC_UKERNEL_OP of this kind. */
 int tc_uk_kind_is(MlirOperation op, const char *kind);
 

@@ -99,13 +99,6 @@ static MlirValue fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca,
   return tc_uk_blob_const(ctx, blob, off + cn, al, before);
 }
 
-/* Erases the constant behind `v` once nothing uses it. */
-static void drop_if_unused(MlirValue v) {
-  MlirOperation op = tc_value_owner_op(v);
-  if (!mlirOperationIsNull(op) && mlirOpOperandIsNull(mlirValueGetFirstUse(v)))
-    mlirOperationDestroy(op);
-}
-
 /* `into` (which keeps its result and any residual operand) takes over
  * `from`, the kernel whose result was its input: from's input, `blob`,
  * `kind` and `scratch`; from and both old blobs go. */
@@ -118,8 +111,8 @@ static void retarget(MlirContext ctx, MlirOperation into, MlirOperation from, Ml
   mlirOperationSetAttributeByName(
       into, tc_str("scratch"), mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), scratch));
   mlirOperationDestroy(from);
-  drop_if_unused(old_from);
-  drop_if_unused(old_into);
+  tc_uk_drop_if_unused(old_from);
+  tc_uk_drop_if_unused(old_into);
 }
 
 static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_allocator_t *al) {

@@ -18,7 +18,8 @@
  * computed before the conv's op in the block, where the call will be.
  *
  * The helpers the fusions after the layout sink share (ukernel.h:
- * tc_uk_fuse_all, tc_uk_kind_is, tc_uk_blob_params) live here too. */
+ * tc_uk_fuse_all, tc_uk_kind_is, tc_uk_blob_params, tc_uk_drop_if_unused)
+ * live here too. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
@@ -119,6 +120,12 @@ static int fuse_one(MlirContext ctx, MlirOperation uk, const tinyml_allocator_t 
   if (!mlirOperationIsNull(clamp)) mlirOperationDestroy(clamp);
   mlirOperationDestroy(add);
   return 1;
+}
+
+void tc_uk_drop_if_unused(MlirValue v) {
+  MlirOperation op = tc_value_owner_op(v);
+  if (!mlirOperationIsNull(op) && mlirOpOperandIsNull(mlirValueGetFirstUse(v)))
+    mlirOperationDestroy(op);
 }
 
 int tc_uk_kind_is(MlirOperation op, const char *kind) {

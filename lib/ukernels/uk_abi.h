@@ -57,6 +57,7 @@ typedef enum tinyml_uk_kind {
   TINYML_UK_MAXPOOL_F32 = 5,   /* float max_pool2d, NHWC; see "f32 kinds" */
   TINYML_UK_DWPW_F32 = 6,      /* a depthwise conv, then a 1x1 conv on its result */
   TINYML_UK_PWDWPW_F32 = 7,    /* a 1x1 conv, then TINYML_UK_DWPW_F32 on its result */
+  TINYML_UK_CONVCAT_F32 = 8,   /* two f32 convs of one input, channels concatenated */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -80,8 +81,8 @@ typedef struct tinyml_uk_params {
   /* tinyml_uk_chan_t[oc_padded]: the same per-channel numbers as one record
    * per channel, for scalar cores that requantise one output at a time. */
   int32_t chan_off;
-  /* dwpw_f32, pwdwpw_f32: the byte offset of the next kernel's blob (a
-   * multiple of 64); 0 otherwise. */
+  /* dwpw_f32, pwdwpw_f32, convcat_f32: the byte offset of the next
+   * kernel's blob (a multiple of 64); 0 otherwise. */
   int32_t next_off;
 } tinyml_uk_params_t;
 
@@ -135,7 +136,16 @@ typedef struct tinyml_uk_params {
  * output rows, (kh - 1) * dil_h + 1 of them (iw * ic floats each: the
  * depthwise's iw and ic), then room for at least one row of depthwise
  * result (ow * ic floats).  Bands are again of the depthwise's output
- * pixels; each computes the 1x1 conv rows its window needs. */
+ * pixels; each computes the 1x1 conv rows its window needs.
+ *
+ * `tinyml_uk_convcat_f32(in, blob, out, scratch, wg, count)` is two f32
+ * convs of the same input whose results a concat on channels joins
+ * (SqueezeNet's fire modules; lib/compiler/ukernel_concat.c): the blob is
+ * a header alone (kind TINYML_UK_CONVCAT_F32, scratch_bytes the larger
+ * of the two convs', next_off), then at next_off the first conv's blob,
+ * whose next_off gives the second's.  Each conv writes its oc channels
+ * of every output pixel of oc_first + oc_second, and bands each as
+ * tinyml_uk_conv_f32 would. */
 
 /* Taps per chunk of the f32 conv weights ("f32 kinds" above), and how
  * many the chunk from tap k0 of k holds: the packer and the kernels both

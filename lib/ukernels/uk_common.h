@@ -102,6 +102,9 @@ typedef struct ukf_ctx {
    * (added after the offset, before the clamp); null for other kernels. */
   const float *res;
   const float *out0;
+  /* Floats from one output pixel to the next: oc, or more when the
+   * kernel writes its channels into a wider tensor (convcat_f32). */
+  int32_t pitch;
 } ukf_ctx_t;
 
 UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
@@ -115,7 +118,8 @@ UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
                  0.0f,
                  0.0f,
                  0,
-                 0};
+                 0,
+                 p->oc};
   __builtin_memcpy(&c.lo, &p->act_min, 4);
   __builtin_memcpy(&c.hi, &p->act_max, 4);
   return c;

@@ -326,6 +326,29 @@ def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip, dil=1):
     return name, x, y, body, out, "tile", None, 1, kernel
 
 
+def f32_concat_case(rng, name, n, hw, k, oa, ob):
+    """SqueezeNet's fire module end: a 1x1 and a 3x3 conv of one input,
+    each with its ReLU6, joined by a concat on channels.  One kernel call
+    must do it all (tinyml_uk_convcat_f32)."""
+    h, w = hw
+    x, ya, yb, y = [n, h, w, k], [n, h, w, oa], [n, h, w, ob], [n, h, w, oa + ob]
+    body = scalar("z", "0.0", "f32")
+    body += const("wa", fvals(rng, k * oa), dims([oa, 1, 1, k]), "f32")
+    body += const("ba", fvals(rng, oa), oa, "f32")
+    body += f32_conv_op("acca", "tosa.conv2d", "wa", "ba", x, [oa, 1, 1, k], ya, [0, 0, 0, 0],
+                        (1, 1))
+    chain, ra = f32_epilogue(rng, "acca", ya, oa, False, True, tag="a")
+    body += chain + const("wb", fvals(rng, 9 * k * ob), dims([ob, 3, 3, k]), "f32")
+    body += const("bb", fvals(rng, ob), ob, "f32")
+    body += f32_conv_op("accb", "tosa.conv2d", "wb", "bb", x, [ob, 3, 3, k], yb, [1, 1, 1, 1],
+                        (1, 1))
+    chain, rb = f32_epilogue(rng, "accb", yb, ob, False, True, tag="b")
+    body += chain
+    body += (f'    %cat = "tosa.concat"(%{ra}, %{rb}) <{{axis = 3 : i32}}> : (tensor<{dims(ya)}xf32>, '
+             f'tensor<{dims(yb)}xf32>) -> tensor<{dims(y)}xf32>\n')
+    return name, x, y, body, "cat", "tile", None, 1, "tinyml_uk_convcat_f32"
+
+
 def apart(case):
     """A block case whose expansion must stay a kernel call of its own."""
     skip = case[8].startswith("tinyml_uk_pwdwpw_add")
@@ -393,6 +416,11 @@ def f32_cases(rng):
         f32_block_case(rng, "f32_block_s2_batch", 2, (57, 30), 6, 40, 16, 2, False),
         # a ring of 5 rows (3x3 at dilation 2)
         f32_block_case(rng, "f32_block_dilated", 1, (30, 13), 5, 16, 12, 1, False, dil=2),
+        f32_concat_case(rng, "f32_concat", 1, (13, 11), 16, 24, 40),
+        f32_concat_case(rng, "f32_concat_bands", 2, (9, 10), 40, 64, 64),
+        # the 3x3 conv's 1.2 MB of weights: bands of its channels, the 1x1
+        # conv's of pixels
+        f32_concat_case(rng, "f32_concat_channel_bands", 1, (7, 7), 128, 256, 256),
         # blocks the expansion stays out of, two calls: an image of 14 rows;
         # a window that would recompute 6 rows a band (dilation 3)
         apart(f32_block_case(rng, "f32_block_small_image", 1, (14, 20), 8, 24, 8, 1, True)),
