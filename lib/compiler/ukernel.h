@@ -46,6 +46,11 @@ unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_al
 MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
                            const tinyml_allocator_t *a, MlirOperation before);
 
+/* A new TC_UKERNEL_OP {kind, scratch} on (x, blob) of type t, not yet in
+ * any block. */
+MlirOperation tc_uk_op_create(MlirContext ctx, MlirLocation loc, MlirValue x, MlirValue blob,
+                              MlirType t, const char *kind, int64_t scratch);
+
 /* Whether the backend has the f32 kernels (x86-64 so far). */
 int tc_ukernels_have_f32(const tinyml_backend_t *be);
 

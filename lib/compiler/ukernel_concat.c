@@ -81,18 +81,9 @@ static int fuse_concat(MlirContext ctx, MlirOperation cat, const tinyml_allocato
   const int64_t scratch = pa.scratch_bytes > pb.scratch_bytes ? pa.scratch_bytes : pb.scratch_bytes;
   MlirValue blob = cat_blob(ctx, ea, eb, scratch, cat, al);
   if (mlirValueIsNull(blob)) return 0;
-  MlirValue ops[2] = {mlirOperationGetOperand(a, 0), blob};
   MlirType t = mlirValueGetType(mlirOperationGetResult(cat, 0));
-  MlirNamedAttribute attrs[2] = {
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
-                            mlirStringAttrGet(ctx, tc_str("convcat_f32"))),
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("scratch")),
-                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), scratch))};
-  MlirOperationState st = mlirOperationStateGet(tc_str(TC_UKERNEL_OP), mlirOperationGetLocation(cat));
-  mlirOperationStateAddOperands(&st, 2, ops);
-  mlirOperationStateAddResults(&st, 1, &t);
-  mlirOperationStateAddAttributes(&st, 2, attrs);
-  MlirOperation uk = mlirOperationCreate(&st);
+  MlirOperation uk = tc_uk_op_create(ctx, mlirOperationGetLocation(cat),
+                                     mlirOperationGetOperand(a, 0), blob, t, "convcat_f32", scratch);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(cat), cat, uk);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(cat, 0), mlirOperationGetResult(uk, 0));
   MlirValue old[2] = {mlirOperationGetOperand(a, 1), mlirOperationGetOperand(b, 1)};

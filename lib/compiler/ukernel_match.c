@@ -666,24 +666,28 @@ static MlirValue make_blob_f32(MlirContext ctx, chain_t *c, const tinyml_allocat
 
 /* ---- rewriting --------------------------------------------------------- */
 
-/* Inserts TC_UKERNEL_OP {kind, scratch} on (conv input, blob) of type t
- * after c->last. */
-static MlirOperation make_uk(MlirContext ctx, const chain_t *c, MlirValue blob, MlirType t,
-                             const char *kind) {
-  MlirValue x = mlirValueIsNull(c->input) ? mlirOperationGetOperand(c->conv, 0) : c->input;
+MlirOperation tc_uk_op_create(MlirContext ctx, MlirLocation loc, MlirValue x, MlirValue blob,
+                              MlirType t, const char *kind, int64_t scratch) {
   MlirValue ops[2] = {x, blob};
   MlirNamedAttribute attrs[2] = {
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
                             mlirStringAttrGet(ctx, tc_str(kind))),
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("scratch")),
-                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64),
-                                               c->p.scratch_bytes))};
-  MlirOperationState st = mlirOperationStateGet(tc_str(TC_UKERNEL_OP),
-                                                mlirOperationGetLocation(c->last));
+                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), scratch))};
+  MlirOperationState st = mlirOperationStateGet(tc_str(TC_UKERNEL_OP), loc);
   mlirOperationStateAddOperands(&st, 2, ops);
   mlirOperationStateAddResults(&st, 1, &t);
   mlirOperationStateAddAttributes(&st, 2, attrs);
-  MlirOperation uk = mlirOperationCreate(&st);
+  return mlirOperationCreate(&st);
+}
+
+/* Inserts TC_UKERNEL_OP {kind, scratch} on (conv input, blob) of type t
+ * after c->last. */
+static MlirOperation make_uk(MlirContext ctx, const chain_t *c, MlirValue blob, MlirType t,
+                             const char *kind) {
+  MlirValue x = mlirValueIsNull(c->input) ? mlirOperationGetOperand(c->conv, 0) : c->input;
+  MlirOperation uk = tc_uk_op_create(ctx, mlirOperationGetLocation(c->last), x, blob, t, kind,
+                                     c->p.scratch_bytes);
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(c->last), c->last, uk);
   return uk;
 }

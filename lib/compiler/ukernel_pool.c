@@ -86,17 +86,8 @@ static int rewrite_pool(MlirContext ctx, MlirOperation op, const tinyml_uk_param
   memcpy(blob, p, sizeof(*p));
   MlirValue ops[2] = {mlirOperationGetOperand(op, 0), tc_uk_blob_const(ctx, blob, size, a, op)};
   MlirType t = mlirValueGetType(mlirOperationGetResult(op, 0));
-  MlirNamedAttribute attrs[2] = {
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("kind")),
-                            mlirStringAttrGet(ctx, tc_str("maxpool_f32"))),
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, tc_str("scratch")),
-                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0))};
-  MlirOperationState st = mlirOperationStateGet(tc_str(TC_UKERNEL_OP),
-                                                mlirOperationGetLocation(op));
-  mlirOperationStateAddOperands(&st, 2, ops);
-  mlirOperationStateAddResults(&st, 1, &t);
-  mlirOperationStateAddAttributes(&st, 2, attrs);
-  MlirOperation uk = mlirOperationCreate(&st);
+  MlirOperation uk = tc_uk_op_create(ctx, mlirOperationGetLocation(op), ops[0], ops[1], t,
+                                     "maxpool_f32", 0);
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(op), op, uk);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), mlirOperationGetResult(uk, 0));
   mlirOperationDestroy(op);
