@@ -673,12 +673,7 @@ static void dw_plan(const tinyml_uk_params_t *p, dw_plan_t *pl) {
     pl->io[t] = ((t / p->kw) * p->dil_h * p->iw + (t % p->kw) * p->dil_w) * ic;
     pl->iwo[t] = t * ic;
   }
-  int32_t a = 0, b;
-  while (a < p->ow && a * p->stride_w - p->pad_left < 0) ++a;
-  for (b = a; b < p->ow && b * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw; ++b) {
-  }
-  pl->x_lo = a;
-  pl->x_hi = b;
+  finterior(p, &pl->x_lo, &pl->x_hi);
 }
 
 /* Output row oy of one image, columns [x0, x1), into dst (ic floats a

@@ -166,11 +166,12 @@ static void fgather_flush(const ukf_ctx_t *c, fgather_t *g, int32_t o_lo, int32_
 }
 
 /* Interior columns: every tap of output column ox in [*x_lo, *x_hi) lies
- * inside the image horizontally (dilation 1 across). */
+ * inside the image horizontally (convs and depthwise convs alike). */
 static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi) {
   int32_t a = 0, b;
   while (a < p->ow && a * p->stride_w - p->pad_left < 0) ++a;
-  for (b = a; b < p->ow && b * p->stride_w - p->pad_left + p->kw - 1 < p->iw; ++b) {
+  for (b = a; b < p->ow && b * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw;
+       ++b) {
   }
   *x_lo = a;
   *x_hi = b;

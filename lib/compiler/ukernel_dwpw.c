@@ -72,11 +72,15 @@ static int64_t mid_bytes(const tinyml_uk_params_t *d) {
   return mid_pixels(d, 1) * 4 * d->ic;
 }
 
+/* Input rows one output row of depthwise `d` reads. */
+static int64_t window_rows(const tinyml_uk_params_t *d) {
+  return (int64_t)(d->kh - 1) * d->dil_h + 1;
+}
+
 /* The pwdwpw kernel's scratch: the window of expansion rows its
  * depthwise conv reads, then a chunk of whole output rows. */
 static int64_t block_bytes(const tinyml_uk_params_t *d) {
-  int64_t span = (int64_t)(d->kh - 1) * d->dil_h + 1;
-  return (span * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic;
+  return (window_rows(d) * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic;
 }
 
 /* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at a
@@ -139,9 +143,8 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
 /* Whether conv `e` is a 1x1 expansion whose whole output depthwise `d`
  * reads, on an image and with a window worth the fusion. */
 static int expansion_of(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
-  const int64_t span = (int64_t)(d->kh - 1) * d->dil_h + 1;
   return direct_1x1(e) && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw &&
-         e->oc == d->ic && d->ih >= TC_PWDWPW_ROWS && span - d->stride_h <= MAX_REDO &&
+         e->oc == d->ic && d->ih >= TC_PWDWPW_ROWS && window_rows(d) - d->stride_h <= MAX_REDO &&
          block_bytes(d) <= MAX_BLOCK_BYTES;
 }
 
