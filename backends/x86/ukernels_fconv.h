@@ -16,9 +16,10 @@
  *   are gathered from many rows into blocks, so that they too fill whole
  *   tiles (a 1-pixel tile has too few accumulators to hide FMA latency);
  *   each tile row then has its own output pointer.
- * The loop nest over a run of pixels (fgemm) is tap chunk (KC taps of a
- * tile's panels, 32-64 KB, stay in cache across the run's tiles) > panel >
- * tile, taps innermost.  KC = 512: with 256, the partial sums' round trips
+ * The loop nest over runs of pixels (fgemm_runs) is tap chunk (KC taps of
+ * a tile's panels, 32-64 KB, stay in cache across the runs' tiles) > panel
+ * > run > tile, taps innermost; interior rows read in place go in batches
+ * of runs up to FB_MAX pixels.  KC = 512: with 256, the partial sums' round trips
  * and restarts cost ResNet-50 4% more; 768 and 1024 measured the same as
  * 512.  A run of n pixels is cut into ceil(n / MR) tiles of nearly
  * equal size (49: 10, 10, 10, 10, 9, not 12, 12, 12, 12, 1).
@@ -119,26 +120,46 @@ static int fpieces_inplace(const tinyml_uk_params_t *p, int32_t k0, int32_t kc, 
   return n;
 }
 
-/* The run of n pixels (pixel i's taps from a + i * lda; in place or as
- * columns) into outs[i], channels [o_lo, o_hi). */
-static void fgemm(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
-                  float *const *outs, int32_t o_lo, int32_t o_hi) {
-  const int32_t k = c->p->k, nt = (n + MR - 1) / MR;
-  if (nt == 0) return;
-  const int32_t base = n / nt, extra = n % nt;
+/* A run of n pixels: pixel i's taps from a + i * lda (in place or as
+ * columns), its output row at outs[i]. */
+typedef struct frun {
+  const float *a;
+  int32_t n;
+  float *const *outs;
+} frun_t;
+
+/* The runs' pixels into channels [o_lo, o_hi).  Every run's tiles pass
+ * under one tap chunk of a panel before the next, so a chunk's weights
+ * are fetched once for all the runs' pixels, not once per run. */
+static void fgemm_runs(const ukf_ctx_t *c, const frun_t *runs, int nr, int32_t lda, int inplace,
+                       int32_t o_lo, int32_t o_hi) {
+  const int32_t k = c->p->k;
   for (int32_t k0 = 0; k0 < k; k0 += KC) {
     const int32_t kc = k - k0 < KC ? k - k0 : KC;
     const int first = k0 == 0, last = k0 + kc == k;
     fpiece_t pc[FP_MAX] = {{k0, kc}};
     const int npc = inplace ? fpieces_inplace(c->p, k0, kc, pc) : 1;
     for (int32_t o0 = o_lo; o0 < o_hi; o0 += OC_TILE) {
-      for (int32_t t = 0, i = 0; t < nt; ++t) {
-        const int np = base + (t < extra);
-        fconv_tile(c, np, a + (size_t)i * lda, lda, pc, npc, k0, outs + i, o0, first, last);
-        i += np;
+      for (int r = 0; r < nr; ++r) {
+        const int32_t n = runs[r].n, nt = (n + MR - 1) / MR;
+        if (nt == 0) continue;
+        const int32_t base = n / nt, extra = n % nt;
+        for (int32_t t = 0, i = 0; t < nt; ++t) {
+          const int np = base + (t < extra);
+          fconv_tile(c, np, runs[r].a + (size_t)i * lda, lda, pc, npc, k0, runs[r].outs + i, o0,
+                     first, last);
+          i += np;
+        }
       }
     }
   }
+}
+
+/* One run of n pixels (fgemm_runs). */
+static void fgemm(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
+                  float *const *outs, int32_t o_lo, int32_t o_hi) {
+  const frun_t r = {a, n, outs};
+  fgemm_runs(c, &r, 1, lda, inplace, o_lo, o_hi);
 }
 
 /* n pixels whose outputs follow each other from dst: runs of FB_MAX. */
@@ -163,6 +184,41 @@ typedef struct fgather {
 static void fgather_flush(const ukf_ctx_t *c, fgather_t *g, int32_t o_lo, int32_t o_hi) {
   fgemm(c, g->cols, c->p->k, 0, g->n, g->outs, o_lo, o_hi);
   g->n = 0;
+}
+
+/* Interior runs read in place, batched up to FB_MAX pixels so that the
+ * short rows of a small image share each tap chunk's weights (fgemm_runs):
+ * a 28-pixel row alone has 3 tiles per chunk and panel, 4 rows 9. */
+typedef struct finplace {
+  frun_t runs[FB_MAX];
+  int nr;
+  int32_t n, lda;
+  float *outs[FB_MAX];
+} finplace_t;
+
+static void finplace_flush(const ukf_ctx_t *c, finplace_t *b, int32_t o_lo, int32_t o_hi) {
+  fgemm_runs(c, b->runs, b->nr, b->lda, 1, o_lo, o_hi);
+  b->nr = 0;
+  b->n = 0;
+}
+
+/* n pixels from a (b->lda apart) whose outputs follow each other from dst;
+ * a run never straddles two batches unless it is longer than one. */
+static void finplace_add(const ukf_ctx_t *c, finplace_t *b, const float *a, int32_t n,
+                         float *dst, int32_t o_lo, int32_t o_hi) {
+  while (n > 0) {
+    const int32_t m = n < FB_MAX ? n : FB_MAX;
+    if (b->n + m > FB_MAX) finplace_flush(c, b, o_lo, o_hi);
+    frun_t *r = &b->runs[b->nr++];
+    r->a = a;
+    r->n = m;
+    r->outs = b->outs + b->n;
+    for (int32_t i = 0; i < m; ++i) b->outs[b->n + i] = dst + (size_t)i * c->pitch;
+    b->n += m;
+    a += (size_t)m * b->lda;
+    dst += (size_t)m * c->pitch;
+    n -= m;
+  }
 }
 
 /* Interior columns: every tap of output column ox in [*x_lo, *x_hi) lies
@@ -200,6 +256,10 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
    * layers have 11), and sparing their im2col matters most when channel
    * bands each gather every pixel. */
   const int inplace = p->dil_w == 1 && p->kh <= FP_MAX && x_hi - x_lo >= (MR < 8 ? MR : 8);
+  finplace_t run;
+  run.nr = 0;
+  run.n = 0;
+  run.lda = p->stride_w * ic;
   const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     const int32_t oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
@@ -212,7 +272,7 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
       if (row_in && ox >= x_lo && ox < x_hi) {
         const int32_t e = x_hi < x1 ? x_hi : x1;
         const float *a = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        fgemm_rows(c, a, p->stride_w * ic, 1, e - ox, dst, o_lo, o_hi);
+        finplace_add(c, &run, a, e - ox, dst, o_lo, o_hi);
         ox = e;
         continue;
       }
@@ -222,6 +282,7 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
       ++ox;
     }
   }
+  finplace_flush(c, &run, o_lo, o_hi);
   fgather_flush(c, &g, o_lo, o_hi);
 }
 

@@ -379,6 +379,12 @@ def f32_cases(rng):
         # k = 648 in place: the first tap chunk ends inside kernel row 2; dilated rows
         c(rng, "f32_conv_inplace_k648", 1, 9, 16, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
           bn=True),
+        # interior rows batched (ukernels_fconv.h, finplace_t): 4 rows of 26 a batch, over
+        # two tap chunks and two images
+        c(rng, "f32_conv_row_batches", 2, 9, 28, 64, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+          bn=True),
+        # rows of 128 interior pixels: longer than a batch, split across two
+        c(rng, "f32_conv_long_rows", 1, 4, 130, 8, 20, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1)),
         # rows of 9 interior pixels: read in place, in tiles shorter than the AVX-512 one
         c(rng, "f32_conv_short_rows", 1, 11, 11, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
           bn=True),
