@@ -894,22 +894,6 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
   }
 }
 
-static long dispatch_index(MlirOperation f, uint32_t count) {
-  MlirAttribute n = mlirOperationGetAttributeByName(f, tc_str("sym_name"));
-  if (mlirAttributeIsNull(n) || mlirOperationGetNumRegions(f) != 1 ||
-      mlirRegionIsNull(mlirOperationGetRegion(f, 0)) ||
-      mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0))))
-    return -1;
-  MlirStringRef s = mlirStringAttrGetValue(n);
-  char text[32];
-  if (s.length < 2 || s.length >= sizeof(text) || s.data[0] != 'd') return -1;
-  memcpy(text, s.data, s.length);
-  text[s.length] = '\0';
-  char *end = NULL;
-  long idx = strtol(text + 1, &end, 10);
-  return *end == '\0' && idx >= 0 && (unsigned long)idx < count ? idx : -1;
-}
-
 tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_graph_t *g,
                               tc_diag_t *diag, const tinyml_allocator_t *a) {
   /* Bare-metal Arm runtimes have no threads: their kernels stay as they are. */
@@ -919,7 +903,7 @@ tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_gr
   tinyml_status_t st = TINYML_OK;
   for (MlirOperation f = mlirBlockGetFirstOperation(mod); split && !st && !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f)) {
-    if (!tc_op_is(f, "func.func") || dispatch_index(f, g->dispatch_count) < 0) continue;
+    if (!tc_op_is(f, "func.func") || tc_dispatch_index(f, g->dispatch_count) < 0) continue;
     MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
     for (MlirOperation op = mlirBlockGetFirstOperation(body); !st && !mlirOperationIsNull(op);
          op = mlirOperationGetNextInBlock(op))
@@ -932,7 +916,7 @@ tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_gr
   if (st) return st;
   for (MlirOperation f = mlirBlockGetFirstOperation(mod); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f)) {
-    long idx = tc_op_is(f, "func.func") ? dispatch_index(f, g->dispatch_count) : -1;
+    long idx = tc_op_is(f, "func.func") ? tc_dispatch_index(f, g->dispatch_count) : -1;
     if (idx >= 0) distribute_function(ctx, f, &g->dispatches[idx], split, a);
   }
   return TINYML_OK;

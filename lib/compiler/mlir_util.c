@@ -7,6 +7,7 @@
 #include <mlir-c/RegisterEverything.h>
 #include <mlir-c/Support.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/alloc.h"
@@ -174,4 +175,20 @@ MlirOperation *tc_collect_ops(MlirOperation root, const char *const *names, unsi
   mlirOperationWalk(root, collect_named, &l, MlirWalkPreOrder);
   *count = l.n;
   return l.ops;
+}
+
+long tc_dispatch_index(MlirOperation f, uint32_t count) {
+  MlirAttribute n = mlirOperationGetAttributeByName(f, tc_str("sym_name"));
+  if (mlirAttributeIsNull(n) || mlirOperationGetNumRegions(f) != 1 ||
+      mlirRegionIsNull(mlirOperationGetRegion(f, 0)) ||
+      mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0))))
+    return -1;
+  MlirStringRef s = mlirStringAttrGetValue(n);
+  char text[32];
+  if (s.length < 2 || s.length >= sizeof(text) || s.data[0] != 'd') return -1;
+  memcpy(text, s.data, s.length);
+  text[s.length] = '\0';
+  char *end = NULL;
+  long idx = strtol(text + 1, &end, 10);
+  return *end == '\0' && idx >= 0 && (unsigned long)idx < count ? idx : -1;
 }

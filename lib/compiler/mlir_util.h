@@ -40,6 +40,10 @@ bool tc_attr_text_has(MlirOperation op, const char *name, const char *want);
 MlirOperation *tc_collect_ops(MlirOperation root, const char *const *names, unsigned cap,
                               const tinyml_allocator_t *a, unsigned *count);
 
+/* N for a function named dN (how partitioning names dispatches) when N <
+ * count; -1 for anything else. */
+long tc_dispatch_index(MlirOperation f, uint32_t count);
+
 /* Runs a textual pass pipeline on `op`. */
 tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
                                 const char *pipeline, tc_diag_t *diag,

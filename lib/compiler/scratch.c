@@ -3,7 +3,6 @@
  * planner places in the arena for the lifetime of that dispatch. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../common/status.h"
@@ -122,14 +121,8 @@ tinyml_status_t tc_allocs_to_scratch(MlirContext ctx, tc_graph_t *g,
   for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f)) {
     if (!tc_op_is(f, "func.func")) continue;
-    MlirStringRef name = mlirStringAttrGetValue(
-        mlirOperationGetAttributeByName(f, tc_str("sym_name")));
-    char text[32];
-    if (name.length < 2 || name.length >= sizeof(text) || name.data[0] != 'd') continue;
-    memcpy(text, name.data, name.length);
-    text[name.length] = '\0';
-    unsigned long idx = strtoul(text + 1, NULL, 10);
-    if (idx >= g->dispatch_count) continue;
+    const long idx = tc_dispatch_index(f, g->dispatch_count);
+    if (idx < 0) continue;
     TINYML_RETURN_IF_ERROR(rewrite_function(ctx, f, &g->dispatches[idx], a));
   }
   return TINYML_OK;
