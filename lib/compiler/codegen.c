@@ -72,7 +72,7 @@ tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
                                     tc_graph_t *g, tc_diag_t *diag,
                                     const tinyml_allocator_t *a) {
   MlirOperation m = mlirModuleGetOperation(g->dispatch_module);
-  TINYML_RETURN_IF_ERROR(tc_ukernels_lower(ctx, g->dispatch_module, diag, a));
+  TINYML_RETURN_IF_ERROR(tc_ukernels_lower(ctx, g, diag, a));
   TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
                                          "builtin.module(canonicalize,eliminate-empty-tensors)",
                                          diag, a, "preparing dispatches"));

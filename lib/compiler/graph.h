@@ -37,6 +37,11 @@ typedef struct tc_dispatch {
   uint32_t input_count, output_count;
   uint32_t *args;        /* inputs then outputs: buffer ids */
   uint64_t scratch_size; /* set after codegen; 0 = no scratch argument */
+  /* 1 + the positions in args of an input and an output that may share one
+   * place: the kernel reads each element of that input just before it
+   * writes the same element of the output, and nothing else (set by
+   * tc_ukernels_lower; 0 = none).  The memory plan decides whether they do. */
+  uint32_t reuse_in, reuse_out;
   tmod_binding_t scratch;
   /* Set by tc_distribute: the phases the kernel runs in order, and for each
    * how many workgroups it usefully splits into (1 = one thread). */

@@ -1,7 +1,8 @@
 /* The static memory plan.  Buffers that live in the arena get offsets from a
  * greedy-by-size placement over their lifetimes (the same idea as TFLite
  * Micro's GreedyMemoryPlanner): largest first, each at the lowest aligned
- * offset that no overlapping-in-time buffer uses. */
+ * offset that no overlapping-in-time buffer uses.  A kernel's output may
+ * take the place of an input it reads for the last time (share_places). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,19 +75,57 @@ static void bind_fixed(tc_graph_t *g) {
   g->constants_size = off;
 }
 
+static int in_arena(const tc_buffer_t *b) {
+  return b->kind == TC_BUFFER_PRODUCED && b->binding.kind == TMOD_BUFFER_ARENA;
+}
+
+/* root[b]: the buffer whose place b takes, b itself when none.  A dispatch
+ * whose output may overwrite an input (tc_dispatch_t.reuse_in) gets that
+ * input's place when this is the input's last read, the dispatch reads it
+ * through no other argument, and both are arena buffers of one size.  On
+ * ResNet-50's residual 1x1 convs the output's lines are then ones the
+ * kernel has just read, not a third stream of memory traffic. */
+static void share_places(const tc_graph_t *g, uint32_t *root) {
+  for (uint32_t b = 0; b < g->buffer_count; ++b) root[b] = b;
+  for (uint32_t d = 0; d < g->dispatch_count; ++d) {
+    const tc_dispatch_t *dp = &g->dispatches[d];
+    if (!dp->reuse_in) continue;
+    const uint32_t r = dp->args[dp->reuse_in - 1], o = dp->args[dp->reuse_out - 1];
+    const tc_buffer_t *rb = &g->buffers[r], *ob = &g->buffers[o];
+    if (!in_arena(rb) || !in_arena(ob) || rb->last_use != (int64_t)d || rb->size != ob->size)
+      continue;
+    uint32_t reads = 0;
+    for (uint32_t i = 0; i < dp->input_count; ++i) reads += dp->args[i] == r;
+    if (reads == 1) root[o] = root[r];
+  }
+}
+
+static int64_t last_of(const tc_buffer_t *b) {
+  return b->last_use > (int64_t)b->index ? b->last_use : (int64_t)b->index;
+}
+
 tinyml_status_t tc_plan_memory(tc_graph_t *g, const tinyml_allocator_t *a) {
   bind_fixed(g);
   claim_outputs(g);
   size_t n = 0, cap = g->buffer_count + g->dispatch_count + 1;
   item_t *items = tinyml__calloc(a, cap, sizeof(item_t), 8);
-  if (!items)
+  uint32_t *root = tinyml__calloc(a, g->buffer_count + 1, sizeof(uint32_t), 4);
+  int64_t *last = tinyml__calloc(a, g->buffer_count + 1, sizeof(int64_t), 8);
+  if (!items || !root || !last) {
+    tinyml__free(a, items);
+    tinyml__free(a, root);
+    tinyml__free(a, last);
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
                                "compiler: out of memory planning memory");
+  }
+  share_places(g, root);
+  for (uint32_t i = 0; i < g->buffer_count; ++i) last[i] = last_of(&g->buffers[i]);
+  for (uint32_t i = 0; i < g->buffer_count; ++i)
+    if (root[i] != i && last[i] > last[root[i]]) last[root[i]] = last[i];
   for (uint32_t i = 0; i < g->buffer_count; ++i) {
     tc_buffer_t *b = &g->buffers[i];
-    if (b->kind != TC_BUFFER_PRODUCED || b->binding.kind != TMOD_BUFFER_ARENA) continue;
-    int64_t last = b->last_use > (int64_t)b->index ? b->last_use : (int64_t)b->index;
-    items[n++] = (item_t){b->size, 0, b->index, last, &b->binding};
+    if (!in_arena(b) || root[i] != i) continue;
+    items[n++] = (item_t){b->size, 0, b->index, last[i], &b->binding};
   }
   for (uint32_t d = 0; d < g->dispatch_count; ++d) {
     tc_dispatch_t *dp = &g->dispatches[d];
@@ -100,7 +139,14 @@ tinyml_status_t tc_plan_memory(tc_graph_t *g, const tinyml_allocator_t *a) {
     *items[k].binding = (tmod_binding_t){TMOD_BUFFER_ARENA, 0, items[k].offset, items[k].size};
     if (items[k].offset + items[k].size > arena) arena = items[k].offset + items[k].size;
   }
+  for (uint32_t i = 0; i < g->buffer_count; ++i)
+    if (root[i] != i) {
+      g->buffers[i].binding = g->buffers[root[i]].binding;
+      g->buffers[i].binding.size = g->buffers[i].size;
+    }
   g->arena_size = align_up(arena);
   tinyml__free(a, items);
+  tinyml__free(a, root);
+  tinyml__free(a, last);
   return TINYML_OK;
 }

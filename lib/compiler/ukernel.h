@@ -59,10 +59,14 @@ int tc_ukernels_have_f32(const tinyml_backend_t *be);
  * many. */
 unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
 
-/* Replaces the body of each dispatch function holding TC_UKERNEL_OP with a
- * call to tinyml_uk_<kind>(input, blob, output, scratch, 0, 1) on its
- * arguments, marked with TC_UKERNEL_WORKGROUPS. */
-tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_diag_t *diag,
+struct tc_graph;
+
+/* Replaces the body of each dispatch function of g's dispatch module
+ * holding TC_UKERNEL_OP with a call to tinyml_uk_<kind>(input, blob,
+ * output, scratch, 0, 1) on its arguments, marked with
+ * TC_UKERNEL_WORKGROUPS, and notes in the dispatch when its output may
+ * take its residual's place (tc_dispatch_t.reuse_in). */
+tinyml_status_t tc_ukernels_lower(MlirContext ctx, struct tc_graph *g, tc_diag_t *diag,
                                   const tinyml_allocator_t *a);
 
 /* ... and then moves each f32 depthwise conv into the 1x1 conv kernel

@@ -23,6 +23,7 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
+#include "graph.h"
 #include "ukernel.h"
 
 typedef struct text {
@@ -225,9 +226,31 @@ static void splice(MlirModule dispatches, MlirOperation func, MlirModule parsed,
   }
 }
 
+/* conv_add_f32 reads each residual element just before it stores the
+ * output element at the same index, in the same workgroup, so the output
+ * may overwrite the residual, unless the taps take more than one chunk
+ * (partial sums go to the output first) or the conv reads the residual as
+ * its input too.  args: the function arguments of input, blob, output,
+ * residual. */
+static void note_reuse(const tc_graph_t *g, tc_dispatch_t *dp, const char *kind,
+                       const int *args) {
+  const uint32_t nargs = dp->input_count + dp->output_count;
+  if (strcmp(kind, "conv_add_f32") != 0 || (uint32_t)args[1] >= nargs ||
+      (uint32_t)args[2] >= nargs || (uint32_t)args[3] >= nargs)
+    return;
+  const tc_buffer_t *blob = &g->buffers[dp->args[args[1]]];
+  tinyml_uk_params_t p;
+  if (blob->kind != TC_BUFFER_CONSTANT || g->constants[blob->index].size < sizeof p) return;
+  memcpy(&p, g->constants[blob->index].data, sizeof p);
+  if (p.k > TINYML_UK_F32_KC || dp->args[args[0]] == dp->args[args[3]]) return;
+  dp->reuse_in = (uint32_t)args[3] + 1;
+  dp->reuse_out = (uint32_t)args[2] + 1;
+}
+
 static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOperation func,
                                  MlirOperation uk, tc_diag_t *diag,
-                                 const tinyml_allocator_t *a) {
+                                 const tinyml_allocator_t *a, const tc_graph_t *g,
+                                 tc_dispatch_t *dp) {
   const intptr_t nin = mlirOperationGetNumOperands(uk);
   int args[4] = {arg_of_operand(mlirOperationGetOperand(uk, 0)),
                  arg_of_operand(mlirOperationGetOperand(uk, 1)),
@@ -240,6 +263,7 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
       !kind[0] || mlirAttributeIsNull(sa))
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: a microkernel dispatch has an unexpected form");
+  if (dp && nin == 3) note_reuse(g, dp, kind, args);
   text_t t = {.cap = 16384};
   t.s = tinyml__alloc(a, t.cap, 1);
   if (!t.s) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
@@ -260,15 +284,19 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
   return st;
 }
 
-tinyml_status_t tc_ukernels_lower(MlirContext ctx, MlirModule dispatches, tc_diag_t *diag,
+tinyml_status_t tc_ukernels_lower(MlirContext ctx, tc_graph_t *g, tc_diag_t *diag,
                                   const tinyml_allocator_t *a) {
+  MlirModule dispatches = g->dispatch_module;
   MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(dispatches));
   while (!mlirOperationIsNull(op)) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     MlirOperation uk = {NULL};
     if (tc_op_is(op, "func.func")) mlirOperationWalk(op, find_uk, &uk, MlirWalkPreOrder);
-    if (!mlirOperationIsNull(uk))
-      TINYML_RETURN_IF_ERROR(lower_one(ctx, dispatches, op, uk, diag, a));
+    if (!mlirOperationIsNull(uk)) {
+      const long d = tc_dispatch_index(op, g->dispatch_count);
+      TINYML_RETURN_IF_ERROR(
+          lower_one(ctx, dispatches, op, uk, diag, a, g, d < 0 ? NULL : &g->dispatches[d]));
+    }
     op = next;
   }
   return TINYML_OK;

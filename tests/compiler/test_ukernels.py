@@ -236,37 +236,40 @@ def f32_fc_case(rng, name, m, k, n, bias):
 
 
 def f32_residual_case(rng, name, n, hw, c, stride, skip_conv, relu_before=False,
-                      nan_ignore=False):
+                      nan_ignore=False, skip_first=False):
     """A ResNet block's end: add(conv(x) with BatchNorm, skip), then ReLU.
     The skip is x itself, or a 1x1 conv of x (a downsampling block, both
     convs kernels: the add joins the one the other is computed before).
     With relu_before the conv's chain clamps before the add, which the
     kernel then must not take (TOSA clamps the sum).  A final clamp that
     ignores NaN stays a dispatch of its own (the kernel's clamp lets NaN
-    through), after a kernel that still takes the add."""
+    through), after a kernel that still takes the add.  skip_first computes
+    the 1x1 conv first, so that the add joins the 3x3 one."""
     oc = c * 2 if skip_conv else c
     h = out_size(hw, 3, stride, 1, 1, 1)
     x, y = [n, hw, hw, c], [n, h, h, oc]
     body = const("w", fvals(rng, 9 * c * oc), dims([oc, 3, 3, c]), "f32")
     body += const("b", fvals(rng, oc), oc, "f32") + scalar("z", "0.0", "f32")
-    body += f32_conv_op("acc", "tosa.conv2d", "w", "b", x, [oc, 3, 3, c], y, [1, 1, 1, 1],
-                        (stride, stride))
+    main = f32_conv_op("acc", "tosa.conv2d", "w", "b", x, [oc, 3, 3, c], y, [1, 1, 1, 1],
+                       (stride, stride))
     chain, res = f32_epilogue(rng, "acc", y, oc, True, relu_before)
-    body += chain
-    skip = "x"
+    main += chain
+    skip, side = "x", ""
     if skip_conv:
-        body += const("w2", fvals(rng, c * oc), dims([oc, 1, 1, c]), "f32")
-        body += const("b2", fvals(rng, oc), oc, "f32")
-        body += f32_conv_op("s", "tosa.conv2d", "w2", "b2", x, [oc, 1, 1, c], y, [0, 0, 0, 0],
+        side = const("w2", fvals(rng, c * oc), dims([oc, 1, 1, c]), "f32")
+        side += const("b2", fvals(rng, oc), oc, "f32")
+        side += f32_conv_op("s", "tosa.conv2d", "w2", "b2", x, [oc, 1, 1, c], y, [0, 0, 0, 0],
                             (stride, stride))
         skip = "s"
+    body += side + main if skip_first else main + side
     ty = dims(y)
     body += (f'    %sum = "tosa.add"(%{res}, %{skip}) : (tensor<{ty}xf32>, tensor<{ty}xf32>) -> '
              f'tensor<{ty}xf32>\n')
     nan = ", nan_mode = #tosa.nan_mode<IGNORE>" if nan_ignore else ""
     body += (f'    %out = "tosa.clamp"(%sum) <{{min_val = 0.0 : f32, max_val = 3.0e38 : f32{nan}}}> : '
              f'(tensor<{ty}xf32>) -> tensor<{ty}xf32>\n')
-    return name, x, y, body, "out", "tile", not relu_before, 2 if nan_ignore else None
+    entries = (3 if skip_conv else 2) if nan_ignore else None
+    return name, x, y, body, "out", "tile", not relu_before, entries
 
 
 def add_input(y, res):
@@ -411,6 +414,14 @@ def f32_cases(rng):
         f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
         f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False, relu_before=True),
         f32_residual_case(rng, "f32_residual_nan_ignore", 1, 7, 16, 1, False, nan_ignore=True),
+        # the sum's own dispatch follows: the kernel writes its output over the skip, a
+        # conv's, when the taps are one chunk (memory_plan.c, share_places); with two
+        # (k = 576) the partial sums would overwrite the skip first
+        f32_residual_case(rng, "f32_residual_over_skip", 1, 9, 12, 2, True, nan_ignore=True),
+        f32_residual_case(rng, "f32_residual_over_skip_3x3", 1, 9, 12, 2, True,
+                          nan_ignore=True, skip_first=True),
+        f32_residual_case(rng, "f32_residual_over_skip_k576", 1, 9, 64, 2, True,
+                          nan_ignore=True, skip_first=True),
         f32_dwpw_case(rng, "f32_dwpw", 1, (13, 11), 40, 24, 1, False),
         f32_dwpw_case(rng, "f32_dwpw_residual", 1, (12, 9), 24, 24, 1, True),
         # 600 channels: chunks of the depthwise result (54 pixels) and two
