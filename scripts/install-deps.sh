@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential meson ninja-build pkg-config python3
-  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
+  llvm-22 llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
   flatbuffers-compiler libcmocka-dev libclang-rt-22-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
   # the CMake consumer example (examples/cmake-consumer)

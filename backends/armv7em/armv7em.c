@@ -2,6 +2,7 @@
  * precision), bare metal.  Strategy and lowering beside this file. */
 #include "../../lib/compiler/backend.h"
 
+extern const char *const tinyml__armv7em_cpus[];
 extern const char tinyml__armv7em_strategy[];
 extern const char tinyml__armv7em_lowering[];
 extern const unsigned char tinyml__armv7em_ukernels[];
@@ -10,6 +11,7 @@ extern const unsigned long tinyml__armv7em_ukernels_size;
 const tinyml_backend_t tinyml__backend_armv7em = {
     .name = "armv7em",
     .triple = "thumbv7em-none-eabihf",
+    .cpus = tinyml__armv7em_cpus,
     .default_cpu = "cortex-m4",
     .default_features = "",
     .elf_arch = "arm",

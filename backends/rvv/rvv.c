@@ -3,6 +3,7 @@
  * one executable runs at any VLEN.  Strategy and lowering beside this file. */
 #include "../../lib/compiler/backend.h"
 
+extern const char *const tinyml__rvv_cpus[];
 extern const char tinyml__rvv_strategy[];
 extern const char tinyml__rvv_lowering[];
 extern const char tinyml__rvv_strategy_scalar[];
@@ -12,6 +13,7 @@ extern const unsigned long tinyml__rvv_ukernels_size;
 const tinyml_backend_t tinyml__backend_rvv = {
     .name = "rvv",
     .triple = "riscv64-unknown-linux-gnu",
+    .cpus = tinyml__rvv_cpus,
     .default_cpu = "generic-rv64",
     .default_features = "+m,+a,+f,+d,+c,+v",
     .elf_arch = "riscv64",

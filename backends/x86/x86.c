@@ -2,6 +2,7 @@
  * lowering.txt beside this file, embedded at build time. */
 #include "../../lib/compiler/backend.h"
 
+extern const char *const tinyml__x86_cpus[];
 extern const char tinyml__x86_strategy[];
 extern const char tinyml__x86_lowering[];
 extern const unsigned char tinyml__x86_ukernels[];
@@ -12,6 +13,7 @@ extern const unsigned long tinyml__x86_ukernels_avx512_size;
 const tinyml_backend_t tinyml__backend_x86 = {
     .name = "x86-64",
     .triple = "x86_64-unknown-linux-gnu",
+    .cpus = tinyml__x86_cpus,
     .default_cpu = "x86-64-v3",
     .default_features = "",
     .elf_arch = "x86_64",

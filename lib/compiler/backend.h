@@ -8,6 +8,9 @@ typedef struct tinyml_backend {
   const char *name;             /* what --target takes, e.g. "x86-64" */
   const char *triple;           /* LLVM triple */
   const char *default_cpu;      /* LLVM CPU when the caller gives none */
+  /* The CPU names LLVM knows for `triple`, NULL-terminated: generated at
+   * build time from llc -mcpu=help (tools/llvm_cpus.py). */
+  const char *const *cpus;
   const char *default_features; /* LLVM features when the caller gives none */
   const char *elf_arch;         /* recorded in the module, e.g. "x86_64" */
   const char *lld_emulation;    /* ld.lld -m value, e.g. "elf_x86_64" */

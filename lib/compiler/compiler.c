@@ -281,6 +281,11 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
       .opt_level = req->opt_level,
       .lld_emulation = s.backend->lld_emulation,
       .query_symbol = s.emit == TINYML_EMIT_MODULE ? NULL : s.query_symbol};
+  tinyml_status_t bad_cpu = tc_cpu_check(s.backend, s.target.cpu, a);
+  if (bad_cpu) {
+    tc_host_cpu_release(&host);
+    return bad_cpu;
+  }
   tinyml_backend_t scalar;
   if (s.backend->scalar_transform_script && s.target.features &&
       !tc_feature_listed(s.target.features, s.backend->vector_feature)) {

@@ -43,3 +43,14 @@ void tc_host_cpu_release(tc_host_cpu_t *host) {
   if (host->features) LLVMDisposeMessage(host->features);
   memset(host, 0, sizeof(*host));
 }
+
+tinyml_status_t tc_cpu_check(const tinyml_backend_t *be, const char *cpu,
+                             const tinyml_allocator_t *a) {
+  if (!be->cpus) return TINYML_OK;
+  for (const char *const *c = be->cpus; *c; ++c)
+    if (strcmp(*c, cpu) == 0) return TINYML_OK;
+  return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                             "compile: unknown CPU '%s' for target %s (LLVM names such as "
+                             "'%s', or 'host' for this machine's)",
+                             cpu, be->name, be->default_cpu);
+}

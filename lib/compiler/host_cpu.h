@@ -22,4 +22,10 @@ tinyml_status_t tc_host_cpu_resolve(const tinyml_backend_t *be, const char **cpu
                                     const tinyml_allocator_t *a);
 void tc_host_cpu_release(tc_host_cpu_t *host);
 
+/* OK when LLVM knows `cpu` for be's triple (be->cpus); otherwise
+ * INVALID_ARGUMENT naming it.  LLVM only warns about an unknown CPU and
+ * may then end the process (x86-64: no 64-bit mode on such a subtarget). */
+tinyml_status_t tc_cpu_check(const tinyml_backend_t *be, const char *cpu,
+                             const tinyml_allocator_t *a);
+
 #endif
