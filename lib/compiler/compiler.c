@@ -16,6 +16,7 @@
 #include "layout_sink.h"
 #include "host_cpu.h"
 #include "prepost.h"
+#include "safe_divide.h"
 #include "ukernel.h"
 #include "../importers/onnx/onnx_import.h"
 #include "../importers/tflite/tflite_import.h"
@@ -117,6 +118,7 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,
                          "lowering TOSA to Linalg");
+  if (!st) st = tc_guard_divisions(m, s->a);
   if (!st) st = tc_partition(s->ctx, m, s->a, &s->graph);
   /* Constants are borrowed from attributes, which the context owns. */
   mlirModuleDestroy(m);
