@@ -19,9 +19,9 @@
  * The loop nest over runs of pixels (fgemm_runs) is tap chunk (KC taps of
  * a tile's panels, 32-64 KB, stay in cache across the runs' tiles) > panel
  * > run > tile, taps innermost; interior rows read in place go in batches
- * of runs up to FB_MAX pixels.  KC = 512: with 256, the partial sums' round trips
- * and restarts cost ResNet-50 4% more; 768 and 1024 measured the same as
- * 512.  A run of n pixels is cut into ceil(n / MR) tiles of nearly
+ * of runs up to FB_MAX pixels.  KC = 512: with 256, the partial sums'
+ * round trips and restarts cost ResNet-50 4% more; 576, 768 and 1024
+ * measured the same as 512.  A run of n pixels is cut into ceil(n / MR) tiles of nearly
  * equal size (49: 10, 10, 10, 10, 9, not 12, 12, 12, 12, 1).
  *
  * Every output is the bias, then the same FMAs in tap order, with partial
@@ -256,10 +256,10 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
    * layers have 11), and sparing their im2col matters most when channel
    * bands each gather every pixel. */
   const int inplace = p->dil_w == 1 && p->kh <= FP_MAX && x_hi - x_lo >= (MR < 8 ? MR : 8);
-  finplace_t run;
-  run.nr = 0;
-  run.n = 0;
-  run.lda = p->stride_w * ic;
+  finplace_t batch;
+  batch.nr = 0;
+  batch.n = 0;
+  batch.lda = p->stride_w * ic;
   const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     const int32_t oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
@@ -272,7 +272,7 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
       if (row_in && ox >= x_lo && ox < x_hi) {
         const int32_t e = x_hi < x1 ? x_hi : x1;
         const float *a = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        finplace_add(c, &run, a, e - ox, dst, o_lo, o_hi);
+        finplace_add(c, &batch, a, e - ox, dst, o_lo, o_hi);
         ox = e;
         continue;
       }
@@ -282,7 +282,7 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
       ++ox;
     }
   }
-  finplace_flush(c, &run, o_lo, o_hi);
+  finplace_flush(c, &batch, o_lo, o_hi);
   fgather_flush(c, &g, o_lo, o_hi);
 }
 

@@ -89,7 +89,9 @@ static void share_places(const tc_graph_t *g, uint32_t *root) {
   for (uint32_t b = 0; b < g->buffer_count; ++b) root[b] = b;
   for (uint32_t d = 0; d < g->dispatch_count; ++d) {
     const tc_dispatch_t *dp = &g->dispatches[d];
-    if (!dp->reuse_in) continue;
+    if (!dp->reuse_in || dp->reuse_in > dp->input_count || dp->reuse_out <= dp->input_count ||
+        dp->reuse_out > dp->input_count + dp->output_count)
+      continue;
     const uint32_t r = dp->args[dp->reuse_in - 1], o = dp->args[dp->reuse_out - 1];
     const tc_buffer_t *rb = &g->buffers[r], *ob = &g->buffers[o];
     if (!in_arena(rb) || !in_arena(ob) || rb->last_use != (int64_t)d || rb->size != ob->size)

@@ -65,12 +65,24 @@ static void guard(MlirOperation op, int is_signed) {
   mlirOperationSetOperand(op, 1, emit(&at, "arith.select", 3, select, t, NULL));
 }
 
+static const char *const divisions[] = {"arith.divsi", "arith.remsi", "arith.floordivsi",
+                                        "arith.ceildivsi", "arith.divui", "arith.remui",
+                                        "arith.ceildivui", NULL};
+
+static MlirWalkResult count_division(MlirOperation op, void *user) {
+  for (const char *const *name = divisions; *name; ++name)
+    if (tc_op_is(op, *name)) {
+      ++*(unsigned *)user;
+      break;
+    }
+  return MlirWalkResultAdvance;
+}
+
 tinyml_status_t tc_guard_divisions(MlirModule m, const tinyml_allocator_t *a) {
-  static const char *const names[] = {"arith.divsi", "arith.remsi", "arith.floordivsi",
-                                      "arith.ceildivsi", "arith.divui", "arith.remui",
-                                      "arith.ceildivui", NULL};
-  unsigned count = 0;
-  MlirOperation *ops = tc_collect_ops(mlirModuleGetOperation(m), names, 1u << 20, a, &count);
+  unsigned all = 0, count = 0;
+  mlirOperationWalk(mlirModuleGetOperation(m), count_division, &all, MlirWalkPreOrder);
+  if (all == 0) return TINYML_OK;
+  MlirOperation *ops = tc_collect_ops(mlirModuleGetOperation(m), divisions, all, a, &count);
   if (!ops)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
                                "compiler: out of memory guarding divisions");

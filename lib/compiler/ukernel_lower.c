@@ -235,9 +235,9 @@ static void splice(MlirModule dispatches, MlirOperation func, MlirModule parsed,
 static void note_reuse(const tc_graph_t *g, tc_dispatch_t *dp, const char *kind,
                        const int *args) {
   const uint32_t nargs = dp->input_count + dp->output_count;
-  if (strcmp(kind, "conv_add_f32") != 0 || (uint32_t)args[1] >= nargs ||
-      (uint32_t)args[2] >= nargs || (uint32_t)args[3] >= nargs)
-    return;
+  for (int i = 0; i < 4; ++i)
+    if ((uint32_t)args[i] >= nargs) return;
+  if (strcmp(kind, "conv_add_f32") != 0) return;
   const tc_buffer_t *blob = &g->buffers[dp->args[args[1]]];
   tinyml_uk_params_t p;
   if (blob->kind != TC_BUFFER_CONSTANT || g->constants[blob->index].size < sizeof p) return;
