@@ -7,9 +7,10 @@ depthwise shapes of the ONNX zoo models (docs/PERF.md).
 Each shape is one TOSA conv2d or depthwise_conv2d (with a BatchNorm
 multiply/add and ReLU6, which the kernel applies as it stores), built by
 tests/compiler/test_ukernels.py's case builders, compiled with --features
-+avx2,+fma and +avx2,+fma,+avx512f, and timed with `tinyml-run --bench N
---flops F` in alternating rounds; the best round of each counts, as in
-bench/run.py.  The AVX-512 column needs a CPU with avx512f.
++avx2,+fma and with +avx512f,+avx512bw,+avx512vl,+avx512dq added, and timed
+with `tinyml-run --bench N --flops F` in alternating rounds; the best round
+of each counts, as in bench/run.py.  The AVX-512 column needs a CPU with
+those features.
 """
 import argparse
 import os
@@ -38,7 +39,10 @@ SHAPES = {
     "dw3x3/2 56x56x144": (1, 56, 56, 144, 0, 3, 3, 2, 1),
     "dw3x3 14x14x576": (1, 14, 14, 576, 0, 3, 3, 1, 1),
 }
-BUILDS = (("AVX2", "+avx2,+fma"), ("AVX-512", "+avx2,+fma,+avx512f"))
+# The AVX-512 tiles need every feature of x86.c's ukernel_wide_feature: with
+# +avx512f alone the compiler links the AVX2 ones.
+BUILDS = (("AVX2", "+avx2,+fma"),
+          ("AVX-512", "+avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq"))
 
 
 def gflops(run_exe, module, runs, flops):
