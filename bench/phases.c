@@ -49,18 +49,6 @@ static double now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* As context.c's resolve(). */
-static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
-  uint8_t *base;
-  switch (b->kind) {
-    case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
-    case TMOD_BUFFER_OUTPUT: base = c->outputs[b->index]; break;
-    case TMOD_BUFFER_CONSTANT: base = (uint8_t *)(uintptr_t)c->module->desc.constants; break;
-    default: base = c->arena; break;
-  }
-  return base ? base + b->offset : NULL;
-}
-
 static int verbose;
 /* PHASES_THREADS mode: the best time of phase i alone and shared. */
 enum { MAX_PHASES = 4096 };
@@ -72,7 +60,7 @@ static unsigned phase_no;
 static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
   const tinyml_module_t *m = c->module;
   for (uint32_t i = 0; i < st->binding_count; ++i)
-    c->scratch_ptrs[i] = resolve(c, &st->bindings[i]);
+    c->scratch_ptrs[i] = tinyml__binding_ptr(c, &st->bindings[i]);
   if (st->kind == TMOD_STEP_COPY) {
     double t0 = now_ms();
     memmove(c->scratch_ptrs[1], c->scratch_ptrs[0], (size_t)st->bindings[0].size);

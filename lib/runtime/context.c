@@ -60,19 +60,6 @@ void tinyml__context_destroy(tinyml_context_t *c) {
   tinyml__free(&a, c);
 }
 
-static void *resolve(const tinyml_context_t *c, const tmod_binding_t *b) {
-  uint8_t *base = NULL;
-  switch (b->kind) {
-    case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
-    case TMOD_BUFFER_OUTPUT: base = c->outputs[b->index]; break;
-    case TMOD_BUFFER_CONSTANT:
-      base = (uint8_t *)(uintptr_t)c->module->desc.constants;
-      break;
-    default: base = c->arena; break;
-  }
-  return base ? base + b->offset : NULL;
-}
-
 /* Each phase waits for the one before.  A phase worth splitting is shared
  * by the context's threads in SPLIT workgroups per thread (at most 32):
  * each thread runs its own, then takes what is left of the others', so a
@@ -102,7 +89,7 @@ void tinyml__context_invoke(tinyml_context_t *c) {
   for (uint32_t s = 0; s < m->desc.step_count; ++s) {
     const tmod_step_t *step = &m->desc.steps[s];
     for (uint32_t i = 0; i < step->binding_count; ++i)
-      c->scratch_ptrs[i] = resolve(c, &step->bindings[i]);
+      c->scratch_ptrs[i] = tinyml__binding_ptr(c, &step->bindings[i]);
     if (step->kind == TMOD_STEP_COPY) {
       memmove(c->scratch_ptrs[1], c->scratch_ptrs[0], (size_t)step->bindings[0].size);
     } else {

@@ -66,4 +66,19 @@ tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
 void tinyml__context_destroy(tinyml_context_t *c);
 void tinyml__context_invoke(tinyml_context_t *c);
 
+/* Where binding b points in context c: an input, an output, the
+ * constants or the arena, plus its offset; NULL for an unbound input or
+ * output.  Inline, so that white-box tests and bench/phases.c, which link
+ * the shared library (internal symbols hidden), walk steps the same way. */
+static inline void *tinyml__binding_ptr(const tinyml_context_t *c, const tmod_binding_t *b) {
+  uint8_t *base = NULL;
+  switch (b->kind) {
+    case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
+    case TMOD_BUFFER_OUTPUT: base = (uint8_t *)c->outputs[b->index]; break;
+    case TMOD_BUFFER_CONSTANT: base = (uint8_t *)(uintptr_t)c->module->desc.constants; break;
+    default: base = c->arena; break;
+  }
+  return base ? base + b->offset : NULL;
+}
+
 #endif

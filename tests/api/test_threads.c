@@ -143,18 +143,6 @@ static void expect_identical(const tinyml_module_t *m, const char *name) {
   api_io_free(&io);
 }
 
-/* As context.c's resolve(). */
-static void *binding_ptr(const tinyml_context_t *c, const tmod_binding_t *b) {
-  uint8_t *base;
-  switch (b->kind) {
-    case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
-    case TMOD_BUFFER_OUTPUT: base = c->outputs[b->index]; break;
-    case TMOD_BUFFER_CONSTANT: base = (uint8_t *)(uintptr_t)c->module->desc.constants; break;
-    default: base = c->arena; break;
-  }
-  return base + b->offset;
-}
-
 /* The ABI lets a runtime cut a phase into more workgroups than are useful
  * ("more just run empty"; pool.c never does): runs every split phase as
  * its useful count + 3 workgroups, one after the other, in reverse, and
@@ -174,7 +162,7 @@ static void expect_identical_overcut(const tinyml_module_t *m, const char *name)
   for (uint32_t s = 0; s < m->desc.step_count; ++s) {
     const tmod_step_t *st = &m->desc.steps[s];
     for (uint32_t i = 0; i < st->binding_count; ++i)
-      c->scratch_ptrs[i] = binding_ptr(c, &st->bindings[i]);
+      c->scratch_ptrs[i] = tinyml__binding_ptr(c, &st->bindings[i]);
     if (st->kind == TMOD_STEP_COPY) {
       memmove(c->scratch_ptrs[1], c->scratch_ptrs[0], (size_t)st->bindings[0].size);
       continue;
