@@ -167,8 +167,23 @@ static MlirWalkResult collect_named(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
+static MlirWalkResult count_named(MlirOperation op, void *user) {
+  op_list_t *l = user;
+  for (const char *const *name = l->names; *name; ++name)
+    if (tc_op_is(op, *name)) {
+      ++l->n;
+      break;
+    }
+  return MlirWalkResultAdvance;
+}
+
 MlirOperation *tc_collect_ops(MlirOperation root, const char *const *names, unsigned cap,
                               const tinyml_allocator_t *a, unsigned *count) {
+  if (cap == 0) { /* all of them: count first */
+    op_list_t all = {names, NULL, 0, 0};
+    mlirOperationWalk(root, count_named, &all, MlirWalkPreOrder);
+    cap = all.n;
+  }
   op_list_t l = {names, tinyml__calloc(a, cap, sizeof(MlirOperation), 8), 0, cap};
   *count = 0;
   if (!l.ops) return NULL;

@@ -34,7 +34,7 @@ bool tc_i64_array(MlirOperation op, const char *name, int n, int64_t *out);
 bool tc_attr_text_has(MlirOperation op, const char *name, const char *want);
 
 /* The ops under `root` whose name is one of the null-terminated `names`,
- * in walk order, at most `cap` of them: an array from `a` that the caller
+ * in walk order, at most `cap` of them (0: all of them): an array from `a` that the caller
  * frees, its length in *count; NULL when out of memory.  Collected first,
  * so that the caller may rewrite them. */
 MlirOperation *tc_collect_ops(MlirOperation root, const char *const *names, unsigned cap,

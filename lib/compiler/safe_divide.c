@@ -69,20 +69,9 @@ static const char *const divisions[] = {"arith.divsi", "arith.remsi", "arith.flo
                                         "arith.ceildivsi", "arith.divui", "arith.remui",
                                         "arith.ceildivui", NULL};
 
-static MlirWalkResult count_division(MlirOperation op, void *user) {
-  for (const char *const *name = divisions; *name; ++name)
-    if (tc_op_is(op, *name)) {
-      ++*(unsigned *)user;
-      break;
-    }
-  return MlirWalkResultAdvance;
-}
-
 tinyml_status_t tc_guard_divisions(MlirModule m, const tinyml_allocator_t *a) {
-  unsigned all = 0, count = 0;
-  mlirOperationWalk(mlirModuleGetOperation(m), count_division, &all, MlirWalkPreOrder);
-  if (all == 0) return TINYML_OK;
-  MlirOperation *ops = tc_collect_ops(mlirModuleGetOperation(m), divisions, all, a, &count);
+  unsigned count = 0;
+  MlirOperation *ops = tc_collect_ops(mlirModuleGetOperation(m), divisions, 0, a, &count);
   if (!ops)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY,
                                "compiler: out of memory guarding divisions");
