@@ -174,6 +174,8 @@ static void fgemm_rows(const ukf_ctx_t *c, const float *a, int32_t lda, int inpl
   }
 }
 
+#include "ukernels_wino.h" /* wino_f32 */
+
 /* Pixels that need im2col, gathered into a block of up to `cap`. */
 typedef struct fgather {
   float *cols;
@@ -241,6 +243,10 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
   const tinyml_uk_params_t *p = c->p;
   const int32_t k = p->k, pitch = c->pitch, ic = p->ic;
   int32_t lo, hi, o_lo, o_hi;
+  if (p->wino_tiles > 0) {
+    wino_f32(c, in, out, cols, wg, count);
+    return;
+  }
   fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
   if (p->scratch_bytes == 0) { /* the input rows are the columns */
     fgemm_rows(c, in + (size_t)lo * k, k, 0, hi - lo, out + (size_t)lo * pitch, o_lo, o_hi);

@@ -43,7 +43,7 @@ typedef struct session {
   void *dump_user;
   const tinyml_preprocess_t *pre;
   const tinyml_postprocess_t *post;
-  int use_ukernels;
+  int use_ukernels, winograd;
 } session_t;
 
 static int looks_like_mlir_text(const uint8_t *p, size_t n) {
@@ -98,7 +98,7 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   tinyml_status_t st = tc_prepost_apply(s->ctx, m, s->pre, s->post, &s->diag, s->a,
                                         s->dump_tosa, s->dump_user);
   if (!st && s->use_ukernels)
-    st = tc_ukernels_select(s->ctx, m, s->backend, s->a, NULL);
+    st = tc_ukernels_select(s->ctx, m, s->backend, s->winograd, s->a, NULL);
   /* After selection, which moves the importer's transposes below the
    * kernels; before the canonicaliser in TOSA_TO_LINALG folds the pairs. */
   if (!st)
@@ -262,7 +262,8 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   memset(out, 0, sizeof(*out));
   session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user,
                  .emit = req->emit, .name = req->name ? req->name : "model",
-                 .pre = req->preprocess, .post = req->postprocess};
+                 .pre = req->preprocess, .post = req->postprocess,
+                 .winograd = req->winograd};
   if (!tc_is_c_identifier(s.name))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "

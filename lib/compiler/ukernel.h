@@ -33,9 +33,10 @@ int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *
 int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features);
 
 /* Rewrites every matching chain in `m` into TC_UKERNEL_OP; *out_count gets
- * how many. */
+ * how many.  `winograd`: whether f32 convs may take Winograd F(2x2, 3x3). */
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
-                                   const tinyml_allocator_t *a, unsigned *out_count);
+                                   int winograd, const tinyml_allocator_t *a,
+                                   unsigned *out_count);
 
 /* The f32 max pools of `m` (ukernel_pool.c): called by tc_ukernels_select
  * for backends with the f32 kernels; returns how many it rewrote. */
@@ -50,6 +51,13 @@ MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
  * any block. */
 MlirOperation tc_uk_op_create(MlirContext ctx, MlirLocation loc, MlirValue x, MlirValue blob,
                               MlirType t, const char *kind, int64_t scratch);
+
+/* Winograd F(2x2, 3x3) for an f32 conv (ukernel_wino.c): the blob's
+ * wino_tiles (0: the direct sum), the scratch it needs, and the filter
+ * transform of one 3x3 kernel (row-major) into its 16 positions. */
+int32_t tc_wino_tiles(const tinyml_uk_params_t *p);
+int64_t tc_wino_scratch(const tinyml_uk_params_t *p);
+void tc_wino_filter(const float g[9], float u[16]);
 
 /* Whether the backend has the f32 kernels (x86-64 so far). */
 int tc_ukernels_have_f32(const tinyml_backend_t *be);

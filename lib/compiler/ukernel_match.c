@@ -41,6 +41,7 @@ typedef struct chain {
   MlirOperation transpose;
   MlirAttribute scale, offset; /* per-channel multiply and add, or null */
   float lo, hi;                /* the clamp */
+  int winograd;                /* f32 conv: Winograd allowed (ukernel_wino.c) */
 } chain_t;
 
 /* ---- reading TOSA ------------------------------------------------------ */
@@ -595,7 +596,13 @@ static size_t layout_f32(chain_t *c) {
     wfloats = (int64_t)p->oc_padded * k;
     int direct = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
                  p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
-    if (!direct) {
+    p->wino_tiles = c->winograd ? tc_wino_tiles(p) : 0;
+    if (p->wino_tiles) {
+      wfloats = 16 * (int64_t)p->ic * p->oc_padded;
+      int64_t scratch = tc_wino_scratch(p);
+      if (scratch > (1LL << 30)) return 0;
+      p->scratch_bytes = (int32_t)scratch;
+    } else if (!direct) {
       int64_t pixels = (int64_t)p->batch * p->oh * p->ow, mb = F32_MB;
       if (mb * k * 4 > F32_SCRATCH) mb = F32_SCRATCH / (k * 4) / F32_MR * F32_MR;
       if (mb < F32_MR) mb = F32_MR;
@@ -621,6 +628,27 @@ static size_t layout_f32(chain_t *c) {
   return total < (1LL << 30) ? (size_t)total : 0;
 }
 
+/* Where tap t of channel o goes among a conv's f32 weights of k taps. */
+static int64_t f32_w_at(const tinyml_uk_params_t *p, int64_t k, int64_t t, int32_t o) {
+  const int64_t ocp = p->oc_padded, k0 = t / TINYML_UK_F32_KC * TINYML_UK_F32_KC;
+  const int64_t kc = tinyml_uk_f32_chunk((int32_t)k, (int32_t)k0);
+  const int32_t o0 = o / 16 * 16, width = p->oc_padded - o0 >= 16 ? 16 : 8;
+  return k0 * ocp + o0 * kc + (t - k0) * width + (o - o0);
+}
+
+/* U, 16 matrices of ic taps, each packed as a conv's weights with k = ic. */
+static void fill_wino(const chain_t *c, float *w) {
+  const tinyml_uk_params_t *p = &c->p;
+  const int64_t plane = (int64_t)p->ic * p->oc_padded;
+  for (int32_t o = 0; o < p->oc; ++o)
+    for (int32_t i = 0; i < p->ic; ++i) {
+      float g[9], u[16];
+      for (int32_t t = 0; t < 9; ++t) g[t] = f32_at(c->weights, ((int64_t)o * 9 + t) * p->ic + i);
+      tc_wino_filter(g, u);
+      for (int xi = 0; xi < 16; ++xi) w[xi * plane + f32_w_at(p, p->ic, i, o)] = u[xi];
+    }
+}
+
 static void fill_f32(const chain_t *c, uint8_t *blob) {
   const tinyml_uk_params_t *p = &c->p;
   float *bias = (float *)(void *)(blob + p->bias_off);
@@ -641,16 +669,14 @@ static void fill_f32(const chain_t *c, uint8_t *blob) {
     for (int32_t i = 0; i < p->k; ++i) w[i] = f32_at(c->weights, i);
     return;
   }
-  const int64_t k = p->k, ocp = p->oc_padded;
-  for (int32_t o = 0; o < p->oc; ++o) {
-    int32_t o0 = o / 16 * 16, width = p->oc_padded - o0 >= 16 ? 16 : 8;
-    for (int64_t t = 0; t < k; ++t) {
-      int64_t k0 = t / TINYML_UK_F32_KC * TINYML_UK_F32_KC;
-      int64_t kc = tinyml_uk_f32_chunk(p->k, (int32_t)k0);
-      w[k0 * ocp + o0 * kc + (t - k0) * width + (o - o0)] =
-          f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
-    }
+  const int64_t k = p->k;
+  if (p->wino_tiles) {
+    fill_wino(c, w);
+    return;
   }
+  for (int32_t o = 0; o < p->oc; ++o)
+    for (int64_t t = 0; t < k; ++t)
+      w[f32_w_at(p, k, t, o)] = f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
 }
 
 static MlirValue make_blob_f32(MlirContext ctx, chain_t *c, const tinyml_allocator_t *a,
@@ -732,7 +758,8 @@ static int rewrite_f32(MlirContext ctx, chain_t *c, const tinyml_allocator_t *a)
 }
 
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
-                                   const tinyml_allocator_t *a, unsigned *out_count) {
+                                   int winograd, const tinyml_allocator_t *a,
+                                   unsigned *out_count) {
   mlirContextSetAllowUnregisteredDialects(ctx, true);
   static const char *const convs[] = {"tosa.conv2d", "tosa.depthwise_conv2d", "tosa.matmul",
                                        NULL};
@@ -748,6 +775,7 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
     c.conv = found[i];
     if (f32 && (match_conv_f32(&c) || match_matmul_f32(&c))) {
       match_epilogue_f32(&c);
+      c.winograd = winograd;
       n += (unsigned)rewrite_f32(ctx, &c, a);
       continue;
     }

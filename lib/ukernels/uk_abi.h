@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#define TINYML_UK_VERSION 2
+#define TINYML_UK_VERSION 3
 
 /* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
  * int32_t count)` computes a band of the output pixels (n, oy, ox
@@ -84,6 +84,10 @@ typedef struct tinyml_uk_params {
   /* dwpw_f32, pwdwpw_f32, convcat_f32: the byte offset of the next
    * kernel's blob (a multiple of 64); 0 otherwise. */
   int32_t next_off;
+  /* conv_f32: 0 for the direct sum; otherwise the conv (3x3, stride 1,
+   * dilation 1) runs as Winograd F(2x2, 3x3) in blocks of this many tiles
+   * of 2x2 outputs ("f32 kinds" below). */
+  int32_t wino_tiles;
 } tinyml_uk_params_t;
 
 /* f32 kinds.  The header stays all-int32; the fields mean:
@@ -104,6 +108,15 @@ typedef struct tinyml_uk_params {
  * - conv: scratch_bytes / (4 * k) pixels' im2col columns at a time (float,
  *   k per pixel); 0 means the input rows are the columns (1x1, stride 1,
  *   no padding: also matmuls, as 1x1 convs over M pixels);
+ * - conv with wino_tiles > 0 (Winograd F(2x2, 3x3), backends/x86/
+ *   ukernels_wino.h): weights_off holds U = G g G^T, 16 matrices of ic
+ *   taps x oc channels, position xi (row-major in the 4x4 tile) at element
+ *   xi * ic * oc_padded, each packed as a conv's weights with k = ic; the
+ *   scratch holds 3 * round_up(oc_padded, 16) floats, then V [16][tiles]
+ *   [round_up(ic, 8)] and M [16][tiles][oc_padded].  Workgroups take
+ *   bands of the batch * ceil(oh / 2) * ceil(ow / 2) tiles (uk_split)
+ *   instead of pixels.  Results differ from the direct sum by rounding;
+ *   the compiler option winograd = 0 keeps the direct sum;
  * - depthwise: float weights [kh][kw][ic] (channel multiplier 1);
  * - max pool (tosa.max_pool2d, NaN propagating): the blob is this header
  *   alone; oc = ic, dil_h = dil_w = 1, the rest 0.  Windows are clipped to

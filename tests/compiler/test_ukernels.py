@@ -34,6 +34,14 @@ kernel modules also run on 3 threads (bands of pixels, or of 32 channels
 when there are more channels than pixels) and must give the same bits.
 The AVX-512 modules run only where the CPU has AVX-512.
 
+3x3 stride-1 convs may run as Winograd F(2x2, 3x3) (backends/x86/
+ukernels_wino.h).  Cases that test the direct sum's driver (row batches,
+tap chunks, channel bands) compile their kernel builds with
+--no-winograd.  The wino_* cases must take Winograd: their AVX2 module
+must give other bits than the same build with --no-winograd (the
+summation differs), and otherwise pass every check above, bit-identical
+AVX-512 and AVX2 and 3 threads included.
+
 The f32 max pools (tosa.max_pool2d; padded, strided, channel tails,
 batches, a window too large for the tap lists) are compiled the same three
 ways and must give the Linalg path's bits exactly on every input: plain
@@ -352,6 +360,20 @@ def f32_concat_case(rng, name, n, hw, k, oa, ob):
     return name, x, y, body, "cat", "tile", None, 1, "tinyml_uk_convcat_f32"
 
 
+def pad_case(case, n=9):
+    return tuple(case) + (None,) * (n - len(case))
+
+
+def direct(case):
+    """A case for the direct sum's driver: its kernels without Winograd."""
+    return pad_case(case) + ("direct",)
+
+
+def wino(case):
+    """A case that must take Winograd F(2x2, 3x3)."""
+    return pad_case(case) + ("wino",)
+
+
 def apart(case):
     """A block case whose expansion must stay a kernel call of its own."""
     skip = case[8].startswith("tinyml_uk_pwdwpw_add")
@@ -367,8 +389,8 @@ def f32_cases(rng):
         c(rng, "f32_conv_panels_16_16_8", 2, 11, 10, 6, 40, 3, 2, (2, 1), (2, 3), (2, 0, 1, 0),
           relu6=True),
         # a 32-channel tile of panels 16+8, and k = 585: two tap chunks (512 + 73)
-        c(rng, "f32_conv_k585_oc24", 1, 7, 6, 65, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), bn=True,
-          relu6=True),
+        direct(c(rng, "f32_conv_k585_oc24", 1, 7, 6, 65, 24, 3, 3, (1, 1), (1, 1),
+                 (1, 1, 1, 1), bn=True, relu6=True)),
         # k = 576: two tap chunks (512 + 64) for both tile sizes; 70 channels
         c(rng, "f32_conv_k576", 1, 6, 5, 64, 70, 3, 3, (1, 2), (1, 1), (1, 1, 1, 1)),
         # 1x1 stride 1: the input rows are the columns (no im2col)
@@ -384,20 +406,20 @@ def f32_cases(rng):
           bn=True),
         # interior rows batched (ukernels_fconv.h, finplace_t): 4 rows of 26 a batch, over
         # two tap chunks and two images
-        c(rng, "f32_conv_row_batches", 2, 9, 28, 64, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
-          bn=True),
+        direct(c(rng, "f32_conv_row_batches", 2, 9, 28, 64, 40, 3, 3, (1, 1), (1, 1),
+                 (1, 1, 1, 1), bn=True)),
         # rows of 128 interior pixels: longer than a batch, split across two
         c(rng, "f32_conv_long_rows", 1, 4, 130, 8, 20, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1)),
         # rows of 9 interior pixels: read in place, in tiles shorter than the AVX-512 one
-        c(rng, "f32_conv_short_rows", 1, 11, 11, 24, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
-          bn=True),
+        direct(c(rng, "f32_conv_short_rows", 1, 11, 11, 24, 40, 3, 3, (1, 1), (1, 1),
+                 (1, 1, 1, 1), bn=True)),
         # 49 pixels: balanced tiles of 10, 10, 10, 10, 9; more channels than pixels, but
         # weights small enough for bands of pixels
-        c(rng, "f32_conv_7x7_bands", 1, 7, 7, 40, 72, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
-          relu6=True),
+        direct(c(rng, "f32_conv_7x7_bands", 1, 7, 7, 40, 72, 3, 3, (1, 1), (1, 1),
+                 (1, 1, 1, 1), relu6=True)),
         # 1 MB of weights and more channels than pixels: bands of 32 channels
-        c(rng, "f32_conv_channel_bands", 1, 7, 7, 120, 248, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
-          bn=True),
+        direct(c(rng, "f32_conv_channel_bands", 1, 7, 7, 120, 248, 3, 3, (1, 1), (1, 1),
+                 (1, 1, 1, 1), bn=True)),
         c(rng, "f32_depthwise_19", 1, 9, 8, 19, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           depthwise=d, bn=True, relu6=True),
         # AVX-512 vectors of 16 channels: 64 + 4 with the last masked; 3 with the last masked
@@ -420,8 +442,8 @@ def f32_cases(rng):
         f32_residual_case(rng, "f32_residual_over_skip", 1, 9, 12, 2, True, nan_ignore=True),
         f32_residual_case(rng, "f32_residual_over_skip_3x3", 1, 9, 12, 2, True,
                           nan_ignore=True, skip_first=True),
-        f32_residual_case(rng, "f32_residual_over_skip_k576", 1, 9, 64, 2, True,
-                          nan_ignore=True, skip_first=True),
+        direct(f32_residual_case(rng, "f32_residual_over_skip_k576", 1, 9, 64, 2, True,
+                                 nan_ignore=True, skip_first=True)),
         f32_dwpw_case(rng, "f32_dwpw", 1, (13, 11), 40, 24, 1, False),
         f32_dwpw_case(rng, "f32_dwpw_residual", 1, (12, 9), 24, 24, 1, True),
         # 600 channels: chunks of the depthwise result (54 pixels) and two
@@ -437,12 +459,35 @@ def f32_cases(rng):
         f32_concat_case(rng, "f32_concat_bands", 2, (9, 10), 40, 64, 64),
         # the 3x3 conv's 1.2 MB of weights: bands of its channels, the 1x1
         # conv's of pixels
-        f32_concat_case(rng, "f32_concat_channel_bands", 1, (7, 7), 128, 256, 256),
+        direct(f32_concat_case(rng, "f32_concat_channel_bands", 1, (7, 7), 128, 256, 256)),
         # blocks the expansion stays out of, two calls: an image of 14 rows;
         # a window that would recompute 6 rows a band (dilation 3)
         apart(f32_block_case(rng, "f32_block_small_image", 1, (14, 20), 8, 24, 8, 1, True)),
         apart(f32_block_case(rng, "f32_block_dilated_3", 1, (30, 13), 5, 16, 12, 1, False,
                              dil=3)),
+        # Winograd: 2x2 tiles half outside the image (odd sizes), channel tails in V
+        # and M, batch 2
+        wino(c(rng, "f32_wino_tails", 2, 9, 7, 19, 21, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+               bn=True, relu6=True)),
+        # no padding; asymmetric padding
+        wino(c(rng, "f32_wino_valid", 1, 10, 13, 16, 40, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0))),
+        wino(c(rng, "f32_wino_pad_2_0_0_1", 1, 8, 11, 24, 16, 3, 3, (1, 1), (1, 1),
+               (2, 0, 0, 1), bn=True)),
+        # k = ic = 600: two tap chunks in each of the 16 GEMMs
+        wino(c(rng, "f32_wino_k600", 1, 6, 5, 600, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))),
+        # 49 tiles in blocks of up to 24: 16, 16, 17
+        wino(c(rng, "f32_wino_blocks", 1, 14, 13, 64, 64, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+               relu6=True)),
+        # U of 1.1 MB: blocks of up to 96 tiles (169 tiles: 84, 85)
+        wino(c(rng, "f32_wino_big_blocks", 1, 26, 25, 128, 136, 3, 3, (1, 1), (1, 1),
+               (1, 1, 1, 1))),
+        # more channels than pixels: bands of 32 channels over every tile
+        wino(c(rng, "f32_wino_channel_bands", 1, 5, 5, 32, 136, 3, 3, (1, 1), (1, 1),
+               (1, 1, 1, 1), bn=True)),
+        # the residual added in the output transform, the output over the skip
+        wino(f32_residual_case(rng, "f32_wino_residual_over_skip", 1, 9, 16, 1, True,
+                               nan_ignore=True, skip_first=True)),
+        wino(f32_concat_case(rng, "f32_wino_concat", 1, (13, 11), 16, 24, 40)),
     ]
 
 
@@ -484,13 +529,19 @@ def f32_modules(exes, work, case, have_avx512, check_syms):
     src = os.path.join(work, case[0] + ".mlir")
     with open(src, "w") as f:
         f.write(f32_module_text(case))
+    mode = case[9] if len(case) > 9 else None
     mods = {}
     for tag, features, isa in F32_BUILDS:
-        check_syms(kernel_symbols(compile_exe, nm, src, work, ["--features", features]), isa)
+        extra = ["--features", features] + (["--no-winograd"] if mode == "direct" else [])
+        check_syms(kernel_symbols(compile_exe, nm, src, work, extra), isa)
         if tag == "avx512" and not have_avx512:
             continue
         mods[tag] = os.path.join(work, f"{case[0]}.{tag}.tmlm")
-        run([compile_exe, src, "-o", mods[tag], "--features", features])
+        run([compile_exe, src, "-o", mods[tag], *extra])
+    if mode == "wino":
+        mods["direct"] = os.path.join(work, f"{case[0]}.direct.tmlm")
+        run([compile_exe, src, "-o", mods["direct"], "--features", "+avx2,+fma",
+             "--no-winograd"])
     return mods
 
 
@@ -520,13 +571,15 @@ def check_f32(exes, work, case, rng, have_avx512):
     for tag, m in mods.items():
         run([run_exe, m, "--input", inp, "--output-dir", m + ".out"])
         outs[tag] = floats(os.path.join(m + ".out", "output_0.bin"))
-        if tag == "linalg":
+        if tag in ("linalg", "direct"):
             continue
         # split into bands of pixels or of 32 channels: the same bits
         run([run_exe, m, "--input", inp, "--output-dir", m + ".t3.out", "--threads", "3"])
         if floats(os.path.join(m + ".t3.out", "output_0.bin")) != outs[tag]:
             raise RuntimeError(f"{tag} kernels: 3 threads give other bits than 1")
     ref = outs["linalg"]
+    if "direct" in outs and outs["direct"] == outs["avx2"]:
+        raise RuntimeError("Winograd not taken: the same bits as --no-winograd")
     tol = 1e-4 * max(1.0, max(abs(v) for v in ref))
     bad = sum(abs(a - b) > tol for a, b in zip(outs["avx2"], ref))
     if bad:
