@@ -14,7 +14,7 @@
 #include "ukernel.h"
 
 enum {
-  WINO_MIN_CHANNELS = 16, /* below, the transforms cost too much of the GEMMs */
+  WINO_MIN_CHANNELS = 32, /* see tc_wino_tiles */
   WINO_MAX_U = 4 << 20,   /* bytes of U; ResNet-50's 7x7 stage (16 MB) gains 1% */
   WINO_L2_U = 1 << 20,    /* bytes of U that stay in the core's L2 across blocks */
   WINO_BLOCK_BYTES = 256 << 10,   /* V and M of a block when U stays in L2 */
@@ -25,7 +25,10 @@ enum {
 
 static int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
 
-/* Tiles per block: with U in L2, blocks whose V and M stay there too
+/* Below 32 channels the transforms cost too much of the GEMMs:
+ * SqueezeNet's 16 -> 64 convs of 55x55 gained 5-10% on one thread and
+ * lost on two (1.2-1.3x faster than one, against 1.86x direct).
+ * Tiles per block: with U in L2, blocks whose V and M stay there too
  * (24 tiles for 64 channels; 12 or 48 made ResNet-50's 56x56 convs no
  * faster); otherwise as many as WINO_BIG_BLOCK_BYTES holds, since every
  * block reads all of U (ResNet-50's 14x14 convs: one block of 49 tiles

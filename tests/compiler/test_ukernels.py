@@ -467,14 +467,14 @@ def f32_cases(rng):
                              dil=3)),
         # Winograd: 2x2 tiles half outside the image (odd sizes), channel tails in V
         # and M, batch 2
-        wino(c(rng, "f32_wino_tails", 2, 9, 7, 19, 21, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+        wino(c(rng, "f32_wino_tails", 2, 9, 7, 35, 37, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
                bn=True, relu6=True)),
         # no padding; asymmetric padding
-        wino(c(rng, "f32_wino_valid", 1, 10, 13, 16, 40, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0))),
-        wino(c(rng, "f32_wino_pad_2_0_0_1", 1, 8, 11, 24, 16, 3, 3, (1, 1), (1, 1),
+        wino(c(rng, "f32_wino_valid", 1, 10, 13, 32, 40, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0))),
+        wino(c(rng, "f32_wino_pad_2_0_0_1", 1, 8, 11, 40, 36, 3, 3, (1, 1), (1, 1),
                (2, 0, 0, 1), bn=True)),
         # k = ic = 600: two tap chunks in each of the 16 GEMMs
-        wino(c(rng, "f32_wino_k600", 1, 6, 5, 600, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))),
+        wino(c(rng, "f32_wino_k600", 1, 6, 5, 600, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))),
         # 49 tiles in blocks of up to 24: 16, 16, 17
         wino(c(rng, "f32_wino_blocks", 1, 14, 13, 64, 64, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
                relu6=True)),
@@ -485,9 +485,9 @@ def f32_cases(rng):
         wino(c(rng, "f32_wino_channel_bands", 1, 5, 5, 32, 136, 3, 3, (1, 1), (1, 1),
                (1, 1, 1, 1), bn=True)),
         # the residual added in the output transform, the output over the skip
-        wino(f32_residual_case(rng, "f32_wino_residual_over_skip", 1, 9, 16, 1, True,
+        wino(f32_residual_case(rng, "f32_wino_residual_over_skip", 1, 9, 32, 1, True,
                                nan_ignore=True, skip_first=True)),
-        wino(f32_concat_case(rng, "f32_wino_concat", 1, (13, 11), 16, 24, 40)),
+        wino(f32_concat_case(rng, "f32_wino_concat", 1, (13, 11), 32, 24, 40)),
     ]
 
 
