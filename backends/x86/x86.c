@@ -37,4 +37,5 @@ const tinyml_backend_t tinyml__backend_x86 = {
     .ukernel_wide_cpus = "x86-64-v4,skylake-avx512,cascadelake,cooperlake,icelake-server,"
                          "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
                          "graniterapids,znver4,znver5",
+    .ukernel_wide_scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
 };

@@ -51,6 +51,7 @@ typedef struct tinyml_backend {
   const unsigned long *ukernel_wide_bitcode_size;
   const char *ukernel_wide_feature;
   const char *ukernel_wide_cpus; /* comma-separated */
+  int ukernel_wide_scratch_per_k; /* the wide kernels'; 0: ukernel_scratch_per_k */
 } tinyml_backend_t;
 
 /* Finds a built backend by name; NULL when it was not built. */

@@ -289,7 +289,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
     tc_host_cpu_release(&host);
     return bad_cpu;
   }
-  tinyml_backend_t scalar;
+  tinyml_backend_t scalar, wide_be;
   if (s.backend->scalar_transform_script && s.target.features &&
       !tc_feature_listed(s.target.features, s.backend->vector_feature)) {
     scalar = *s.backend;
@@ -302,6 +302,11 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
     s.target.ukernel_bitcode = wide ? s.backend->ukernel_wide_bitcode : s.backend->ukernel_bitcode;
     s.target.ukernel_bitcode_size =
         *(wide ? s.backend->ukernel_wide_bitcode_size : s.backend->ukernel_bitcode_size);
+    if (wide && s.backend->ukernel_wide_scratch_per_k) {
+      wide_be = *s.backend;
+      wide_be.ukernel_scratch_per_k = s.backend->ukernel_wide_scratch_per_k;
+      s.backend = &wide_be;
+    }
   }
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
