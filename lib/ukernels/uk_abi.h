@@ -116,7 +116,7 @@ typedef struct tinyml_uk_params {
  *   [round_up(ic, 8)] and M [16][tiles][oc_padded].  Workgroups take
  *   bands of the batch * ceil(oh / 2) * ceil(ow / 2) tiles (uk_split)
  *   instead of pixels.  Results differ from the direct sum by rounding;
- *   the compiler option winograd = 0 keeps the direct sum;
+ *   the compile option no_winograd keeps the direct sum;
  * - depthwise: float weights [kh][kw][ic] (channel multiplier 1);
  * - max pool (tosa.max_pool2d, NaN propagating): the blob is this header
  *   alone; oc = ic, dil_h = dil_w = 1, the rest 0.  Windows are clipped to
