@@ -434,11 +434,8 @@ UK_INLINE void ftile_prefetch_out(const ukf_ctx_t *c, int np, int nv, int lanes,
       for (int v = 0; v < nv; ++v) __builtin_prefetch(outs[i] + o0 + lanes * v, 1, 3);
 }
 
-#if defined(__AVX512F__)
-#include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels, dw_run */
-#else
-enum { MR = 6, KC = TINYML_UK_F32_KC, OC_TILE = 16 };
-
+/* 8-lane helpers for both builds: the AVX2 tiles' and the Winograd
+ * transforms' (ukernels_wino.h). */
 UK_INLINE __m256i lanes_below(int32_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
@@ -453,6 +450,11 @@ UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, const f
   /* max/min return their second operand when either is NaN: NaN passes. */
   return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
+
+#if defined(__AVX512F__)
+#include "ukernels_avx512.h" /* MR, KC, OC_TILE, fconv_tile, dw_pixels, dw_run */
+#else
+enum { MR = 6, KC = TINYML_UK_F32_KC, OC_TILE = 16 };
 
 /* np pixels (pixel i's taps at a + i * lda) x nv vectors of 8 channels,
  * over the tap chunk's pieces (fpiece_t); `valid` channels of the panel

@@ -89,21 +89,31 @@ static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, i
  * and ResNet-50's 2.4-9.4 MB ones slower. */
 enum { BAND_W_FLOATS = 1 << 18 }; /* 1 MB */
 
+/* Whether a conv whose weights take w_floats bands its channels. */
+UK_INLINE int fband_channels(const tinyml_uk_params_t *p, int64_t w_floats) {
+  return p->oc > p->batch * p->oh * p->ow && w_floats >= BAND_W_FLOATS;
+}
+
+/* Workgroup wg's 32-channel band [*o_lo, *o_hi); returns whether it has any. */
+static int fchannel_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *o_lo,
+                         int32_t *o_hi) {
+  int32_t a, b;
+  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
+  *o_lo = a * 32;
+  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
+  return a < b;
+}
+
 static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
                   int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
-  const int32_t pixels = p->batch * p->oh * p->ow;
-  if (p->oc <= pixels || (int64_t)p->k * p->oc_padded < BAND_W_FLOATS) {
+  if (!fband_channels(p, (int64_t)p->k * p->oc_padded)) {
     uk_band(p, wg, count, lo, hi);
     *o_lo = 0;
     *o_hi = p->oc_padded;
     return;
   }
-  int32_t a, b;
-  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
   *lo = 0;
-  *hi = a < b ? pixels : 0;
-  *o_lo = a * 32;
-  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
+  *hi = fchannel_band(p, wg, count, o_lo, o_hi) ? p->batch * p->oh * p->ow : 0;
 }
 
 /* Taps [k0, k0 + kc) of a pixel read in place, as offsets from its

@@ -24,10 +24,6 @@
 
 UK_INLINE int32_t wround8(int32_t n) { return (n + 7) & ~7; }
 
-UK_INLINE __m256i wlanes(int32_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* B^T on four values: the input transform's 1-D step. */
 #define WINO_IN(d0, d1, d2, d3, r0, r1, r2, r3) \
   do {                                          \
@@ -66,7 +62,7 @@ static __attribute__((noinline)) void ukf_wino_in(const tinyml_uk_params_t *p, c
       src[r * 4 + s] = inside ? in + (((size_t)at.n * p->ih + iy) * p->iw + ix) * ic : 0;
     }
   for (int32_t c0 = 0; c0 < icp; c0 += 8) {
-    const __m256i m = wlanes(ic - c0);
+    const __m256i m = lanes_below(ic - c0);
     const int whole = c0 + 8 <= ic;
     __m256 d[16], t[16];
     for (int i = 0; i < 16; ++i)
@@ -98,23 +94,19 @@ static __attribute__((noinline)) void ukf_wino_out(const ukf_ctx_t *c, const flo
     }
   const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
   for (int32_t o0 = o_lo; o0 < o_hi && o0 < p->oc; o0 += 8) {
-    const __m256i mask = wlanes(p->oc - o0);
+    const __m256i mask = lanes_below(p->oc - o0);
     __m256 x[16], t[8], y[4];
     for (int i = 0; i < 16; ++i) x[i] = _mm256_loadu_ps(m + i * ms + o0);
     for (int s = 0; s < 4; ++s) /* columns: t = A^T M */
       WINO_OUT(x[s], x[4 + s], x[8 + s], x[12 + s], t[s], t[4 + s]);
     for (int r = 0; r < 2; ++r) /* rows: Y = t A */
       WINO_OUT(t[4 * r], t[4 * r + 1], t[4 * r + 2], t[4 * r + 3], y[2 * r], y[2 * r + 1]);
-    const __m256 bias = _mm256_loadu_ps(c->bias + o0), scale = _mm256_loadu_ps(c->scale + o0),
-                 offset = _mm256_loadu_ps(c->offset + o0);
+    const __m256 bias = _mm256_loadu_ps(c->bias + o0);
     for (int i = 0; i < 4; ++i) {
       if (!dst[i]) continue;
       float *o = dst[i] + o0;
-      __m256 v = _mm256_mul_ps(_mm256_add_ps(bias, y[i]), scale);
-      v = _mm256_add_ps(v, offset);
-      if (c->res) v = _mm256_add_ps(v, _mm256_maskload_ps(c->res + (o - c->out0), mask));
-      /* max/min return their second operand when either is NaN: NaN passes. */
-      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      __m256 v = fepi(_mm256_add_ps(bias, y[i]), c->scale + o0, c->offset + o0,
+                      c->res ? c->res + (o - c->out0) : 0, mask, lo, hi);
       _mm256_maskstore_ps(o, mask, v);
     }
   }
@@ -152,18 +144,14 @@ static void wino_gemms(const ukf_ctx_t *c, const float *fixed, const float *v, f
 static void wino_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *t0,
                       int32_t *t1, int32_t *o_lo, int32_t *o_hi) {
   const int32_t tiles = p->batch * ((p->oh + 1) / 2) * ((p->ow + 1) / 2);
-  if (p->oc <= p->batch * p->oh * p->ow || 16LL * p->ic * p->oc_padded < BAND_W_FLOATS) {
+  if (!fband_channels(p, 16LL * p->ic * p->oc_padded)) {
     uk_split(tiles, wg, count, t0, t1);
     *o_lo = 0;
     *o_hi = p->oc_padded;
     return;
   }
-  int32_t a, b;
-  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
   *t0 = 0;
-  *t1 = a < b ? tiles : 0;
-  *o_lo = a * 32;
-  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
+  *t1 = fchannel_band(p, wg, count, o_lo, o_hi) ? tiles : 0;
 }
 
 static void wino_f32(const ukf_ctx_t *c, const float *in, float *out, float *scratch,

@@ -9,8 +9,6 @@
  * whether U stays in the core's L2.  Measured on ResNet-50 (docs/PERF.md):
  * its 3x3 convs of the 56x56, 28x28 and 14x14 stages take 0.51-0.61 of
  * the direct sum's time. */
-#include <string.h>
-
 #include "ukernel.h"
 
 enum {
