@@ -137,14 +137,18 @@ static void wino_gemms(const ukf_ctx_t *c, const float *fixed, const float *v, f
 }
 
 /* Workgroup wg's tiles [*t0, *t1) and channels [*o_lo, *o_hi): bands of
- * tiles, or, by fband's rule with U for the weights, bands of 32 channels
- * on every tile (each band then transforms every tile's input).  With
- * channel bands for every layer of more channels than pixels, SqueezeNet's
- * 13x13 convs of 590 KB of U ran 1.15x faster on 2 threads than on 1. */
+ * tiles, or, by fband's rule on the direct sum's weights (9 ic oc, not
+ * U's 16), bands of 32 channels on every tile.  Each channel band
+ * transforms every tile's input again, so Winograd takes them later than
+ * the direct sum would on U's size.  Measured on 2 threads (docs/PERF.md):
+ * channel bands for every layer of more channels than pixels ran
+ * SqueezeNet's 13x13 convs (590 KB and 1 MB of U) 1.15x faster than 1
+ * thread; with U's size as the weights, the 1 MB ones 1.43-1.76x, 10-25%
+ * slower than with bands of tiles (1.74-1.88x, 1 thread the same). */
 static void wino_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *t0,
                       int32_t *t1, int32_t *o_lo, int32_t *o_hi) {
   const int32_t tiles = p->batch * ((p->oh + 1) / 2) * ((p->ow + 1) / 2);
-  if (!fband_channels(p, 16LL * p->ic * p->oc_padded)) {
+  if (!fband_channels(p, 9LL * p->ic * p->oc_padded)) {
     uk_split(tiles, wg, count, t0, t1);
     *o_lo = 0;
     *o_hi = p->oc_padded;

@@ -481,8 +481,9 @@ def f32_cases(rng):
         # U of 1.1 MB: blocks of up to 96 tiles (169 tiles: 84, 85)
         wino(c(rng, "f32_wino_big_blocks", 1, 26, 25, 128, 136, 3, 3, (1, 1), (1, 1),
                (1, 1, 1, 1))),
-        # more channels than pixels: bands of 32 channels over every tile
-        wino(c(rng, "f32_wino_channel_bands", 1, 5, 5, 32, 136, 3, 3, (1, 1), (1, 1),
+        # more channels than pixels and 9 * 120 * 256 floats (1.1 MB) of direct
+        # weights: bands of 32 channels over every tile
+        wino(c(rng, "f32_wino_channel_bands", 1, 5, 5, 120, 248, 3, 3, (1, 1), (1, 1),
                (1, 1, 1, 1), bn=True)),
         # the residual added in the output transform, the output over the skip
         wino(f32_residual_case(rng, "f32_wino_residual_over_skip", 1, 9, 32, 1, True,
