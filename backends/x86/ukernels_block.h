@@ -1,9 +1,10 @@
 /* Kernels that chain others so that what flows between them stays in the
  * workgroup's scratch, in cache, instead of crossing memory (and, on
  * threads, a phase boundary): a depthwise conv and the 1x1 conv after it
- * (dwpw_f32), and MobileNetV2's whole block, 1x1 expansion, depthwise,
- * 1x1 projection (pwdwpw_f32); uk_abi.h lays out their blobs and
- * lib/compiler/ukernel_dwpw.c makes them.  Included by ukernels.c after
+ * (dwpw_f32), and MobileNetV2's whole block, 1x1 expansion (or the
+ * network's first conv), depthwise, 1x1 projection (pwdwpw_f32);
+ * uk_abi.h lays out their blobs and lib/compiler/ukernel_dwpw.c makes
+ * them.  Included by ukernels.c after
  * the conv driver (fgemm_rows) and the depthwise rows (dw_row).  Every
  * value is the one the kernels give apart, whatever the band. */
 #ifndef TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
@@ -56,7 +57,7 @@ void tinyml_uk_dwpw_add_f32(const float *in, const void *blob, float *out, void 
   dwpw_f32(in, blob, out, scratch, wg, count, res);
 }
 
-/* The expansion's output rows that the depthwise conv reads, in a ring
+/* The first conv's output rows that the depthwise conv reads, in a ring
  * of `span` rows (row y in slot y % span: dw_src_t): as the band's output
  * rows go down the image, each new row is computed once into the slot of
  * one no longer needed, and nothing moves. */
@@ -64,7 +65,9 @@ typedef struct xwin {
   const ukf_ctx_t *ex;
   const float *in; /* the block's input */
   float *ring;
-  dw_src_t src; /* the ring, as the depthwise conv reads it */
+  float *cols; /* the first conv's im2col columns, ccap of them */
+  int32_t ccap;
+  dw_src_t src;  /* the ring, as the depthwise conv reads it */
   int32_t b, hi; /* rows [hi - span, hi) of image b are in the ring */
 } xwin_t;
 
@@ -73,14 +76,16 @@ typedef struct xwin {
 static void xwin_slide(xwin_t *w, int32_t b, int32_t ya, int32_t yb) {
   const tinyml_uk_params_t *ep = w->ex->p;
   const int32_t held = w->b == b && ya >= w->hi - w->src.ring && ya <= w->hi;
-  for (int32_t y = held ? w->hi : ya; y < yb; ++y)
-    fgemm_rows(w->ex, w->in + ((size_t)b * ep->ih + y) * ep->iw * ep->ic, ep->ic, 0, ep->iw,
-               w->ring + dw_at(&w->src, y), 0, ep->oc_padded);
+  for (int32_t y = held ? w->hi : ya; y < yb; ++y) {
+    const int32_t r = b * ep->oh + y;
+    conv_pixels(w->ex, w->in, w->ring + dw_at(&w->src, y), r, w->cols, w->ccap, r * ep->ow,
+                (r + 1) * ep->ow, 0, ep->oc_padded);
+  }
   if (!held || yb > w->hi) w->hi = yb;
   w->b = b;
 }
 
-/* The band's output rows in order: the ring gets the expansion rows the
+/* The band's output rows in order: the ring gets the first conv's rows the
  * row's taps need, the depthwise row goes into the chunk after the ring,
  * and a full chunk runs through the projection.  A band's first row
  * computes all its ring rows; later rows only stride_h new ones. */
@@ -92,9 +97,11 @@ static void pwdwpw_f32(const float *in, const void *blob, float *out, void *scra
   const tinyml_uk_params_t *dp = d.p;
   const int32_t ic = dp->ic, oc = pw.p->oc, span = (dp->kh - 1) * dp->dil_h + 1;
   float *ring = (float *)uk_scratch(scratch, ex.p, wg);
-  xwin_t w = {&ex, in, ring, {ring, 0, span, dp->iw * ic}, -1, 0};
+  const int32_t ccap = tinyml_uk_pwdwpw_cols(ex.p), col_floats = ccap * ex.p->k;
+  float *cols = ring + ex.p->scratch_bytes / 4 - col_floats;
+  xwin_t w = {&ex, in, ring, cols, ccap, {ring, 0, span, dp->iw * ic}, -1, 0};
   float *mid = ring + (size_t)span * w.src.row;
-  const int32_t cap = (ex.p->scratch_bytes / 4 - span * w.src.row) / ic; /* >= ow */
+  const int32_t cap = (ex.p->scratch_bytes / 4 - col_floats - span * w.src.row) / ic; /* >= ow */
   dw_plan_t pl;
   dw_plan(dp, &pl);
   int32_t lo, hi, q, m = 0;

@@ -245,27 +245,27 @@ static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi)
   *x_hi = b;
 }
 
-/* Workgroup wg's band (fband), row by row: interior runs read in place
- * when rows have at least a tile of them, every other pixel goes through
- * the gathered im2col blocks in `cols` (the workgroup's scratch). */
-static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *cols, int32_t wg,
-                     int32_t count) {
+/* Output pixels [lo, hi) (batch * oh rows, flattened) into channels
+ * [o_lo, o_hi), row by row: interior runs read in place when rows have at
+ * least a tile of them, every other pixel goes through gathered im2col
+ * blocks of up to `ccap` columns in `cols` (ccap 0: the input rows are
+ * the columns).  Pixel (r, ox) goes to out + ((r - row0) * ow + ox) *
+ * pitch, so a caller may point `out` at row row0's place (pwdwpw_f32's
+ * window of rows). */
+static void conv_pixels(const ukf_ctx_t *c, const float *in, float *out, int32_t row0,
+                        float *cols, int32_t ccap, int32_t lo, int32_t hi, int32_t o_lo,
+                        int32_t o_hi) {
   const tinyml_uk_params_t *p = c->p;
   const int32_t k = p->k, pitch = c->pitch, ic = p->ic;
-  int32_t lo, hi, o_lo, o_hi;
-  if (p->wino_tiles > 0) {
-    wino_f32(c, in, out, cols, wg, count);
-    return;
-  }
-  fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
-  if (p->scratch_bytes == 0) { /* the input rows are the columns */
-    fgemm_rows(c, in + (size_t)lo * k, k, 0, hi - lo, out + (size_t)lo * pitch, o_lo, o_hi);
+  if (ccap == 0) {
+    fgemm_rows(c, in + (size_t)lo * k, k, 0, hi - lo,
+               out + (size_t)(lo - row0 * p->ow) * pitch, o_lo, o_hi);
     return;
   }
   fgather_t g;
   g.cols = cols;
   g.n = 0;
-  g.cap = p->scratch_bytes / (4 * k) < FB_MAX ? p->scratch_bytes / (4 * k) : FB_MAX;
+  g.cap = ccap < FB_MAX ? ccap : FB_MAX;
   int32_t x_lo, x_hi;
   finterior(p, &x_lo, &x_hi);
   /* Rows of 8 interior pixels fill a tile well enough (SqueezeNet's 13x13
@@ -284,7 +284,7 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
     int32_t x0, x1;
     uk_row_span(p, r, lo, hi, &x0, &x1);
     for (int32_t ox = x0; ox < x1;) {
-      float *dst = out + ((size_t)r * p->ow + ox) * pitch;
+      float *dst = out + ((size_t)(r - row0) * p->ow + ox) * pitch;
       if (row_in && ox >= x_lo && ox < x_hi) {
         const int32_t e = x_hi < x1 ? x_hi : x1;
         const float *a = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
@@ -300,6 +300,20 @@ static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *col
   }
   finplace_flush(c, &batch, o_lo, o_hi);
   fgather_flush(c, &g, o_lo, o_hi);
+}
+
+/* Workgroup wg's band (fband) of a conv; its scratch is `cols`. */
+static void conv_f32(const ukf_ctx_t *c, const float *in, float *out, float *cols, int32_t wg,
+                     int32_t count) {
+  const tinyml_uk_params_t *p = c->p;
+  int32_t lo, hi, o_lo, o_hi;
+  if (p->wino_tiles > 0) {
+    wino_f32(c, in, out, cols, wg, count);
+    return;
+  }
+  fband(p, wg, count, &lo, &hi, &o_lo, &o_hi);
+  const int32_t ccap = p->scratch_bytes / (4 * p->k);
+  conv_pixels(c, in, out, 0, cols, ccap, lo, hi, o_lo, o_hi);
 }
 
 void tinyml_uk_conv_f32(const float *in, const void *blob, float *out, void *scratch,

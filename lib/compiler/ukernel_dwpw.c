@@ -17,10 +17,11 @@
  * scratch.
  *
  * Then, on images of at least TC_PWDWPW_ROWS rows, the block's expansion
- * goes in too: a 1x1, stride-1, unpadded conv_f32 that only the dwpw op
- * reads becomes kind "pwdwpw_f32" | "pwdwpw_add_f32" on the block's input,
- * and the kernel keeps the expansion rows the depthwise conv's window
- * needs in its scratch.  A band recomputes the rows above its first
+ * goes in too: a conv_f32 that only the dwpw op reads (the block's 1x1
+ * expansion, or a MobileNet's first conv, whose 112x112x32 result would
+ * otherwise cross memory twice) becomes kind "pwdwpw_f32" |
+ * "pwdwpw_add_f32" on the block's input, and the kernel keeps the conv
+ * rows the depthwise conv's window needs in its scratch.  A band recomputes the rows above its first
  * output row that the band before also had (two for a 3x3 conv), which
  * is why small images are left as they are (ukernel_lower.c gives these
  * kernels bands of at least TC_PWDWPW_ROWS / 2 rows), and so are windows
@@ -46,9 +47,7 @@ enum { MAX_REDO = 4, MAX_BLOCK_BYTES = 512 << 10 };
 /* Whether conv `c` is 1x1, stride 1, unpadded and reads its input rows
  * as they are (no im2col). */
 static int direct_1x1(const tinyml_uk_params_t *c) {
-  return c->kh == 1 && c->kw == 1 && c->stride_h == 1 && c->stride_w == 1 && c->dil_h == 1 &&
-         c->dil_w == 1 && c->pad_top == 0 && c->pad_left == 0 && c->scratch_bytes == 0 &&
-         c->ih == c->oh && c->iw == c->ow;
+  return tinyml_uk_direct_1x1(c) && c->dil_h == 1 && c->dil_w == 1 && c->scratch_bytes == 0;
 }
 
 /* Whether conv `c` reads depthwise `d`'s output as a direct 1x1 conv. */
@@ -77,10 +76,12 @@ static int64_t window_rows(const tinyml_uk_params_t *d) {
   return (int64_t)(d->kh - 1) * d->dil_h + 1;
 }
 
-/* The pwdwpw kernel's scratch: the window of expansion rows its
- * depthwise conv reads, then a chunk of whole output rows. */
-static int64_t block_bytes(const tinyml_uk_params_t *d) {
-  return (window_rows(d) * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic;
+/* The pwdwpw kernel's scratch: the window of first conv rows its
+ * depthwise conv `d` reads, then a chunk of whole output rows, then the
+ * first conv `e`'s im2col columns, if it gathers any. */
+static int64_t block_bytes(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
+  return (window_rows(d) * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic +
+         (int64_t)tinyml_uk_pwdwpw_cols(e) * e->k * 4;
 }
 
 /* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at a
@@ -140,12 +141,13 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
   return 1;
 }
 
-/* Whether conv `e` is a 1x1 expansion whose whole output depthwise `d`
- * reads, on an image and with a window worth the fusion. */
+/* Whether conv `e` (a 1x1 expansion, or any other direct-sum conv, such
+ * as a MobileNet's first) is one whose whole output depthwise `d` reads,
+ * on an image and with a window worth the fusion. */
 static int expansion_of(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
-  return direct_1x1(e) && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw &&
-         e->oc == d->ic && d->ih >= TC_PWDWPW_ROWS && window_rows(d) - d->stride_h <= MAX_REDO &&
-         block_bytes(d) <= MAX_BLOCK_BYTES;
+  return e->wino_tiles == 0 && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw && e->oc == d->ic &&
+         d->ih >= TC_PWDWPW_ROWS && window_rows(d) - d->stride_h <= MAX_REDO &&
+         block_bytes(e, d) <= MAX_BLOCK_BYTES;
 }
 
 static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allocator_t *al) {
@@ -161,7 +163,7 @@ static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allo
       !tc_uk_blob_params(mlirOperationGetOperand(dwpw, 1), &d, &da) ||
       d.kind != TINYML_UK_DWPW_F32 || !expansion_of(&e, &d))
     return 0;
-  const int64_t scratch = block_bytes(&d);
+  const int64_t scratch = block_bytes(&e, &d);
   MlirValue blob = fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, scratch, dwpw, al);
   if (mlirValueIsNull(blob)) return 0;
   retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", scratch);

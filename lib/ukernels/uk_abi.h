@@ -142,14 +142,17 @@ typedef struct tinyml_uk_params {
  * depthwise's output pixels, which are the conv's; every value is the one
  * the two kernels give apart.
  *
- * `tinyml_uk_pwdwpw_f32` (and `_add_f32`) puts a 1x1 conv (stride 1, no
- * padding) before that: MobileNetV2's block from its input.  The blob is
- * the 1x1 conv's, with kind TINYML_UK_PWDWPW_F32, next_off (a dwpw_f32
- * blob follows there) and scratch_bytes: a window of the 1x1 conv's
- * output rows, (kh - 1) * dil_h + 1 of them (iw * ic floats each: the
- * depthwise's iw and ic), then room for at least one row of depthwise
- * result (ow * ic floats).  Bands are again of the depthwise's output
- * pixels; each computes the 1x1 conv rows its window needs.
+ * `tinyml_uk_pwdwpw_f32` (and `_add_f32`) puts a conv before that: the
+ * 1x1 expansion of MobileNetV2's block, from the block's input, or a
+ * network's first conv (3x3, stride 2, before a depthwise and a 1x1
+ * conv in MobileNets), from the image; not Winograd.  The blob is that
+ * conv's, with kind TINYML_UK_PWDWPW_F32, next_off (a dwpw_f32 blob
+ * follows there) and scratch_bytes: a window of the conv's output rows,
+ * (kh - 1) * dil_h + 1 of them (iw * ic floats each: the depthwise's iw
+ * and ic), then room for at least one row of depthwise result (ow * ic
+ * floats), then tinyml_uk_pwdwpw_cols(blob) im2col columns of the conv's
+ * k floats.  Bands are again of the depthwise's output pixels; each
+ * computes the conv rows its window needs.
  *
  * `tinyml_uk_convcat_f32(in, blob, out, scratch, wg, count)` is two f32
  * convs of the same input whose results a concat on channels joins
@@ -166,6 +169,21 @@ typedef struct tinyml_uk_params {
 enum { TINYML_UK_F32_KC = 512 };
 static inline int32_t tinyml_uk_f32_chunk(int32_t k, int32_t k0) {
   return k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
+}
+
+/* Whether conv `p` reads its input rows as its im2col columns (1x1,
+ * stride 1, no padding); such a conv has no scratch of its own. */
+static inline int tinyml_uk_direct_1x1(const tinyml_uk_params_t *p) {
+  return p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
+         p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
+}
+
+/* pwdwpw_f32: the im2col columns at the end of its scratch, for a conv
+ * that gathers them: an output row's worth, at most 120 (the kernels'
+ * most per block). */
+static inline int32_t tinyml_uk_pwdwpw_cols(const tinyml_uk_params_t *first) {
+  if (tinyml_uk_direct_1x1(first)) return 0;
+  return first->ow < 120 ? first->ow : 120;
 }
 
 typedef struct tinyml_uk_chan {

@@ -337,6 +337,27 @@ def f32_block_case(rng, name, n, hw, k, c, oc, stride, skip, dil=1):
     return name, x, y, body, out, "tile", None, 1, kernel
 
 
+def f32_first_block_case(rng, name, n, hw, k, c, oc, kh, stride, pad, dw_stride):
+    """A MobileNet's start: its first conv (kh x kh, `stride`, `pad`;
+    BatchNorm, ReLU6) from the image, then f32_dwpw_case's depthwise conv
+    and 1x1 projection.  One kernel call must do it all
+    (tinyml_uk_pwdwpw_f32, the first conv's rows gathered or read in place
+    into its window)."""
+    h, w = hw
+    eh = out_size(h, kh, stride, 1, pad[0], pad[1])
+    ew = out_size(w, kh, stride, 1, pad[2], pad[3])
+    x, e = [n, h, w, k], [n, eh, ew, c]
+    body = const("we", fvals(rng, kh * kh * k * c), dims([c, kh, kh, k]), "f32")
+    body += const("be", fvals(rng, c), c, "f32") + scalar("z", "0.0", "f32")
+    body += f32_conv_op("acce", "tosa.conv2d", "we", "be", x, [c, kh, kh, k], e, list(pad),
+                        (stride, stride))
+    chain, res = f32_epilogue(rng, "acce", e, c, True, True, tag="e")
+    y, rest, out = f32_dwpw_case(rng, name, n, (eh, ew), c, oc, dw_stride, False)[2:5]
+    rest = rest.replace("%x,", f"%{res},").replace("%x)", f"%{res})")
+    rest = rest.replace(scalar("z", "0.0", "f32"), "")
+    return name, x, y, body + chain + rest, out, "tile", None, 1, "tinyml_uk_pwdwpw_f32"
+
+
 def f32_concat_case(rng, name, n, hw, k, oa, ob):
     """SqueezeNet's fire module end: a 1x1 and a 3x3 conv of one input,
     each with its ReLU6, joined by a concat on channels.  One kernel call
@@ -455,6 +476,12 @@ def f32_cases(rng):
         f32_block_case(rng, "f32_block_s2_batch", 2, (57, 30), 6, 40, 16, 2, False),
         # a ring of 5 rows (3x3 at dilation 2)
         f32_block_case(rng, "f32_block_dilated", 1, (30, 13), 5, 16, 12, 1, False, dil=2),
+        # a first conv (3x3, stride 2) into the window: padded rows and
+        # columns gathered, interior runs read in place; two images
+        f32_first_block_case(rng, "f32_first_block", 1, (59, 45), 3, 24, 8, 3, 2, (1, 1, 1, 1),
+                             1),
+        f32_first_block_case(rng, "f32_first_block_batch", 2, (58, 62), 5, 16, 12, 3, 2,
+                             (0, 1, 0, 1), 2),
         f32_concat_case(rng, "f32_concat", 1, (13, 11), 16, 24, 40),
         f32_concat_case(rng, "f32_concat_bands", 2, (9, 10), 40, 64, 64),
         # the 3x3 conv's 1.2 MB of weights: bands of its channels, the 1x1
