@@ -752,4 +752,4 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
 }
 
 #include "ukernels_block.h" /* tinyml_uk_dwpw_f32, tinyml_uk_pwdwpw_f32 and _add_ */
-#include "ukernels_pool.h" /* tinyml_uk_maxpool_f32 */
+#include "ukernels_pool.h" /* tinyml_uk_maxpool_f32, tinyml_uk_convpool_f32 */

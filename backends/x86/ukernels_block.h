@@ -97,7 +97,7 @@ static void pwdwpw_f32(const float *in, const void *blob, float *out, void *scra
   const tinyml_uk_params_t *dp = d.p;
   const int32_t ic = dp->ic, oc = pw.p->oc, span = (dp->kh - 1) * dp->dil_h + 1;
   float *ring = (float *)uk_scratch(scratch, ex.p, wg);
-  const int32_t ccap = tinyml_uk_pwdwpw_cols(ex.p), col_floats = ccap * ex.p->k;
+  const int32_t ccap = tinyml_uk_window_cols(ex.p), col_floats = ccap * ex.p->k;
   float *cols = ring + ex.p->scratch_bytes / 4 - col_floats;
   xwin_t w = {&ex, in, ring, cols, ccap, {ring, 0, span, dp->iw * ic}, -1, 0};
   float *mid = ring + (size_t)span * w.src.row;

@@ -1,9 +1,11 @@
-/* f32 max pool (TINYML_UK_MAXPOOL_F32), included at the end of ukernels.c
- * and so built into both bitcodes: AVX2 (8 channels a vector) and AVX-512
- * (16).  Each output pixel reads its window straight from the NHWC input,
- * clipped to the image, so there is no padded copy.  Clipping is exact:
- * TOSA pads a max pool with the lowest float and starts each max there
- * too, so a padding tap changes nothing once the kernel starts from it.
+/* f32 max pool (TINYML_UK_MAXPOOL_F32), alone or on a conv's rows as the
+ * conv computes them (TINYML_UK_CONVPOOL_F32), included at the end of
+ * ukernels.c and so built into both bitcodes: AVX2 (8 channels a vector)
+ * and AVX-512 (16).  Each output pixel reads its window straight from the
+ * NHWC input, clipped to the image, so there is no padded copy.  Clipping
+ * is exact: TOSA pads a max pool with the lowest float and starts each
+ * max there too, so a padding tap changes nothing once the kernel starts
+ * from it.
  *
  * The result must be the Linalg path's bit for bit.  There every tap is
  * arith.maximumf, which LLVM lowers for x86 (LowerFMINIMUM_FMAXIMUM) as:
@@ -41,7 +43,7 @@ UK_INLINE float max_exact1(float acc, float x) {
   return a != a ? a : m;
 }
 
-static void pool_large(const tinyml_uk_params_t *p, const float *img, int32_t oy, int32_t ox,
+static void pool_large(const tinyml_uk_params_t *p, const dw_src_t *s, int32_t oy, int32_t ox,
                        float *dst) {
   for (int32_t ch = 0; ch < p->ic; ++ch) {
     float acc = POOL_LOWEST;
@@ -50,7 +52,7 @@ static void pool_large(const tinyml_uk_params_t *p, const float *img, int32_t oy
       for (int32_t kx = 0; kx < p->kw; ++kx) {
         const int32_t ix = ox * p->stride_w - p->pad_left + kx;
         if (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw)
-          acc = max_exact1(acc, img[((size_t)iy * p->iw + ix) * p->ic + ch]);
+          acc = max_exact1(acc, s->img[dw_at(s, iy) + (ptrdiff_t)ix * p->ic + ch]);
       }
     }
     dst[ch] = acc;
@@ -197,45 +199,108 @@ UK_INLINE void pool_pixels(const float *x, int32_t xstep, const int32_t *xo, int
 }
 #endif
 
-/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row, each
- * from the taps of its window that lie inside the image, in window order.
- * Pixels whose window lies wholly inside run as one span per row over
- * precomputed tap offsets; border pixels list their taps. */
+/* What every output row of a pool shares: its interior columns [x_lo,
+ * x_hi) (every tap inside the image across) and an interior pixel's tap
+ * offsets when rows follow each other. */
+typedef struct pool_plan {
+  int32_t x_lo, x_hi, taps;
+  int32_t io[UK_MAX_TAPS];
+} pool_plan_t;
+
+static void pool_plan(const tinyml_uk_params_t *p, pool_plan_t *pl) {
+  pl->taps = p->kh * p->kw;
+  for (int32_t t = 0; t < pl->taps && t < UK_MAX_TAPS; ++t)
+    pl->io[t] = ((t / p->kw) * p->iw + t % p->kw) * p->ic;
+  pl->x_lo = 0;
+  while (pl->x_lo < p->ow && pl->x_lo * p->stride_w - p->pad_left < 0) ++pl->x_lo;
+  for (pl->x_hi = pl->x_lo;
+       pl->x_hi < p->ow && pl->x_hi * p->stride_w - p->pad_left + p->kw <= p->iw; ++pl->x_hi) {
+  }
+}
+
+/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
+ * pixel), each pixel from the taps of its window that lie inside the
+ * image, in window order, the input rows where `s` has them (dw_row's
+ * sources: the image, or convpool_f32's window of conv rows).  Pixels
+ * whose window lies wholly inside run as one span over the row's tap
+ * offsets; border pixels list their taps. */
+static void pool_row(const tinyml_uk_params_t *p, const pool_plan_t *pl, const dw_src_t *s,
+                     int32_t oy, int32_t x0, int32_t x1, float *dst) {
+  const int32_t ic = p->ic, xstep = p->stride_w * ic, iy0 = oy * p->stride_h - p->pad_top;
+  const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 && iy0 + p->kh <= p->ih;
+  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
+  const int32_t *io = pl->io;
+  if (inside && s->ring) { /* rows are apart by where their slots are */
+    for (int32_t t = 0; t < pl->taps; ++t)
+      ring_io[t] = (int32_t)(dw_at(s, iy0 + t / p->kw) - dw_at(s, iy0)) + (t % p->kw) * ic;
+    io = ring_io;
+  }
+  for (int32_t ox = x0; ox < x1;) {
+    float *d = dst + (size_t)(ox - x0) * ic;
+    if (pl->taps > UK_MAX_TAPS) {
+      pool_large(p, s, oy, ox, d);
+      ++ox;
+    } else if (inside && ox >= pl->x_lo && ox < pl->x_hi) {
+      const int32_t n = (pl->x_hi < x1 ? pl->x_hi : x1) - ox;
+      const float *x = s->img + dw_at(s, iy0) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
+      pool_pixels(x, xstep, io, pl->taps, n, ic, d);
+      ox += n;
+    } else {
+      const int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+      if (s->ring) /* (iy * iw + ix) * ic to where row iy is */
+        for (int32_t t = 0; t < taps; ++t) {
+          const int32_t iy = xo[t] / s->row;
+          xo[t] = (int32_t)dw_at(s, iy) + (xo[t] - iy * s->row);
+        }
+      pool_pixels(s->img, 0, xo, taps, 1, ic, d);
+      ++ox;
+    }
+  }
+}
+
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row. */
 void tinyml_uk_maxpool_f32(const float *in, const void *blob, float *out, void *scratch,
                            int32_t wg, int32_t count) {
   (void)scratch;
   const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)blob;
-  const int32_t ic = p->ic, taps_all = p->kh * p->kw, xstep = p->stride_w * ic;
-  int32_t io[UK_MAX_TAPS], xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], lo, hi, x_lo = 0, x_hi;
-  for (int32_t t = 0; t < taps_all && t < UK_MAX_TAPS; ++t)
-    io[t] = ((t / p->kw) * p->iw + t % p->kw) * ic;
-  while (x_lo < p->ow && x_lo * p->stride_w - p->pad_left < 0) ++x_lo;
-  for (x_hi = x_lo; x_hi < p->ow && x_hi * p->stride_w - p->pad_left + p->kw <= p->iw; ++x_hi) {
-  }
+  pool_plan_t pl;
+  pool_plan(p, &pl);
+  int32_t lo, hi;
   uk_band(p, wg, count, &lo, &hi);
   const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
   for (int32_t r = lo / p->ow; r < r1; ++r) {
-    const int32_t b = r / p->oh, oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
-    const float *img = in + (size_t)b * p->ih * p->iw * ic;
-    float *row = out + (size_t)r * p->ow * ic;
-    const int inside = taps_all <= UK_MAX_TAPS && iy0 >= 0 && iy0 + p->kh <= p->ih;
     int32_t x0, x1;
     uk_row_span(p, r, lo, hi, &x0, &x1);
-    for (int32_t ox = x0; ox < x1;) {
-      float *dst = row + (size_t)ox * ic;
-      if (taps_all > UK_MAX_TAPS) {
-        pool_large(p, img, oy, ox, dst);
-        ++ox;
-      } else if (inside && ox >= x_lo && ox < x_hi) {
-        const int32_t n = (x_hi < x1 ? x_hi : x1) - ox;
-        const float *x = img + ((size_t)iy0 * p->iw + ox * p->stride_w - p->pad_left) * ic;
-        pool_pixels(x, xstep, io, taps_all, n, ic, dst);
-        ox += n;
-      } else {
-        pool_pixels(img, 0, xo, uk_dw_taps(p, oy, ox, xo, wo), 1, ic, dst);
-        ++ox;
-      }
-    }
+    const dw_src_t src = {in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic, 0, 0,
+                          p->iw * p->ic};
+    pool_row(p, &pl, &src, r % p->oh, x0, x1, out + ((size_t)r * p->ow + x0) * p->ic);
+  }
+}
+
+/* A conv and the max pool that reads its result (uk_abi.h): the pool's
+ * output rows in order, the conv rows each row's windows need computed
+ * into a window of the pool's kh rows (xwin_t), each once per band. */
+void tinyml_uk_convpool_f32(const float *in, const void *blob, float *out, void *scratch,
+                            int32_t wg, int32_t count) {
+  const ukf_ctx_t cv = ukf_ctx(blob);
+  const tinyml_uk_params_t *pp =
+      (const tinyml_uk_params_t *)(const void *)((const uint8_t *)blob + cv.p->next_off);
+  const int32_t span = pp->kh, row = pp->iw * pp->ic;
+  float *ring = (float *)uk_scratch(scratch, cv.p, wg);
+  xwin_t w = {&cv, in, ring, ring + (size_t)span * row, tinyml_uk_window_cols(cv.p),
+              {ring, 0, span, row}, -1, 0};
+  pool_plan_t pl;
+  pool_plan(pp, &pl);
+  int32_t lo, hi;
+  uk_band(pp, wg, count, &lo, &hi);
+  const int32_t r1 = hi > lo ? (hi - 1) / pp->ow + 1 : 0;
+  for (int32_t r = lo / pp->ow; r < r1; ++r) {
+    const int32_t oy = r % pp->oh, iy0 = oy * pp->stride_h - pp->pad_top;
+    const int32_t ya = iy0 > 0 ? iy0 : 0, yb = iy0 + span < pp->ih ? iy0 + span : pp->ih;
+    int32_t x0, x1;
+    uk_row_span(pp, r, lo, hi, &x0, &x1);
+    xwin_slide(&w, r / pp->oh, ya, yb);
+    pool_row(pp, &pl, &w.src, oy, x0, x1, out + ((size_t)r * pp->ow + x0) * pp->ic);
   }
 }
 

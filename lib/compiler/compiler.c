@@ -114,6 +114,7 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
     if (!st) tc_ukernels_fuse_residual(s->ctx, m, s->a);
     if (!st) tc_ukernels_fuse_dwpw(s->ctx, m, s->a);
     if (!st) tc_ukernels_fuse_concat(s->ctx, m, s->a);
+    if (!st) tc_ukernels_fuse_pool(s->ctx, m, s->a);
   }
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,

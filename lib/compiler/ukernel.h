@@ -95,6 +95,23 @@ unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const c
  * that joins them (ukernel_concat.c); returns how many. */
 unsigned tc_ukernels_fuse_concat(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
 
+/* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at
+ * a 64-byte boundary, as a constant before `before`; null when too large
+ * or out of memory (ukernel_dwpw.c). */
+MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
+                           int64_t scratch, MlirOperation before, const tinyml_allocator_t *al);
+
+/* `into` (which keeps its result and any residual operand) takes over
+ * `from`, the kernel whose result was its input: from's input, `blob`,
+ * `kind` and `scratch`; from and both old blobs go. */
+void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
+                    const char *kind, int64_t scratch);
+
+/* ... and each f32 conv into the max pool that alone reads its result, on
+ * images of TC_PWDWPW_ROWS rows or more (ukernel_pool.c); returns how
+ * many. */
+unsigned tc_ukernels_fuse_pool(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+
 /* Erases the op that defines `v` (a kernel's blob) once nothing uses it. */
 void tc_uk_drop_if_unused(MlirValue v);
 

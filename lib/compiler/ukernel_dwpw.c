@@ -81,13 +81,11 @@ static int64_t window_rows(const tinyml_uk_params_t *d) {
  * first conv `e`'s im2col columns, if it gathers any. */
 static int64_t block_bytes(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
   return (window_rows(d) * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic +
-         (int64_t)tinyml_uk_pwdwpw_cols(e) * e->k * 4;
+         (int64_t)tinyml_uk_window_cols(e) * e->k * 4;
 }
 
-/* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at a
- * 64-byte boundary. */
-static MlirValue fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
-                            int64_t scratch, MlirOperation before, const tinyml_allocator_t *al) {
+MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
+                           int64_t scratch, MlirOperation before, const tinyml_allocator_t *al) {
   MlirValue none = {NULL};
   size_t dn = (size_t)mlirElementsAttrGetNumElements(da);
   size_t cn = (size_t)mlirElementsAttrGetNumElements(ca);
@@ -104,11 +102,8 @@ static MlirValue fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca,
   return tc_uk_blob_const(ctx, blob, off + cn, al, before);
 }
 
-/* `into` (which keeps its result and any residual operand) takes over
- * `from`, the kernel whose result was its input: from's input, `blob`,
- * `kind` and `scratch`; from and both old blobs go. */
-static void retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
-                     const char *kind, int64_t scratch) {
+void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
+                    const char *kind, int64_t scratch) {
   MlirValue old_from = mlirOperationGetOperand(from, 1), old_into = mlirOperationGetOperand(into, 1);
   mlirOperationSetOperand(into, 0, mlirOperationGetOperand(from, 0));
   mlirOperationSetOperand(into, 1, blob);
@@ -135,9 +130,9 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
       c.kind != TINYML_UK_CONV_F32 || !pointwise_after(&c, &d))
     return 0;
   const int64_t scratch = mid_bytes(&d);
-  MlirValue blob = fused_blob(ctx, da, ca, TINYML_UK_DWPW_F32, scratch, pw, al);
+  MlirValue blob = tc_uk_fused_blob(ctx, da, ca, TINYML_UK_DWPW_F32, scratch, pw, al);
   if (mlirValueIsNull(blob)) return 0;
-  retarget(ctx, pw, dw, blob, add ? "dwpw_add_f32" : "dwpw_f32", scratch);
+  tc_uk_retarget(ctx, pw, dw, blob, add ? "dwpw_add_f32" : "dwpw_f32", scratch);
   return 1;
 }
 
@@ -164,9 +159,9 @@ static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allo
       d.kind != TINYML_UK_DWPW_F32 || !expansion_of(&e, &d))
     return 0;
   const int64_t scratch = block_bytes(&e, &d);
-  MlirValue blob = fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, scratch, dwpw, al);
+  MlirValue blob = tc_uk_fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, scratch, dwpw, al);
   if (mlirValueIsNull(blob)) return 0;
-  retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", scratch);
+  tc_uk_retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", scratch);
   return 1;
 }
 

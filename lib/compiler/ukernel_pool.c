@@ -7,7 +7,14 @@
  * whose blob is the parameter header alone (uk_abi.h, "f32 kinds").  The
  * Linalg path pads a copy of the input with the lowest float and then
  * pools it: three passes over memory where the kernel makes one.  Only
- * backends with the f32 kernels (x86-64) get here. */
+ * backends with the f32 kernels (x86-64) get here.
+ *
+ * After the other fusions, a direct-sum conv_f32 whose result only such a
+ * pool reads goes into it as kind "convpool_f32": SqueezeNet's and
+ * ResNet's first conv writes 3 MB (111x111x64, 112x112x64 floats) that
+ * the pool reads back, more than a core's L2, and on threads the two
+ * phases' kernels slow most against one thread.  The kernel computes the
+ * conv rows each band of pool rows needs into a window in its scratch. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
@@ -105,4 +112,38 @@ unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_al
   }
   tinyml__free(a, found);
   return n;
+}
+
+/* The convpool kernel's scratch: the pool's kh conv rows, then the conv's
+ * im2col columns (uk_abi.h); at most MAX_WINDOW_BYTES, which stay in a
+ * core's L2 beside the weights. */
+enum { MAX_WINDOW_BYTES = 512 << 10 };
+
+static int64_t window_bytes(const tinyml_uk_params_t *c, const tinyml_uk_params_t *q) {
+  return (int64_t)q->kh * q->iw * q->ic * 4 + (int64_t)tinyml_uk_window_cols(c) * c->k * 4;
+}
+
+static int fuse_conv(MlirContext ctx, MlirOperation pool, const tinyml_allocator_t *al) {
+  tinyml_uk_params_t c, q;
+  MlirAttribute ca, qa;
+  MlirValue x = mlirOperationGetOperand(pool, 0);
+  MlirOperation cv = tc_value_owner_op(x);
+  if (mlirOperationIsNull(cv) || !tc_uk_kind_is(cv, "conv_f32") ||
+      mlirOperationGetNumOperands(cv) != 2 || !mlirOperationEqual(tc_sole_user(x), pool) ||
+      !tc_uk_blob_params(mlirOperationGetOperand(cv, 1), &c, &ca) ||
+      c.kind != TINYML_UK_CONV_F32 || c.wino_tiles != 0 ||
+      !tc_uk_blob_params(mlirOperationGetOperand(pool, 1), &q, &qa) ||
+      q.kind != TINYML_UK_MAXPOOL_F32 || c.batch != q.batch || c.oh != q.ih || c.ow != q.iw ||
+      c.oc != q.ic || q.ih < TC_PWDWPW_ROWS)
+    return 0;
+  const int64_t scratch = window_bytes(&c, &q);
+  if (scratch > MAX_WINDOW_BYTES) return 0;
+  MlirValue blob = tc_uk_fused_blob(ctx, ca, qa, TINYML_UK_CONVPOOL_F32, scratch, pool, al);
+  if (mlirValueIsNull(blob)) return 0;
+  tc_uk_retarget(ctx, pool, cv, blob, "convpool_f32", scratch);
+  return 1;
+}
+
+unsigned tc_ukernels_fuse_pool(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+  return tc_uk_fuse_all(ctx, m, "maxpool_f32", NULL, fuse_conv, a);
 }

@@ -58,6 +58,7 @@ typedef enum tinyml_uk_kind {
   TINYML_UK_DWPW_F32 = 6,      /* a depthwise conv, then a 1x1 conv on its result */
   TINYML_UK_PWDWPW_F32 = 7,    /* a 1x1 conv, then TINYML_UK_DWPW_F32 on its result */
   TINYML_UK_CONVCAT_F32 = 8,   /* two f32 convs of one input, channels concatenated */
+  TINYML_UK_CONVPOOL_F32 = 9,  /* an f32 conv, then TINYML_UK_MAXPOOL_F32 on its result */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -81,8 +82,8 @@ typedef struct tinyml_uk_params {
   /* tinyml_uk_chan_t[oc_padded]: the same per-channel numbers as one record
    * per channel, for scalar cores that requantise one output at a time. */
   int32_t chan_off;
-  /* dwpw_f32, pwdwpw_f32, convcat_f32: the byte offset of the next
-   * kernel's blob (a multiple of 64); 0 otherwise. */
+  /* dwpw_f32, pwdwpw_f32, convcat_f32, convpool_f32: the byte offset of
+   * the next kernel's blob (a multiple of 64); 0 otherwise. */
   int32_t next_off;
   /* conv_f32: 0 for the direct sum; otherwise the conv (3x3, stride 1,
    * dilation 1) runs as Winograd F(2x2, 3x3) in blocks of this many tiles
@@ -150,9 +151,19 @@ typedef struct tinyml_uk_params {
  * follows there) and scratch_bytes: a window of the conv's output rows,
  * (kh - 1) * dil_h + 1 of them (iw * ic floats each: the depthwise's iw
  * and ic), then room for at least one row of depthwise result (ow * ic
- * floats), then tinyml_uk_pwdwpw_cols(blob) im2col columns of the conv's
+ * floats), then tinyml_uk_window_cols(blob) im2col columns of the conv's
  * k floats.  Bands are again of the depthwise's output pixels; each
  * computes the conv rows its window needs.
+ *
+ * `tinyml_uk_convpool_f32(in, blob, out, scratch, wg, count)` is an f32
+ * conv (not Winograd) and the max pool that alone reads its result
+ * (SqueezeNet's and ResNet's first conv and pool): the blob is the conv's,
+ * with kind TINYML_UK_CONVPOOL_F32, next_off (the pool's blob follows
+ * there) and scratch_bytes: a window of the conv's output rows, the
+ * pool's kh of them (iw * ic floats each: the pool's iw and ic), then
+ * tinyml_uk_window_cols(blob) im2col columns of the conv's k floats.
+ * Bands are of the pool's output pixels; each computes the conv rows its
+ * windows need, so the conv's result never goes to memory.
  *
  * `tinyml_uk_convcat_f32(in, blob, out, scratch, wg, count)` is two f32
  * convs of the same input whose results a concat on channels joins
@@ -178,10 +189,11 @@ static inline int tinyml_uk_direct_1x1(const tinyml_uk_params_t *p) {
          p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
 }
 
-/* pwdwpw_f32: the im2col columns at the end of its scratch, for a conv
- * that gathers them: an output row's worth, at most 120 (the kernels'
- * most per block). */
-static inline int32_t tinyml_uk_pwdwpw_cols(const tinyml_uk_params_t *first) {
+/* pwdwpw_f32, convpool_f32: the im2col columns at the end of the
+ * scratch for the conv whose rows they compute into a window, when it
+ * gathers them: an output row's worth, at most 120 (the kernels' most per
+ * block). */
+static inline int32_t tinyml_uk_window_cols(const tinyml_uk_params_t *first) {
   if (tinyml_uk_direct_1x1(first)) return 0;
   return first->ow < 120 ? first->ow : 120;
 }

@@ -358,6 +358,29 @@ def f32_first_block_case(rng, name, n, hw, k, c, oc, kh, stride, pad, dw_stride)
     return name, x, y, body + chain + rest, out, "tile", None, 1, "tinyml_uk_pwdwpw_f32"
 
 
+def f32_convpool_case(rng, name, n, hw, k, c, kh, stride, pad, pk, ps, ppad):
+    """SqueezeNet's and ResNet's start: a conv (kh x kh, `stride`, `pad`;
+    BatchNorm, ReLU) and a max pool (pk x pk, stride ps, pad ppad) on its
+    result.  One kernel call must do both (tinyml_uk_convpool_f32, the conv
+    rows into the pool's window)."""
+    h, w = hw
+    eh = out_size(h, kh, stride, 1, pad[0], pad[1])
+    ew = out_size(w, kh, stride, 1, pad[2], pad[3])
+    oh = (eh + ppad[0] + ppad[1] - pk) // ps + 1
+    ow = (ew + ppad[2] + ppad[3] - pk) // ps + 1
+    x, e, y = [n, h, w, k], [n, eh, ew, c], [n, oh, ow, c]
+    body = const("we", fvals(rng, kh * kh * k * c), dims([c, kh, kh, k]), "f32")
+    body += const("be", fvals(rng, c), c, "f32") + scalar("z", "0.0", "f32")
+    body += f32_conv_op("acce", "tosa.conv2d", "we", "be", x, [c, kh, kh, k], e, list(pad),
+                        (stride, stride))
+    chain, res = f32_epilogue(rng, "acce", e, c, True, False, tag="e")
+    body += chain + (f'    %y = "tosa.max_pool2d"(%{res}) <{{kernel = array<i64: {pk}, {pk}>, '
+                     f'pad = array<i64: {", ".join(map(str, ppad))}>, '
+                     f'stride = array<i64: {ps}, {ps}>}}> : (tensor<{dims(e)}xf32>) -> '
+                     f'tensor<{dims(y)}xf32>\n')
+    return name, x, y, body, "y", "tile", None, 1, "tinyml_uk_convpool_f32"
+
+
 def f32_concat_case(rng, name, n, hw, k, oa, ob):
     """SqueezeNet's fire module end: a 1x1 and a 3x3 conv of one input,
     each with its ReLU6, joined by a concat on channels.  One kernel call
@@ -482,6 +505,13 @@ def f32_cases(rng):
                              1),
         f32_first_block_case(rng, "f32_first_block_batch", 2, (58, 62), 5, 16, 12, 3, 2,
                              (0, 1, 0, 1), 2),
+        # a conv's rows into a max pool's window: SqueezeNet's start (no
+        # padding, the conv's rows read in place), ResNet's (7x7, padded:
+        # gathered borders; the pool padded too), two images
+        f32_convpool_case(rng, "f32_convpool", 1, (63, 47), 3, 24, 3, 2, (0, 0, 0, 0), 3, 2,
+                          (0, 0, 0, 0)),
+        f32_convpool_case(rng, "f32_convpool_padded_batch", 2, (63, 57), 3, 20, 7, 2,
+                          (3, 3, 3, 3), 3, 2, (1, 0, 1, 1)),
         f32_concat_case(rng, "f32_concat", 1, (13, 11), 16, 24, 40),
         f32_concat_case(rng, "f32_concat_bands", 2, (9, 10), 40, 64, 64),
         # the 3x3 conv's 1.2 MB of weights: bands of its channels, the 1x1
