@@ -14,8 +14,12 @@ when the two "cores" are hyperthreads of one) is compiled once, then
 `tinyml-run MODULE --bench N --threads T` runs for every T in turn, R rounds,
 the order of T reversed every other round, so a burst of load on a shared
 machine falls on every thread count alike.  Printed per model and T: the
-median over the rounds of each run's median_ms, the best round, and
-speedup = the 1-thread median / this median.  Outputs are bit-identical for
+median over the rounds of each run's median_ms, the best round,
+speedup = the 1-thread median / this median, and paired = the median over
+the rounds of each round's 1-thread time / its T-thread time, the two
+measured back to back: this VM's speed drifts by 10-25% from minute to
+minute (docs/PERF.md, "Threads"), and a drift that the medians of the two
+columns catch at different moments moves `speedup` but not `paired`.  Outputs are bit-identical for
 every T (tests/api/test_threads.c checks it); this measures time only.
 --compile-args go to tinyml-compile: "--features +avx,+fma" (no +avx2) keeps
 x86-64's f32 convs on the Linalg path instead of its microkernels, which run
@@ -86,13 +90,14 @@ def main():
             base = statistics.median(medians[1])
             for t in threads:
                 m = statistics.median(medians[t])
-                rows.append((name, t, m, min(medians[t]), base / m))
+                paired = statistics.median(one / many for one, many in zip(medians[1], medians[t]))
+                rows.append((name, t, m, min(medians[t]), base / m, paired))
                 print(f"{name:12s} threads={t:<2d} median_ms={m:9.3f} best_ms={min(medians[t]):9.3f} "
-                      f"speedup={base / m:5.2f}", flush=True)
+                      f"speedup={base / m:5.2f} paired={paired:5.2f}", flush=True)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["model", "threads", "median_ms", "best_ms", "speedup"])
+            w.writerow(["model", "threads", "median_ms", "best_ms", "speedup", "paired"])
             w.writerows(rows)
 
 
