@@ -646,6 +646,24 @@ UK_INLINE ptrdiff_t dw_at(const dw_src_t *s, int32_t y) {
   return (ptrdiff_t)(s->ring ? y % s->ring : y - s->y0) * s->row;
 }
 
+/* An interior pixel's tap offsets from its window's first row, iy0, when
+ * the rows are in a ring: rows are apart by where their slots are. */
+static void dw_ring_taps(const tinyml_uk_params_t *p, const dw_src_t *s, int32_t iy0,
+                         int32_t taps, int32_t *io) {
+  for (int32_t t = 0; t < taps; ++t)
+    io[t] = (int32_t)(dw_at(s, iy0 + (t / p->kw) * p->dil_h) - dw_at(s, iy0)) +
+            (t % p->kw) * p->dil_w * p->ic;
+}
+
+/* uk_dw_taps' offsets, (iy * iw + ix) * ic, to where `s` has row iy. */
+static void dw_place_taps(const dw_src_t *s, int32_t taps, int32_t *xo) {
+  if (!s->ring && !s->y0) return;
+  for (int32_t t = 0; t < taps; ++t) {
+    const int32_t iy = xo[t] / s->row;
+    xo[t] = (int32_t)dw_at(s, iy) + (xo[t] - iy * s->row);
+  }
+}
+
 /* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
 static void dw_large(const ukf_ctx_t *c, const dw_src_t *s, int32_t oy, int32_t ox,
                      float *dst) {
@@ -698,10 +716,8 @@ static void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, i
                      iy0 + (p->kh - 1) * p->dil_h < p->ih;
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
   const int32_t *io = pl->io;
-  if (inside && s->ring) { /* rows are apart by where their slots are */
-    for (int32_t t = 0; t < pl->taps; ++t)
-      ring_io[t] = (int32_t)(dw_at(s, iy0 + (t / p->kw) * p->dil_h) - dw_at(s, iy0)) +
-                   (t % p->kw) * p->dil_w * ic;
+  if (inside && s->ring) {
+    dw_ring_taps(p, s, iy0, pl->taps, ring_io);
     io = ring_io;
   }
   for (int32_t ox = x0; ox < x1;) {
@@ -715,11 +731,7 @@ static void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, i
       ox = xe;
     } else {
       int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-      if (s->ring || s->y0) /* (iy * iw + ix) * ic to where row iy is */
-        for (int32_t t = 0; t < taps; ++t) {
-          const int32_t iy = xo[t] / s->row;
-          xo[t] = (int32_t)dw_at(s, iy) + (xo[t] - iy * s->row);
-        }
+      dw_place_taps(s, taps, xo);
       dw_pixels(c, 1, s->img, 0, xo, wo, taps, d);
       ++ox;
     }

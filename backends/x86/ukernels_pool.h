@@ -230,9 +230,8 @@ static void pool_row(const tinyml_uk_params_t *p, const pool_plan_t *pl, const d
   const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 && iy0 + p->kh <= p->ih;
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
   const int32_t *io = pl->io;
-  if (inside && s->ring) { /* rows are apart by where their slots are */
-    for (int32_t t = 0; t < pl->taps; ++t)
-      ring_io[t] = (int32_t)(dw_at(s, iy0 + t / p->kw) - dw_at(s, iy0)) + (t % p->kw) * ic;
+  if (inside && s->ring) {
+    dw_ring_taps(p, s, iy0, pl->taps, ring_io);
     io = ring_io;
   }
   for (int32_t ox = x0; ox < x1;) {
@@ -247,11 +246,7 @@ static void pool_row(const tinyml_uk_params_t *p, const pool_plan_t *pl, const d
       ox += n;
     } else {
       const int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-      if (s->ring) /* (iy * iw + ix) * ic to where row iy is */
-        for (int32_t t = 0; t < taps; ++t) {
-          const int32_t iy = xo[t] / s->row;
-          xo[t] = (int32_t)dw_at(s, iy) + (xo[t] - iy * s->row);
-        }
+      dw_place_taps(s, taps, xo);
       pool_pixels(s->img, 0, xo, taps, 1, ic, d);
       ++ox;
     }
