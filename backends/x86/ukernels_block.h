@@ -4,9 +4,9 @@
  * (dwpw_f32), and MobileNetV2's whole block, 1x1 expansion (or the
  * network's first conv), depthwise, 1x1 projection (pwdwpw_f32);
  * uk_abi.h lays out their blobs and lib/compiler/ukernel_dwpw.c makes
- * them.  Included by ukernels.c after
- * the conv driver (fgemm_rows) and the depthwise rows (dw_row).  Every
- * value is the one the kernels give apart, whatever the band. */
+ * them.  Included by ukernels.c after the conv driver (conv_pixels) and
+ * the depthwise rows (dw_row).  Every value is the one the kernels give
+ * apart, whatever the band. */
 #ifndef TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
 #define TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
 

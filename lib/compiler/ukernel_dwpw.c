@@ -21,12 +21,13 @@
  * expansion, or a MobileNet's first conv, whose 112x112x32 result would
  * otherwise cross memory twice) becomes kind "pwdwpw_f32" |
  * "pwdwpw_add_f32" on the block's input, and the kernel keeps the conv
- * rows the depthwise conv's window needs in its scratch.  A band recomputes the rows above its first
- * output row that the band before also had (two for a 3x3 conv), which
- * is why small images are left as they are (ukernel_lower.c gives these
- * kernels bands of at least TC_PWDWPW_ROWS / 2 rows), and so are windows
- * that would recompute more than MAX_REDO rows a band or need more than
- * MAX_BLOCK_BYTES of scratch (dilated ones). */
+ * rows the depthwise conv's window needs in its scratch.  A band
+ * recomputes the rows above its first output row that the band before
+ * also had (two for a 3x3 conv), which is why small images are left as
+ * they are (ukernel_lower.c gives these kernels bands of at least
+ * TC_PWDWPW_ROWS / 2 rows), and so are windows that would recompute more
+ * than MAX_REDO rows a band or need more than MAX_BLOCK_BYTES of scratch
+ * (dilated ones). */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
@@ -140,8 +141,8 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
  * as a MobileNet's first) is one whose whole output depthwise `d` reads,
  * on an image and with a window worth the fusion. */
 static int expansion_of(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
-  return e->wino_tiles == 0 && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw && e->oc == d->ic &&
-         d->ih >= TC_PWDWPW_ROWS && window_rows(d) - d->stride_h <= MAX_REDO &&
+  return e->wino_tiles == 0 && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw &&
+         e->oc == d->ic && d->ih >= TC_PWDWPW_ROWS && window_rows(d) - d->stride_h <= MAX_REDO &&
          block_bytes(e, d) <= MAX_BLOCK_BYTES;
 }
 

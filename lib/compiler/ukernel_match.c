@@ -594,8 +594,7 @@ static size_t layout_f32(chain_t *c) {
     p->oc_block = 16;
     p->oc_padded = round_up(p->oc, 8);
     wfloats = (int64_t)p->oc_padded * k;
-    int direct = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
-                 p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
+    int direct = tinyml_uk_direct_1x1(p);
     p->wino_tiles = c->winograd ? tc_wino_tiles(p) : 0;
     if (p->wino_tiles) {
       wfloats = 16 * (int64_t)p->ic * p->oc_padded;
