@@ -31,9 +31,9 @@
 #ifndef TINYML_BACKENDS_X86_UKERNELS_FCONV_H
 #define TINYML_BACKENDS_X86_UKERNELS_FCONV_H
 
-/* FB_MAX: pixels per run, at most (the compiler's F32_MB; bounds the output
- * pointer list).  FP_MAX: pieces per tap chunk when reading in place. */
-enum { FB_MAX = 120, FP_MAX = 16 };
+/* FB_MAX: pixels per run, at most (bounds the output pointer list).
+ * FP_MAX: pieces per tap chunk when reading in place. */
+enum { FB_MAX = TINYML_UK_F32_BLOCK, FP_MAX = 16 };
 
 UK_INLINE void fcopy(const float *src, float *dst, int32_t n) {
   int32_t i = 0;

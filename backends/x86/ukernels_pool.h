@@ -199,32 +199,13 @@ UK_INLINE void pool_pixels(const float *x, int32_t xstep, const int32_t *xo, int
 }
 #endif
 
-/* What every output row of a pool shares: its interior columns [x_lo,
- * x_hi) (every tap inside the image across) and an interior pixel's tap
- * offsets when rows follow each other. */
-typedef struct pool_plan {
-  int32_t x_lo, x_hi, taps;
-  int32_t io[UK_MAX_TAPS];
-} pool_plan_t;
-
-static void pool_plan(const tinyml_uk_params_t *p, pool_plan_t *pl) {
-  pl->taps = p->kh * p->kw;
-  for (int32_t t = 0; t < pl->taps && t < UK_MAX_TAPS; ++t)
-    pl->io[t] = ((t / p->kw) * p->iw + t % p->kw) * p->ic;
-  pl->x_lo = 0;
-  while (pl->x_lo < p->ow && pl->x_lo * p->stride_w - p->pad_left < 0) ++pl->x_lo;
-  for (pl->x_hi = pl->x_lo;
-       pl->x_hi < p->ow && pl->x_hi * p->stride_w - p->pad_left + p->kw <= p->iw; ++pl->x_hi) {
-  }
-}
-
 /* Output row oy of one image, columns [x0, x1), into dst (ic floats a
  * pixel), each pixel from the taps of its window that lie inside the
  * image, in window order, the input rows where `s` has them (dw_row's
  * sources: the image, or convpool_f32's window of conv rows).  Pixels
  * whose window lies wholly inside run as one span over the row's tap
  * offsets; border pixels list their taps. */
-static void pool_row(const tinyml_uk_params_t *p, const pool_plan_t *pl, const dw_src_t *s,
+static void pool_row(const tinyml_uk_params_t *p, const dw_plan_t *pl, const dw_src_t *s,
                      int32_t oy, int32_t x0, int32_t x1, float *dst) {
   const int32_t ic = p->ic, xstep = p->stride_w * ic, iy0 = oy * p->stride_h - p->pad_top;
   const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 && iy0 + p->kh <= p->ih;
@@ -258,8 +239,8 @@ void tinyml_uk_maxpool_f32(const float *in, const void *blob, float *out, void *
                            int32_t wg, int32_t count) {
   (void)scratch;
   const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)blob;
-  pool_plan_t pl;
-  pool_plan(p, &pl);
+  dw_plan_t pl;
+  dw_plan(p, &pl); /* a pool's dilations are 1 (ukernel_pool.c) */
   int32_t lo, hi;
   uk_band(p, wg, count, &lo, &hi);
   const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
@@ -284,8 +265,8 @@ void tinyml_uk_convpool_f32(const float *in, const void *blob, float *out, void 
   float *ring = (float *)uk_scratch(scratch, cv.p, wg);
   xwin_t w = {&cv, in, ring, ring + (size_t)span * row, tinyml_uk_window_cols(cv.p),
               {ring, 0, span, row}, -1, 0};
-  pool_plan_t pl;
-  pool_plan(pp, &pl);
+  dw_plan_t pl;
+  dw_plan(pp, &pl);
   int32_t lo, hi;
   uk_band(pp, wg, count, &lo, &hi);
   const int32_t r1 = hi > lo ? (hi - 1) / pp->ow + 1 : 0;

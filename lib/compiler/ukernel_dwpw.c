@@ -38,7 +38,7 @@
 /* A chunk of the depthwise result: at most MID_PIXELS pixels (the
  * kernels' most per run, FB_MAX) and MID_BYTES, which stays in a core's
  * L2 while the conv reads it once per panel of output channels. */
-enum { MID_PIXELS = 120, MID_BYTES = 128 << 10 };
+enum { MID_PIXELS = TINYML_UK_F32_BLOCK, MID_BYTES = 128 << 10 };
 
 /* A block's window may recompute at most MAX_REDO rows a band, and its
  * scratch (the window's rows and a chunk) stay within a core's L2 beside

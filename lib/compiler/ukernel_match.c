@@ -575,9 +575,9 @@ MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
 /* ---- the f32 blob ------------------------------------------------------ */
 
 enum {
-  F32_MR = 6,          /* ukernels.c's tile height, in pixels */
-  F32_MB = 120,        /* pixels per im2col block */
-  F32_SCRATCH = 1 << 20 /* at most this much im2col, when taps are many */
+  F32_MR = 6,                   /* ukernels.c's tile height, in pixels */
+  F32_MB = TINYML_UK_F32_BLOCK, /* pixels per im2col block */
+  F32_SCRATCH = 1 << 20         /* at most this much im2col, when taps are many */
 };
 
 /* Lays out an f32 blob (uk_abi.h, "f32 kinds"); returns its size, or 0. */

@@ -189,13 +189,16 @@ static inline int tinyml_uk_direct_1x1(const tinyml_uk_params_t *p) {
          p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
 }
 
+/* The most pixels the f32 kernels take as one block: a gathered im2col
+ * block, a run of output pointers, a depthwise chunk. */
+enum { TINYML_UK_F32_BLOCK = 120 };
+
 /* pwdwpw_f32, convpool_f32: the im2col columns at the end of the
  * scratch for the conv whose rows they compute into a window, when it
- * gathers them: an output row's worth, at most 120 (the kernels' most per
- * block). */
+ * gathers them: an output row's worth, at most a block. */
 static inline int32_t tinyml_uk_window_cols(const tinyml_uk_params_t *first) {
   if (tinyml_uk_direct_1x1(first)) return 0;
-  return first->ow < 120 ? first->ow : 120;
+  return first->ow < TINYML_UK_F32_BLOCK ? first->ow : TINYML_UK_F32_BLOCK;
 }
 
 typedef struct tinyml_uk_chan {
