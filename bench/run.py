@@ -128,6 +128,10 @@ def peer(script, model, runs, extra=()):
 def zoo_models():
     paths = [(n, os.path.join(CACHE, "zoo", d, "model.onnx")) for n, d in ZOO.items()]
     if not all(os.path.exists(p) for _, p in paths):
+        probe = subprocess.run(["/usr/bin/python3", "-c", "import numpy, onnx"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if probe.returncode != 0:  # a fresh machine: Debian's numpy and onnx
+            sh(["bash", os.path.join(ROOT, "scripts", "install-deps.sh"), "--bench"])
         sh(["/usr/bin/python3", os.path.join(SHARED, "tools", "models", "gen_models.py"),
             os.path.join(CACHE, "zoo")])
     return paths

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything libtinyml needs to build and test, from Debian's
 # packages.  Safe to run again: apt-get skips what is already there.
+# With --bench, also what bench/run.py needs beyond that: numpy and onnx
+# for ../shared/tools/models/gen_models.py (run by /usr/bin/python3), and
+# Node.js with npm for the peers (../shared/tools/reference).
 set -euo pipefail
 
 packages=(
@@ -15,6 +18,11 @@ packages=(
   # the armv7em target: bare-metal Arm toolchain, newlib, qemu-system-arm
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-numpy python3-onnx)
+  # a machine may carry its own node; Debian's is only the fallback
+  command -v npm >/dev/null || packages+=(nodejs npm)
+fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
