@@ -84,6 +84,7 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
+#include "code_sync.h"
 
 /* ELF numbers.  Our own copy: freestanding targets have no <elf.h>. */
 #define ELFCLASS32 1
@@ -602,7 +603,7 @@ static tinyml_status_t map_segments(loader_t *l) {
 
 #if TINYML_FREESTANDING
 static tinyml_status_t protect_segments(loader_t *l) {
-  (void)l;
+  tinyml__sync_code(l->region, l->region_size); /* see protect_segments below */
   return TINYML_OK;
 }
 #else
@@ -625,7 +626,7 @@ static tinyml_status_t protect(loader_t *l, word_t from, word_t to, int prot) {
 static tinyml_status_t protect_segments(loader_t *l) {
   /* Code was written through the data side: RISC-V and Arm need the
    * instruction side synchronised before it runs (a no-op on x86). */
-  __builtin___clear_cache((char *)l->region, (char *)l->region + l->region_size);
+  tinyml__sync_code(l->region, l->region_size);
   if (mprotect(l->region, l->region_size, PROT_NONE) != 0)
     return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
                               "elf: mprotect failed (errno %d)", errno);
