@@ -50,7 +50,7 @@ for vlen in 128 256; do
 done
 # ---- end of rvv stage -------------------------------------------------------
 
-# ---- mcu: Cortex-M4 firmware under qemu-system-arm (mps2-an386) -------------
+# ---- mcu: Cortex-M4 (and M7) firmware under qemu-system-arm (mps2-an386) ----
 # tinyml-mcu-run compiles each model with --target armv7em, builds firmware
 # around the freestanding runtime (cross/cortex-m4.txt) and runs it under
 # QEMU; tests/targets/mcu_models.py compares with ../shared/reference (int8
@@ -70,6 +70,14 @@ if [ -d ../shared/reference ]; then
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
     --deploy static-lib kws_ref_model resnet8_int8 ad01_int8 kws_ref_model_float32 \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # The Cortex-M7 build (cross/cortex-m7.txt, fpv5-d16) on mps2-an500: the
+  # same firmware, int8 and float.  QEMU models no caches, so the loader's
+  # cache maintenance is checked in tests/runtime/test_code_sync.c.
+  echo "-- Cortex-M7 (qemu-system-arm mps2-an500)"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
+    --mcu-run build/tools/tinyml-mcu-run --board mps2-an500 --shared ../shared \
+    kws_ref_model kws_ref_model_float32 \
     | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # examples/cortex-m4 with fused pre/post-processing: raw photo in, class out.
   echo "-- fused pre/post-processing on the Cortex-M4"
