@@ -3,7 +3,8 @@
 
   python3 bench/threads.py [--build DIR] [--threads 1,2] [--rounds R] [--runs N]
                            [--models matmul512,mobilenetv2,squeezenet,resnet50]
-                           [--compile-args "--features +avx,+fma"] [--csv FILE]
+                           [--compile-args "--features +avx,+fma"] [--no-peer]
+                           [--csv FILE]
 
 Each model (the architecture-faithful f32 ONNX MobileNetV2, SqueezeNet-1.1
 and ResNet-50 that ../shared/tools/models/gen_models.py writes, cached in
@@ -21,6 +22,11 @@ measured back to back: this VM's speed drifts by 10-25% from minute to
 minute (docs/PERF.md, "Threads"), and a drift that the medians of the two
 columns catch at different moments moves `speedup` but not `paired`.  Outputs are bit-identical for
 every T (tests/api/test_threads.c checks it); this measures time only.
+The ONNX models also run on onnxruntime-node (../shared/tools/reference/
+ort_run.js --bench N --threads T, intra-op threads) in the same rounds,
+right after ours at the same T: its speedup and paired are the peer's own
+scaling on the same machine at the same moments, and ort/ours is its
+median over ours at each T (> 1: ours is faster).  --no-peer leaves it out.
 --compile-args go to tinyml-compile: "--features +avx,+fma" (no +avx2) keeps
 x86-64's f32 convs on the Linalg path instead of its microkernels, which run
 as one workgroup.
@@ -35,11 +41,10 @@ import subprocess
 import sys
 import tempfile
 
+import run as bench_run  # bench/run.py: the zoo, the peers' setup and runner
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-SHARED = os.path.abspath(os.path.join(ROOT, "..", "shared"))
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "tinyml-bench")
-ZOO = {"mobilenetv2": "test_mobilenetv2_1_0", "squeezenet": "test_squeezenet1_1",
-       "resnet50": "test_resnet50_v1_5"}
+ZOO = bench_run.ZOO
 PROBES = {"matmul512": os.path.join(ROOT, "tests", "e2e", "models", "matmul512.mlir")}
 
 
@@ -53,11 +58,29 @@ def sh(cmd):
 def model_path(name):
     if name in PROBES:
         return PROBES[name]
-    path = os.path.join(CACHE, "zoo", ZOO[name], "model.onnx")
-    if not os.path.exists(path):
-        sh(["/usr/bin/python3", os.path.join(SHARED, "tools", "models", "gen_models.py"),
-            os.path.join(CACHE, "zoo")])
-    return path
+    return dict(bench_run.zoo_models())[name]  # generated (and numpy/onnx installed) once
+
+
+def medians_of(samples):
+    """Per T: the median, the best, speedup and paired (see above)."""
+    base = statistics.median(samples[1])
+    for t, ms in samples.items():
+        m = statistics.median(ms)
+        yield t, m, min(ms), base / m, statistics.median(a / b for a, b in zip(samples[1], ms))
+
+
+def measure(tools, module, path, threads, a, peer):
+    """R rounds of every T, ours then (with peer) onnxruntime's at that T."""
+    ours = {t: [] for t in threads}
+    theirs = {t: [] for t in threads} if peer else None
+    for r in range(a.rounds):
+        for t in threads if r % 2 == 0 else threads[::-1]:
+            out = sh([os.path.join(tools, "tinyml-run"), module, "--bench", str(a.runs),
+                      "--threads", str(t)])
+            ours[t].append(float(re.search(r"median_ms=([\d.]+)", out).group(1)))
+            if peer:
+                theirs[t].append(bench_run.peer("ort_run.js", path, a.runs, ("--threads", str(t))))
+    return ours, theirs
 
 
 def main():
@@ -69,35 +92,37 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--models", default=",".join([*PROBES, *ZOO]))
     ap.add_argument("--compile-args", default="", help="extra tinyml-compile arguments")
+    ap.add_argument("--no-peer", action="store_true", help="leave out onnxruntime")
     ap.add_argument("--csv", help="also write the rows here")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     if threads[0] != 1:
         threads.insert(0, 1)
     tools = os.path.join(a.build, "tools")
+    peer = not a.no_peer and any(n in ZOO for n in a.models.split(","))
+    if peer:
+        bench_run.ensure_tools(a.build)  # the peers' npm install, once
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models.split(","):
+            path = model_path(name)
             module = os.path.join(tmp, name + ".tmlm")
-            sh([os.path.join(tools, "tinyml-compile"), model_path(name), "-o", module,
+            sh([os.path.join(tools, "tinyml-compile"), path, "-o", module,
                 *shlex.split(a.compile_args)])
-            medians = {t: [] for t in threads}
-            for r in range(a.rounds):
-                for t in threads if r % 2 == 0 else threads[::-1]:
-                    out = sh([os.path.join(tools, "tinyml-run"), module, "--bench",
-                              str(a.runs), "--threads", str(t)])
-                    medians[t].append(float(re.search(r"median_ms=([\d.]+)", out).group(1)))
-            base = statistics.median(medians[1])
-            for t in threads:
-                m = statistics.median(medians[t])
-                paired = statistics.median(one / many for one, many in zip(medians[1], medians[t]))
-                rows.append((name, t, m, min(medians[t]), base / m, paired))
-                print(f"{name:12s} threads={t:<2d} median_ms={m:9.3f} best_ms={min(medians[t]):9.3f} "
-                      f"speedup={base / m:5.2f} paired={paired:5.2f}", flush=True)
+            ours, theirs = measure(tools, module, path, threads, a, peer and name in ZOO)
+            ort = dict((t, m) for t, m, *_ in medians_of(theirs)) if theirs else {}
+            for who, samples in (("libtinyml", ours), ("onnxruntime", theirs)):
+                for t, m, best, speedup, paired in medians_of(samples) if samples else ():
+                    vs = f"{ort[t] / m:.2f}" if who == "libtinyml" and ort else ""
+                    rows.append((name, who, t, m, best, speedup, paired, vs))
+                    print(f"{name:12s} {who:11s} threads={t:<2d} median_ms={m:9.3f} "
+                          f"best_ms={best:9.3f} speedup={speedup:5.2f} paired={paired:5.2f}"
+                          + (f" ort/ours={vs}" if vs else ""), flush=True)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["model", "threads", "median_ms", "best_ms", "speedup", "paired"])
+            w.writerow(["model", "runtime", "threads", "median_ms", "best_ms", "speedup", "paired",
+                        "ort_over_ours"])
             w.writerows(rows)
 
 
