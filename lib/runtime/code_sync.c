@@ -11,7 +11,7 @@
 #define TINYML_CODE_SYNC_FAKE 0
 #endif
 
-#if TINYML_FREESTANDING && !TINYML_CODE_SYNC_FAKE
+#if TINYML_FREESTANDING && !TINYML_CODE_SYNC_FAKE && TINYML_ARM_CACHES
 #if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
 #error "freestanding builds know the code-sync sequence of M-profile Arm only (code_sync.h)"
 #endif
@@ -56,7 +56,7 @@ static void sync_scb(uintptr_t begin, size_t size) {
 void tinyml__sync_code(void *begin, size_t size) {
   __builtin___clear_cache((char *)begin, (char *)begin + size);
 }
-#elif !TINYML_CODE_SYNC_FAKE
+#elif !TINYML_CODE_SYNC_FAKE && TINYML_ARM_CACHES
 /* Handler mode, or thread mode with CONTROL.nPRIV clear. */
 static int privileged(void) {
   uint32_t ipsr, control;

@@ -22,7 +22,20 @@
  * On bare metal it needs privileged execution (the System Control Block
  * is not accessible otherwise): an unprivileged caller is skipped, and
  * must clean and invalidate the caches itself if they are on. */
+/* Whether an M-profile core may have caches (Cortex-M7, M55, M85).
+ * cross/cortex-m4.txt sets 0: a Cortex-M4 has none, and without the
+ * sequence its firmware's runtime stays within 8 KiB of .text. */
+#ifndef TINYML_ARM_CACHES
+#define TINYML_ARM_CACHES 1
+#endif
+#if defined(TINYML_FREESTANDING) && TINYML_FREESTANDING && !TINYML_ARM_CACHES
+static inline void tinyml__sync_code(void *begin, size_t size) {
+  (void)begin;
+  (void)size;
+}
+#else
 void tinyml__sync_code(void *begin, size_t size);
+#endif
 
 /* The System Control Block registers the M-profile sequence uses (ARMv7-M
  * and ARMv8-M). */

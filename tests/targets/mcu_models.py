@@ -92,6 +92,9 @@ def main():
     ap.add_argument("--deploy", choices=["module", "static-lib"], default="module",
                     help="static-lib: firmware from --emit static-lib (no damaged-module "
                          "checks: there is no module)")
+    ap.add_argument("--max-runtime-text", type=int,
+                    help="fail a case whose firmware holds more bytes of the runtime's "
+                         ".text than this (runtime_text=)")
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     a = ap.parse_args()
     if a.deploy == "static-lib":
@@ -126,6 +129,10 @@ def main():
                         err = compare(got, ref, o["dtype"])
                         if err:
                             errs.append("output %d: %s" % (o["index"], err))
+                    text = int(stats.get("runtime_text", -1))
+                    if a.max_runtime_text is not None and not 0 <= text <= a.max_runtime_text:
+                        errs.append("runtime_text=%d: more than %d bytes of runtime .text"
+                                    % (text, a.max_runtime_text))
                 if name in a.xfail:
                     status = "XFAIL" if errs else "XPASS"
                     failures += not errs
