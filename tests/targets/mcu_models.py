@@ -79,6 +79,15 @@ def check_damaged(a, module, inputs):
     return failures
 
 
+def above_limits(stats, limit):
+    """What of instructions= and arena= is above `limit` (a peer's figures)."""
+    errs = []
+    for key in ("instructions", "arena"):
+        if key in limit and not 0 <= int(stats.get(key, -1)) <= limit[key]:
+            errs.append("%s=%s: above %d (the peer's)" % (key, stats.get(key), limit[key]))
+    return errs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mcu-run", required=True)
@@ -95,12 +104,16 @@ def main():
     ap.add_argument("--max-runtime-text", type=int,
                     help="fail a case whose firmware holds more bytes of the runtime's "
                          ".text than this (runtime_text=)")
+    ap.add_argument("--at-most", metavar="JSON",
+                    help="fail a model of this file's 'models' whose instructions= or "
+                         "arena= is above its figures (bench/tflm_cmsis.json)")
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     a = ap.parse_args()
     if a.deploy == "static-lib":
         a.no_corrupt = True
     manifest = json.load(open(os.path.join(a.shared, "reference", "manifest.json")))
     by_name = {os.path.splitext(os.path.basename(e["model"]))[0]: e for e in manifest}
+    limits = json.load(open(a.at_most))["models"] if a.at_most else {}
     failures = 0
     kept = None  # the first model's module and inputs, for check_damaged
     for name in a.models:
@@ -129,6 +142,7 @@ def main():
                         err = compare(got, ref, o["dtype"])
                         if err:
                             errs.append("output %d: %s" % (o["index"], err))
+                    errs += above_limits(stats, limits.get(name, {}))
                     text = int(stats.get("runtime_text", -1))
                     if a.max_runtime_text is not None and not 0 <= text <= a.max_runtime_text:
                         errs.append("runtime_text=%d: more than %d bytes of runtime .text"
