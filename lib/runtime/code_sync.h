@@ -9,25 +9,26 @@
  * M55, M85 with their caches on) have no kernel to ask: tinyml__sync_code
  * cleans the data cache to the point of unification line by line and
  * invalidates the instruction cache through the System Control Block, as
- * CMSIS's SCB_CleanDCache_by_Addr and SCB_InvalidateICache do.  Cores
- * without caches (Cortex-M4) read CCR's cache-enable bits as zero and skip
- * it all. */
+ * CMSIS's SCB_CleanDCache_by_Addr and SCB_InvalidateICache do, when
+ * CCR's cache-enable bits say the caches are on.  A Cortex-M4 has none,
+ * and its build leaves the sequence out (TINYML_ARM_CACHES). */
 #ifndef TINYML_RUNTIME_CODE_SYNC_H
 #define TINYML_RUNTIME_CODE_SYNC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* After writing [begin, begin + size) and before running any of it.
- * On bare metal it needs privileged execution (the System Control Block
- * is not accessible otherwise): an unprivileged caller is skipped, and
- * must clean and invalidate the caches itself if they are on. */
 /* Whether an M-profile core may have caches (Cortex-M7, M55, M85).
  * cross/cortex-m4.txt sets 0: a Cortex-M4 has none, and without the
  * sequence its firmware's runtime stays within 8 KiB of .text. */
 #ifndef TINYML_ARM_CACHES
 #define TINYML_ARM_CACHES 1
 #endif
+
+/* After writing [begin, begin + size) and before running any of it.
+ * On bare metal it needs privileged execution (the System Control Block
+ * is not accessible otherwise): an unprivileged caller is skipped, and
+ * must clean and invalidate the caches itself if they are on. */
 #if defined(TINYML_FREESTANDING) && TINYML_FREESTANDING && !TINYML_ARM_CACHES
 static inline void tinyml__sync_code(void *begin, size_t size) {
   (void)begin;
