@@ -232,6 +232,18 @@ UK_INLINE void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, in
 #endif
 }
 
+/* The last n (< 16) of a run: one masked load and store with AVX-512
+ * (a 3-channel first conv's taps are 3 or 9 bytes long), else one by one. */
+UK_INLINE void widen_tail(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
+#if UK_ZMM
+  const __mmask16 m = (__mmask16)((1u << n) - 1);
+  const __m256i v = _mm256_cvtepi8_epi16(_mm_maskz_loadu_epi8(m, src));
+  _mm256_mask_storeu_epi16(dst, m, _mm256_sub_epi16(v, _mm256_set1_epi16((int16_t)zp)));
+#else
+  for (int32_t i = 0; i < n; ++i) dst[i] = (int16_t)(src[i] - zp);
+#endif
+}
+
 /* uk_im2col with the widening done 16 channels at a time. */
 UK_INLINE void widen(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
   const __m256i z = _mm256_set1_epi16((int16_t)zp);
@@ -240,13 +252,12 @@ UK_INLINE void widen(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
     __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + i)));
     _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_sub_epi16(v, z));
   }
-  for (; i < n; ++i) dst[i] = (int16_t)(src[i] - zp);
+  widen_tail(src + i, dst + i, n - i, zp);
 }
 
 static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
                    int16_t *col) {
-  const __m256i zp = _mm256_set1_epi16((int16_t)p->in_zp);
-  const int32_t ic = p->ic, vec = ic & ~15;
+  const int32_t ic = p->ic;
   int16_t *c = col;
   int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
   if (p->dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih &&
@@ -266,13 +277,7 @@ static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, i
         for (int32_t ch = 0; ch < ic; ++ch) c[ch] = 0;
         continue;
       }
-      const int8_t *src = img + ((size_t)iy * p->iw + ix) * ic;
-      int32_t ch = 0;
-      for (; ch < vec; ch += 16) {
-        __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + ch)));
-        _mm256_storeu_si256((__m256i *)(void *)(c + ch), _mm256_sub_epi16(v, zp));
-      }
-      for (; ch < ic; ++ch) c[ch] = (int16_t)(src[ch] - p->in_zp);
+      widen(img + ((size_t)iy * p->iw + ix) * ic, c, ic, p->in_zp);
     }
   }
   for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
