@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "../../lib/runtime/code_sync.h"
+
 enum { EV_MAX = 64 };
 typedef enum { EV_READ, EV_WRITE, EV_DSB, EV_ISB } ev_kind_t;
 typedef struct {
@@ -33,8 +35,8 @@ static void record(ev_kind_t kind, uint32_t reg, uint32_t value) {
 
 static uint32_t fake_read(uint32_t reg) {
   record(EV_READ, reg, 0);
-  if (reg == 0xE000ED14u) return fake->ccr;
-  if (reg == 0xE000ED7Cu) return fake->ctr;
+  if (reg == TINYML__SCB_CCR) return fake->ccr;
+  if (reg == TINYML__SCB_CTR) return fake->ctr;
   fail_msg("read of an unexpected register 0x%08x", (unsigned)reg);
   return 0;
 }
