@@ -2,13 +2,29 @@
 """Writes a C file defining `const char NAME[]` with the bytes of a text file,
 so backends carry their transform scripts without reading files at run time.
 With --binary, writes `const unsigned char NAME[]` with the file's exact
-bytes and `const unsigned long NAME_size` (for the microkernels' bitcode)."""
+bytes and `const unsigned long NAME_size` (for the microkernels' bitcode).
+
+  embed.py [--binary] SRC DST NAME [--replace OLD NEW]...
+
+Each --replace (text files only) replaces every OLD in SRC by NEW before
+embedding, and fails the build when OLD is not there: a variant of a
+transform script (e.g. x86-64's wider register tile for AVX-512) stays one
+file whose variant cannot silently drift from it."""
 import sys
 
 args = sys.argv[1:]
 binary = args[:1] == ['--binary']
-src, dst, name = args[1:4] if binary else args[0:3]
+if binary:
+    args = args[1:]
+src, dst, name = args[0:3]
+rest = args[3:]
+if len(rest) % 3 or any(flag != '--replace' for flag in rest[0::3]):
+    sys.exit('embed.py: expected --replace OLD NEW after SRC DST NAME')
 data = open(src, 'rb').read()
+for old, new in zip(rest[1::3], rest[2::3]):
+    if binary or old.encode() not in data:
+        sys.exit('embed.py: %s: no %r to replace' % (src, old))
+    data = data.replace(old.encode(), new.encode())
 if not binary:
     data = data.strip()
 with open(dst, 'w') as out:

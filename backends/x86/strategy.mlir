@@ -1,5 +1,6 @@
 // x86-64 (AVX2/FMA) code-generation strategy: see README.md beside this file.
-// Tiles+vectorizes batch_matmul (6x16 register tile, peeled + masked remainders)
+// Tiles+vectorizes batch_matmul (6x16 register tile, peeled + masked remainders;
+// meson embeds an AVX-512 variant with 8x32 tiles, see meson.build)
 // and conv_2d_nhwc_fhwc (HWCF, 6x16 tile, decomposed to 1-D conv); bufferizes all.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @vec_suppress(%op: !transform.any_op {transform.consumed}) {

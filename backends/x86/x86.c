@@ -4,6 +4,7 @@
 
 extern const char *const tinyml__x86_cpus[];
 extern const char tinyml__x86_strategy[];
+extern const char tinyml__x86_strategy_avx512[];
 extern const char tinyml__x86_lowering[];
 extern const unsigned char tinyml__x86_ukernels[];
 extern const unsigned long tinyml__x86_ukernels_size;
@@ -38,4 +39,5 @@ const tinyml_backend_t tinyml__backend_x86 = {
                          "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
                          "graniterapids,znver4,znver5",
     .ukernel_wide_scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
+    .wide_transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
 };

@@ -52,6 +52,9 @@ typedef struct tinyml_backend {
   const char *ukernel_wide_feature;
   const char *ukernel_wide_cpus; /* comma-separated */
   int ukernel_wide_scratch_per_k; /* the wide kernels'; 0: ukernel_scratch_per_k */
+  /* The transform script for the same CPUs as the wide kernels (e.g. larger
+   * register tiles for more, wider registers); NULL: `transform_script`. */
+  const char *wide_transform_script;
 } tinyml_backend_t;
 
 /* Finds a built backend by name; NULL when it was not built. */

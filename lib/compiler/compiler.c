@@ -303,9 +303,12 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
     s.target.ukernel_bitcode = wide ? s.backend->ukernel_wide_bitcode : s.backend->ukernel_bitcode;
     s.target.ukernel_bitcode_size =
         *(wide ? s.backend->ukernel_wide_bitcode_size : s.backend->ukernel_bitcode_size);
-    if (wide && s.backend->ukernel_wide_scratch_per_k) {
+    if (wide) {
       wide_be = *s.backend;
-      wide_be.ukernel_scratch_per_k = s.backend->ukernel_wide_scratch_per_k;
+      if (s.backend->ukernel_wide_scratch_per_k)
+        wide_be.ukernel_scratch_per_k = s.backend->ukernel_wide_scratch_per_k;
+      if (s.backend->wide_transform_script)
+        wide_be.transform_script = s.backend->wide_transform_script;
       s.backend = &wide_be;
     }
   }
