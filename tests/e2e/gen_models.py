@@ -313,6 +313,13 @@ def model_cnn_two_results():
     return f.text([(logits, "logits"), (f.softmax(logits), "probs")])
 
 
+def model_matmul_tiles():
+    # Every remainder of x86-64's cache and register tiles (n 256, k 256,
+    # m 48; 6 x 16, or 8 x 32 with AVX-512): m 37, k 300, n 290.
+    f = Func([([2, 37, 300], None), ([2, 300, 290], None)])
+    return f.text([(f.matmul(f.arg(0), f.arg(1)), None)])
+
+
 def model_matmul512():
     f = Func([([1, 512, 512], None), ([1, 512, 512], None)])
     return f.text([(f.matmul(f.arg(0), f.arg(1)), None)])
@@ -332,6 +339,7 @@ MODELS = {
     "softmax": model_softmax,
     "cnn_two_results": model_cnn_two_results,
     "matmul512": model_matmul512,
+    "matmul_tiles": model_matmul_tiles,
 }
 
 

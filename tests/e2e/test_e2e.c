@@ -206,6 +206,10 @@ static void ref_model_matmul512(const float *const *in, float *const *out) {
   ref_matmul(in[0], in[1], 1, 512, 512, 512, out[0]);
 }
 
+static void ref_model_matmul_tiles(const float *const *in, float *const *out) {
+  ref_matmul(in[0], in[1], 2, 37, 300, 290, out[0]);
+}
+
 #define T(...) {NULL, __VA_ARGS__}
 #define NAMED(name, ...) {name, __VA_ARGS__}
 
@@ -238,7 +242,20 @@ static e2e_case_t g_cases[] = {
      ref_model_cnn},
     {"matmul512", 2, 1, {T(3, {1, 512, 512}), T(3, {1, 512, 512})},
      {T(3, {1, 512, 512})}, ref_model_matmul512},
+    {"matmul_tiles", 2, 1, {T(3, {2, 37, 300}), T(3, {2, 300, 290})},
+     {T(3, {2, 37, 290})}, ref_model_matmul_tiles},
 };
+
+/* Each case runs twice: for the backend's default CPU (AVX2), and for
+ * x86-64-v4, which takes the AVX-512 microkernels and transform script
+ * (8x32 matmul tiles), where this CPU can run it. */
+typedef struct e2e_run {
+  const e2e_case_t *c;
+  const char *cpu; /* NULL: the default */
+  char name[64];
+} e2e_run_t;
+
+#define AVX512_CPU "x86-64-v4"
 
 /* ---------------------------------------------------------------------------
  * Harness
@@ -270,13 +287,14 @@ static char *read_model(const char *model, size_t *size) {
   return text;
 }
 
-static tinyml_module_t *compile_and_load(const char *model,
+static tinyml_module_t *compile_and_load(const char *model, const char *cpu,
                                          tinyml_blob_t **out_blob) {
   size_t size;
   char *text = read_model(model, &size);
   tinyml_compile_options_t options;
   tinyml_compile_options_init(&options);
   options.target = "x86-64";
+  options.cpu = cpu;
   check_ok(tinyml_compile(text, size, &options, out_blob), "tinyml_compile");
   free(text);
   tinyml_module_t *module = NULL;
@@ -409,10 +427,22 @@ static double invoke_and_compare(tinyml_context_t *ctx, const e2e_case_t *c,
   return worst;
 }
 
+static int host_has_avx512(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
 static void run_case(void **state) {
-  const e2e_case_t *c = *state;
+  const e2e_run_t *r = *state;
+  const e2e_case_t *c = r->c;
+  if (r->cpu != NULL && !host_has_avx512()) {
+    print_message("skipped: --cpu %s needs AVX-512 (F, BW, VL, DQ), which this CPU lacks\n",
+                  r->cpu);
+    skip();
+  }
   tinyml_blob_t *blob = NULL;
-  tinyml_module_t *module = compile_and_load(c->model, &blob);
+  tinyml_module_t *module = compile_and_load(c->model, r->cpu, &blob);
   check_io(module, c);
 
   io_buffers_t io;
@@ -426,7 +456,7 @@ static void run_case(void **state) {
    * arena contents) that leaks from one invoke into the next. */
   double worst = invoke_and_compare(ctx, c, &io);
   worst = fmax(worst, invoke_and_compare(ctx, c, &io));
-  printf("e2e %-26s ok  inputs %zu  outputs %zu  max rel err %.2e\n", c->model,
+  printf("e2e %-36s ok  inputs %zu  outputs %zu  max rel err %.2e\n", r->name,
          c->input_count, c->output_count, worst);
 
   tinyml_context_release(ctx);
@@ -474,10 +504,15 @@ int main(int argc, char **argv) {
             argv[0]);
     return 2;
   }
-  struct CMUnitTest tests[ARRAY_LEN(g_cases)];
-  for (size_t i = 0; i < ARRAY_LEN(g_cases); ++i)
-    tests[i] = (struct CMUnitTest){.name = g_cases[i].model,
-                                   .test_func = run_case,
-                                   .initial_state = &g_cases[i]};
+  static e2e_run_t runs[2 * ARRAY_LEN(g_cases)];
+  struct CMUnitTest tests[2 * ARRAY_LEN(g_cases)];
+  for (size_t i = 0; i < ARRAY_LEN(runs); ++i) {
+    e2e_run_t *r = &runs[i];
+    r->c = &g_cases[i % ARRAY_LEN(g_cases)];
+    r->cpu = i < ARRAY_LEN(g_cases) ? NULL : AVX512_CPU;
+    snprintf(r->name, sizeof r->name, "%s%s%s", r->c->model, r->cpu ? " --cpu " : "",
+             r->cpu ? r->cpu : "");
+    tests[i] = (struct CMUnitTest){.name = r->name, .test_func = run_case, .initial_state = r};
+  }
   return cmocka_run_group_tests_name("e2e", tests, NULL, NULL);
 }

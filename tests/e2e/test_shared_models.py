@@ -15,13 +15,15 @@ arena bytes and tinyml-run --bench latency (for issue notes).
 Usage: test_shared_models.py TINYML_COMPILE TINYML_RUN SHARED_DIR
            [--manifest FILE] [--report]
            [--ops FLATC OUTDIR] [--format tflite|onnx]
-           [--target NAME] [--runner "CMD ..."] [--run-exe PATH]
+           [--target NAME] [--cpu NAME] [--runner "CMD ..."] [--run-exe PATH]
            [--models a,b,c]
 --manifest reads another manifest of the same format (paths in it may be
 absolute).  --ops first builds the operator test models of tflite_ops/
 with FLATC into OUTDIR (gen_ops.py) and then checks those.
 
-Other targets: --target NAME is passed to tinyml-compile; --run-exe PATH
+Other targets: --target NAME and --cpu NAME are passed to tinyml-compile
+(--cpu host: the AVX-512 microkernels and transform script on a CPU that
+has AVX-512, as bench/run.py compiles); --run-exe PATH
 replaces TINYML_RUN (e.g. a cross-built tinyml-run) and --runner prefixes
 every tinyml-run command (e.g. "qemu-riscv64 -cpu rv64,v=true,vlen=128").
 --models keeps only the models with those base names and skips the refusal
@@ -133,6 +135,8 @@ def main():
     models = option("--models")
     models = set(models.split(",")) if models else None
     target_args = ["--target", target] if target else []
+    if option("--cpu"):
+        target_args += ["--cpu", option("--cpu")]
     manifest = os.path.join(shared, "reference", "manifest.json")
     if "--manifest" in sys.argv[4:]:
         manifest = sys.argv[sys.argv.index("--manifest") + 1]
