@@ -147,8 +147,9 @@ def main():
             path = model_path(name)
             module = os.path.join(tmp, name + ".tmlm")
             # The probe keeps the default CPU's 6x16 tiles (FMA-bound)
-            # whatever --compile-args say: with AVX-512's 8x32 ones it is
-            # bound by memory on 2 threads (1.55x), no longer a probe.
+            # whatever --compile-args say: AVX-512's 8x32 ones run it twice
+            # as fast and wait on memory more (1.55-1.79x on 2 threads
+            # here, against 1.85-1.91x), which blurs what it probes.
             extra = [] if name in PROBES else shlex.split(a.compile_args)
             sh([os.path.join(tools, "tinyml-compile"), path, "-o", module, *extra])
             ours, theirs, pinned = measure(tools, module, path, threads, a,
