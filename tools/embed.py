@@ -20,9 +20,11 @@ src, dst, name = args[0:3]
 rest = args[3:]
 if len(rest) % 3 or any(flag != '--replace' for flag in rest[0::3]):
     sys.exit('embed.py: expected --replace OLD NEW after SRC DST NAME')
+if binary and rest:
+    sys.exit('embed.py: --replace is for text files, not --binary')
 data = open(src, 'rb').read()
 for old, new in zip(rest[1::3], rest[2::3]):
-    if binary or old.encode() not in data:
+    if old.encode() not in data:
         sys.exit('embed.py: %s: no %r to replace' % (src, old))
     data = data.replace(old.encode(), new.encode())
 if not binary:

@@ -134,9 +134,8 @@ def main():
     run_exe = shlex.split(option("--runner", "")) + [option("--run-exe", run_exe)]
     models = option("--models")
     models = set(models.split(",")) if models else None
-    target_args = ["--target", target] if target else []
-    if option("--cpu"):
-        target_args += ["--cpu", option("--cpu")]
+    cpu = option("--cpu")
+    target_args = (["--target", target] if target else []) + (["--cpu", cpu] if cpu else [])
     manifest = os.path.join(shared, "reference", "manifest.json")
     if "--manifest" in sys.argv[4:]:
         manifest = sys.argv[sys.argv.index("--manifest") + 1]
