@@ -265,9 +265,9 @@ typedef struct tinyml_compile_options_s {
   const tinyml_preprocess_t *preprocess;   /* NULL = none; borrowed for the call */
   const tinyml_postprocess_t *postprocess; /* NULL = none; borrowed for the call */
   /* 0 (default): f32 3x3 stride-1 convs may run as Winograd F(2x2, 3x3)
-   * where the target's kernels gain by it (x86-64): 2.25x fewer
-   * multiplies, results within float rounding of the direct sum (about
-   * 1e-6 relative).  1: every conv sums its taps directly. */
+   * or F(4x4, 3x3) where the target's kernels gain by it (x86-64): 2.25x
+   * or 4x fewer multiplies, results within float rounding of the direct
+   * sum (about 1e-6 relative).  1: every conv sums its taps directly. */
   int no_winograd;
 } tinyml_compile_options_t;
 

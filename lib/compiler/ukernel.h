@@ -33,7 +33,7 @@ int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *
 int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features);
 
 /* Rewrites every matching chain in `m` into TC_UKERNEL_OP; *out_count gets
- * how many.  `winograd`: whether f32 convs may take Winograd F(2x2, 3x3). */
+ * how many.  `winograd`: whether f32 convs may take Winograd (ukernel_wino.c). */
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
                                    int winograd, const tinyml_allocator_t *a,
                                    unsigned *out_count);
@@ -52,12 +52,14 @@ MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
 MlirOperation tc_uk_op_create(MlirContext ctx, MlirLocation loc, MlirValue x, MlirValue blob,
                               MlirType t, const char *kind, int64_t scratch);
 
-/* Winograd F(2x2, 3x3) for an f32 conv (ukernel_wino.c): the blob's
- * wino_tiles (0: the direct sum), the scratch it needs, and the filter
- * transform of one 3x3 kernel (row-major) into its 16 positions. */
+/* Winograd F(2x2, 3x3) and F(4x4, 3x3) for an f32 conv (ukernel_wino.c):
+ * the blob's wino_m (0: the direct sum), then, for that wino_m, its
+ * wino_tiles and the scratch it needs, and the filter transform of one
+ * 3x3 kernel (row-major) into its (m + 2)^2 positions, row-major. */
+int32_t tc_wino_m(const tinyml_uk_params_t *p);
 int32_t tc_wino_tiles(const tinyml_uk_params_t *p);
 int64_t tc_wino_scratch(const tinyml_uk_params_t *p);
-void tc_wino_filter(const float g[9], float u[16]);
+void tc_wino_filter(const float g[9], int32_t m, float *u);
 
 /* Whether the backend has the f32 kernels (x86-64 so far). */
 int tc_ukernels_have_f32(const tinyml_backend_t *be);

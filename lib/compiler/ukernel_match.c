@@ -595,9 +595,10 @@ static size_t layout_f32(chain_t *c) {
     p->oc_padded = round_up(p->oc, 8);
     wfloats = (int64_t)p->oc_padded * k;
     int direct = tinyml_uk_direct_1x1(p);
-    p->wino_tiles = c->winograd ? tc_wino_tiles(p) : 0;
+    p->wino_m = c->winograd ? tc_wino_m(p) : 0;
+    p->wino_tiles = p->wino_m ? tc_wino_tiles(p) : 0;
     if (p->wino_tiles) {
-      wfloats = 16 * (int64_t)p->ic * p->oc_padded;
+      wfloats = (int64_t)(p->wino_m + 2) * (p->wino_m + 2) * p->ic * p->oc_padded;
       int64_t scratch = tc_wino_scratch(p);
       if (scratch > (1LL << 30)) return 0;
       p->scratch_bytes = (int32_t)scratch;
@@ -635,16 +636,18 @@ static int64_t f32_w_at(const tinyml_uk_params_t *p, int64_t k, int64_t t, int32
   return k0 * ocp + o0 * kc + (t - k0) * width + (o - o0);
 }
 
-/* U, 16 matrices of ic taps, each packed as a conv's weights with k = ic. */
+/* U, (m + 2)^2 matrices of ic taps, each packed as a conv's weights with
+ * k = ic. */
 static void fill_wino(const chain_t *c, float *w) {
   const tinyml_uk_params_t *p = &c->p;
   const int64_t plane = (int64_t)p->ic * p->oc_padded;
+  const int nn = (p->wino_m + 2) * (p->wino_m + 2);
   for (int32_t o = 0; o < p->oc; ++o)
     for (int32_t i = 0; i < p->ic; ++i) {
-      float g[9], u[16];
+      float g[9], u[36];
       for (int32_t t = 0; t < 9; ++t) g[t] = f32_at(c->weights, ((int64_t)o * 9 + t) * p->ic + i);
-      tc_wino_filter(g, u);
-      for (int xi = 0; xi < 16; ++xi) w[xi * plane + f32_w_at(p, p->ic, i, o)] = u[xi];
+      tc_wino_filter(g, p->wino_m, u);
+      for (int xi = 0; xi < nn; ++xi) w[xi * plane + f32_w_at(p, p->ic, i, o)] = u[xi];
     }
 }
 

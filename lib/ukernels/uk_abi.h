@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#define TINYML_UK_VERSION 3
+#define TINYML_UK_VERSION 4
 
 /* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
  * int32_t count)` computes a band of the output pixels (n, oy, ox
@@ -86,9 +86,12 @@ typedef struct tinyml_uk_params {
    * the next kernel's blob (a multiple of 64); 0 otherwise. */
   int32_t next_off;
   /* conv_f32: 0 for the direct sum; otherwise the conv (3x3, stride 1,
-   * dilation 1) runs as Winograd F(2x2, 3x3) in blocks of this many tiles
-   * of 2x2 outputs ("f32 kinds" below). */
+   * dilation 1) runs as Winograd F(wino_m x wino_m, 3x3) in blocks of
+   * this many tiles of wino_m x wino_m outputs ("f32 kinds" below). */
   int32_t wino_tiles;
+  /* conv_f32 with wino_tiles > 0: outputs per tile side, 2 for F(2x2,
+   * 3x3) or 4 for F(4x4, 3x3). */
+  int32_t wino_m;
 } tinyml_uk_params_t;
 
 /* f32 kinds.  The header stays all-int32; the fields mean:
@@ -109,15 +112,17 @@ typedef struct tinyml_uk_params {
  * - conv: scratch_bytes / (4 * k) pixels' im2col columns at a time (float,
  *   k per pixel); 0 means the input rows are the columns (1x1, stride 1,
  *   no padding: also matmuls, as 1x1 convs over M pixels);
- * - conv with wino_tiles > 0 (Winograd F(2x2, 3x3), backends/x86/
- *   ukernels_wino.h): weights_off holds U = G g G^T, 16 matrices of ic
- *   taps x oc channels, position xi (row-major in the 4x4 tile) at element
- *   xi * ic * oc_padded, each packed as a conv's weights with k = ic; the
- *   scratch holds 3 * round_up(oc_padded, 16) floats, then V [16][tiles]
- *   [round_up(ic, 8)] and M [16][tiles][oc_padded].  Workgroups take
- *   bands of the batch * ceil(oh / 2) * ceil(ow / 2) tiles (uk_split)
- *   instead of pixels.  Results differ from the direct sum by rounding;
- *   the compile option no_winograd keeps the direct sum;
+ * - conv with wino_tiles > 0 (Winograd F(m x m, 3x3), m = wino_m,
+ *   backends/x86/ukernels_wino.h): weights_off holds U = G g G^T, nn =
+ *   (m + 2)^2 matrices of ic taps x oc channels, position xi (row-major
+ *   in the (m + 2)^2 patch) at element xi * ic * oc_padded, each packed
+ *   as a conv's weights with k = ic; the scratch holds 3 *
+ *   round_up(oc_padded, 16) floats, then V [nn][tiles][round_up(ic, 8)]
+ *   and M [nn][tiles][oc_padded], each position's matrix
+ *   tinyml_uk_wino_stride(tiles * its channels) floats from the last.
+ *   Workgroups take bands of the batch * ceil(oh / m) * ceil(ow / m)
+ *   tiles (uk_split) instead of pixels.  Results differ from the direct
+ *   sum by rounding; the compile option no_winograd keeps the direct sum;
  * - depthwise: float weights [kh][kw][ic] (channel multiplier 1);
  * - max pool (tosa.max_pool2d, NaN propagating): the blob is this header
  *   alone; oc = ic, dil_h = dil_w = 1, the rest 0.  Windows are clipped to
@@ -187,6 +192,16 @@ static inline int32_t tinyml_uk_f32_chunk(int32_t k, int32_t k0) {
 static inline int tinyml_uk_direct_1x1(const tinyml_uk_params_t *p) {
   return p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
          p->pad_top == 0 && p->pad_left == 0 && p->ih == p->oh && p->iw == p->ow;
+}
+
+/* Winograd convs: floats from one position's V (or M) to the next's, for
+ * `floats` = tiles * channels.  An odd number of 64-byte lines, so that
+ * the (m + 2)^2 positions of a tile, written or read one after another,
+ * fall into different cache sets: with a multiple of 4 KB they all fell
+ * into one, and a 56x56 F(4x4, 3x3) conv ran 1.7x slower. */
+static inline int64_t tinyml_uk_wino_stride(int64_t floats) {
+  int64_t lines = (floats + 15) / 16;
+  return 16 * (lines | 1);
 }
 
 /* The most pixels the f32 kernels take as one block: a gathered im2col

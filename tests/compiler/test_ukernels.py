@@ -34,13 +34,15 @@ kernel modules also run on 3 threads (bands of pixels, or of 32 channels
 when there are more channels than pixels) and must give the same bits.
 The AVX-512 modules run only where the CPU has AVX-512.
 
-3x3 stride-1 convs may run as Winograd F(2x2, 3x3) (backends/x86/
-ukernels_wino.h).  Cases that test the direct sum's driver (row batches,
+3x3 stride-1 convs may run as Winograd F(2x2, 3x3) or F(4x4, 3x3)
+(backends/x86/ukernels_wino.h).  Cases that test the direct sum's driver (row batches,
 tap chunks, channel bands) compile their kernel builds with
 --no-winograd.  The wino_* cases must take Winograd: their AVX2 module
 must give other bits than the same build with --no-winograd (the
 summation differs), and otherwise pass every check above, bit-identical
-AVX-512 and AVX2 and 3 threads included.
+AVX-512 and AVX2 and 3 threads included.  The wino4_* cases must take
+F(4x4, 3x3) and the other wino_* ones F(2x2, 3x3), as the module's
+constant size tells.
 
 The f32 max pools (tosa.max_pool2d; padded, strided, channel tails,
 batches, a window too large for the tap lists) are compiled the same three
@@ -418,6 +420,11 @@ def wino(case):
     return pad_case(case) + ("wino",)
 
 
+def wino4(case):
+    """A case that must take Winograd F(4x4, 3x3)."""
+    return pad_case(case) + ("wino4",)
+
+
 def apart(case):
     """A block case whose expansion must stay a kernel call of its own."""
     skip = case[8].startswith("tinyml_uk_pwdwpw_add")
@@ -527,8 +534,8 @@ def f32_cases(rng):
         wino(c(rng, "f32_wino_tails", 2, 9, 7, 35, 37, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
                bn=True, relu6=True)),
         # no padding; asymmetric padding
-        wino(c(rng, "f32_wino_valid", 1, 10, 13, 32, 40, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0))),
-        wino(c(rng, "f32_wino_pad_2_0_0_1", 1, 8, 11, 40, 36, 3, 3, (1, 1), (1, 1),
+        wino(c(rng, "f32_wino_valid", 1, 9, 13, 32, 40, 3, 3, (1, 1), (1, 1), (0, 0, 0, 0))),
+        wino(c(rng, "f32_wino_pad_2_0_0_1", 1, 7, 11, 40, 36, 3, 3, (1, 1), (1, 1),
                (2, 0, 0, 1), bn=True)),
         # k = ic = 600: two tap chunks in each of the 16 GEMMs
         wino(c(rng, "f32_wino_k600", 1, 6, 5, 600, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))),
@@ -546,6 +553,26 @@ def f32_cases(rng):
         wino(f32_residual_case(rng, "f32_wino_residual_over_skip", 1, 9, 32, 1, True,
                                nan_ignore=True, skip_first=True)),
         wino(f32_concat_case(rng, "f32_wino_concat", 1, (13, 11), 32, 24, 40)),
+        # F(4x4, 3x3): 4x4 tiles partly outside the image (15x11), channel
+        # tails in V and M, batch 2
+        wino4(c(rng, "f32_wino4_tails", 2, 15, 11, 35, 37, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                bn=True, relu6=True)),
+        # no padding (12x10 outputs); asymmetric padding (14x12)
+        wino4(c(rng, "f32_wino4_valid", 1, 14, 12, 32, 40, 3, 3, (1, 1), (1, 1),
+                (0, 0, 0, 0))),
+        wino4(c(rng, "f32_wino4_pad_2_0_0_1", 1, 14, 13, 40, 36, 3, 3, (1, 1), (1, 1),
+                (2, 0, 0, 1), bn=True)),
+        # k = ic = 520: two tap chunks in each of the 36 GEMMs
+        wino4(c(rng, "f32_wino4_k520", 1, 8, 8, 520, 32, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))),
+        # 25 tiles in blocks of up to 12: 8, 8, 9
+        wino4(c(rng, "f32_wino4_blocks", 1, 20, 20, 64, 64, 3, 3, (1, 1), (1, 1),
+                (1, 1, 1, 1), relu6=True)),
+        # U of 1.3 MB: blocks of up to 72 tiles (100 tiles: 50, 50)
+        wino4(c(rng, "f32_wino4_big_blocks", 1, 40, 40, 96, 96, 3, 3, (1, 1), (1, 1),
+                (1, 1, 1, 1))),
+        # the residual added in the output transform
+        wino4(f32_residual_case(rng, "f32_wino4_residual_over_skip", 1, 12, 32, 1, True,
+                                nan_ignore=True, skip_first=True)),
     ]
 
 
@@ -596,11 +623,22 @@ def f32_modules(exes, work, case, have_avx512, check_syms):
             continue
         mods[tag] = os.path.join(work, f"{case[0]}.{tag}.tmlm")
         run([compile_exe, src, "-o", mods[tag], *extra])
-    if mode == "wino":
+    if mode in ("wino", "wino4"):
         mods["direct"] = os.path.join(work, f"{case[0]}.direct.tmlm")
         run([compile_exe, src, "-o", mods["direct"], "--features", "+avx2,+fma",
              "--no-winograd"])
     return mods
+
+
+def wino_m_taken(run_exe, mod, case):
+    """Which Winograd a case's 3x3 conv took, told apart by the module's
+    constants: its U is 36 (F(4x4, 3x3)) or 16 (F(2x2, 3x3)) matrices of
+    ic x round_up(oc, 8), and the rest of the constants are less than the
+    difference."""
+    info = subprocess.run([run_exe, "--info", mod], capture_output=True, text=True, check=True)
+    size = int(info.stdout.split("constant_size: ")[1].split()[0])
+    ic, oc = case[1][3], case[2][3]
+    return 4 if size >= 36 * ic * ((oc + 7) // 8 * 8) * 4 else 2
 
 
 def check_f32(exes, work, case, rng, have_avx512):
@@ -638,6 +676,11 @@ def check_f32(exes, work, case, rng, have_avx512):
     ref = outs["linalg"]
     if "direct" in outs and outs["direct"] == outs["avx2"]:
         raise RuntimeError("Winograd not taken: the same bits as --no-winograd")
+    if "direct" in outs:
+        want = 4 if case[9] == "wino4" else 2
+        got = wino_m_taken(run_exe, mods["avx2"], case)
+        if got != want:
+            raise RuntimeError(f"Winograd F({got}x{got}, 3x3) taken, not F({want}x{want}, 3x3)")
     tol = 1e-4 * max(1.0, max(abs(v) for v in ref))
     bad = sum(abs(a - b) > tol for a, b in zip(outs["avx2"], ref))
     if bad:

@@ -1,4 +1,4 @@
-/* White-box tests of Winograd F(2x2, 3x3)'s compile-time half
+/* White-box tests of Winograd F(2x2, 3x3) and F(4x4, 3x3)'s compile-time half
  * (lib/compiler/ukernel_wino.c): which convs take it, how many tiles a
  * block holds, and the filter transform.  The kernels are tested against
  * the Linalg path in test_ukernels.py. */
@@ -33,88 +33,147 @@ static tinyml_uk_params_t conv3x3(int32_t h, int32_t w, int32_t ic, int32_t oc) 
 static void test_only_3x3_stride_1(void **state) {
   (void)state;
   tinyml_uk_params_t p = conv3x3(56, 56, 64, 64);
-  assert_int_not_equal(tc_wino_tiles(&p), 0);
+  assert_int_not_equal(tc_wino_m(&p), 0);
   tinyml_uk_params_t q = p;
   q.stride_w = 2;
-  assert_int_equal(tc_wino_tiles(&q), 0);
+  assert_int_equal(tc_wino_m(&q), 0);
   q = p;
   q.dil_h = 2;
-  assert_int_equal(tc_wino_tiles(&q), 0);
+  assert_int_equal(tc_wino_m(&q), 0);
   q = p;
   q.kw = 1;
-  assert_int_equal(tc_wino_tiles(&q), 0);
+  assert_int_equal(tc_wino_m(&q), 0);
   q = p;
   q.kind = TINYML_UK_DEPTHWISE_F32;
-  assert_int_equal(tc_wino_tiles(&q), 0);
+  assert_int_equal(tc_wino_m(&q), 0);
 }
 
 static void test_channels_and_weights(void **state) {
   (void)state;
   tinyml_uk_params_t p = conv3x3(28, 28, 31, 64);
-  assert_int_equal(tc_wino_tiles(&p), 0); /* too few input channels */
+  assert_int_equal(tc_wino_m(&p), 0); /* too few input channels */
   p = conv3x3(28, 28, 64, 24);
-  assert_int_equal(tc_wino_tiles(&p), 0); /* too few output channels */
-  p = conv3x3(14, 14, 256, 256);          /* U of exactly 4 MB */
-  assert_int_not_equal(tc_wino_tiles(&p), 0);
+  assert_int_equal(tc_wino_m(&p), 0); /* too few output channels */
+  p = conv3x3(14, 14, 256, 256);      /* U of exactly 4 MB for F(2x2, 3x3) */
+  assert_int_equal(tc_wino_m(&p), 2);
   p = conv3x3(14, 14, 256, 264); /* just over */
-  assert_int_equal(tc_wino_tiles(&p), 0);
+  assert_int_equal(tc_wino_m(&p), 0);
+}
+
+/* F(4x4, 3x3) while its U is at most 2.5 MB and its tiles cover at most
+ * 1.2 times the outputs; F(2x2, 3x3) otherwise. */
+static void test_tile_size(void **state) {
+  (void)state;
+  tinyml_uk_params_t p = conv3x3(56, 56, 64, 64); /* ResNet-50's 56x56 and 28x28 stages */
+  assert_int_equal(tc_wino_m(&p), 4);
+  p = conv3x3(28, 28, 128, 128);
+  assert_int_equal(tc_wino_m(&p), 4);
+  p = conv3x3(27, 27, 32, 128); /* SqueezeNet: tiles cover 28x28 */
+  assert_int_equal(tc_wino_m(&p), 4);
+  p = conv3x3(13, 13, 64, 256); /* ... 16x16 */
+  assert_int_equal(tc_wino_m(&p), 2);
+  p = conv3x3(8, 10, 32, 32); /* 8x12: exactly 1.2 times */
+  assert_int_equal(tc_wino_m(&p), 4);
+  p = conv3x3(7, 10, 32, 32); /* 8x12 for 7x10 */
+  assert_int_equal(tc_wino_m(&p), 2);
+  p = conv3x3(8, 8, 568, 32); /* U of 2,617,344 bytes */
+  assert_int_equal(tc_wino_m(&p), 4);
+  p = conv3x3(8, 8, 576, 32); /* 2,654,208 */
+  assert_int_equal(tc_wino_m(&p), 2);
+}
+
+static tinyml_uk_params_t with_m(tinyml_uk_params_t p, int32_t m) {
+  p.wino_m = m;
+  return p;
 }
 
 static void test_tiles_per_block(void **state) {
   (void)state;
   /* U in L2: V and M of 256 KB, in twelves */
-  tinyml_uk_params_t p = conv3x3(56, 56, 64, 64);
+  tinyml_uk_params_t p = with_m(conv3x3(56, 56, 64, 64), 2);
   assert_int_equal(tc_wino_tiles(&p), 24);
-  p = conv3x3(28, 28, 128, 128);
+  p = with_m(conv3x3(28, 28, 128, 128), 2);
   assert_int_equal(tc_wino_tiles(&p), 12);
-  p = conv3x3(6, 6, 32, 32); /* 9 tiles: one block of all */
+  p = with_m(conv3x3(6, 6, 32, 32), 2); /* 9 tiles: one block of all */
   assert_int_equal(tc_wino_tiles(&p), 9);
+  p = with_m(conv3x3(56, 56, 64, 64), 4); /* 36 positions: 14 tiles' worth */
+  assert_int_equal(tc_wino_tiles(&p), 12);
   /* U of 4 MB: up to 2 MB of V and M, so ResNet-50's 14x14 convs read U once */
-  p = conv3x3(14, 14, 256, 256);
+  p = with_m(conv3x3(14, 14, 256, 256), 2);
   assert_int_equal(tc_wino_tiles(&p), 49);
-  p = conv3x3(56, 56, 256, 256);
+  p = with_m(conv3x3(56, 56, 256, 256), 2);
   assert_int_equal(tc_wino_tiles(&p), 60);
-  p = conv3x3(56, 56, 136, 136); /* 1.2 MB: capped at 96 */
+  p = with_m(conv3x3(28, 28, 128, 128), 4); /* 2.25 MB of U: 56 -> 48 of 49 tiles */
+  assert_int_equal(tc_wino_tiles(&p), 48);
+  p = with_m(conv3x3(56, 56, 136, 136), 2); /* 1.2 MB: capped at 96 */
   assert_int_equal(tc_wino_tiles(&p), 96);
-  p.wino_tiles = 96;
-  assert_int_equal(tc_wino_scratch(&p), 4 * (3 * 144 + 16 * 96 * (136 + 136)));
 }
 
-/* Y = A^T [(G g G^T) . (B^T d B)] A is the 3x3 conv of d (valid, 2x2). */
-static void test_filter_transform(void **state) {
+/* V and M of each position start an odd number of 64-byte lines apart. */
+static void test_scratch(void **state) {
   (void)state;
-  static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-  float g[9], u[16];
-  double d[4][4], m[4][4], t[2][4];
+  assert_int_equal(tinyml_uk_wino_stride(96 * 136), 96 * 136 + 16); /* 816 lines -> 817 */
+  assert_int_equal(tinyml_uk_wino_stride(12 * 64), 12 * 64 + 16);   /* 48 -> 49 */
+  assert_int_equal(tinyml_uk_wino_stride(9 * 40), 368);             /* 22.5 -> 23 */
+  tinyml_uk_params_t p = with_m(conv3x3(56, 56, 136, 136), 2);
+  p.wino_tiles = 96;
+  assert_int_equal(tc_wino_scratch(&p), 4 * (3 * 144 + 16 * 2 * (96 * 136 + 16)));
+  p = with_m(conv3x3(20, 20, 35, 37), 4);
+  p.wino_tiles = 12;
+  assert_int_equal(tc_wino_scratch(&p), 4 * (3 * 48 + 36 * 2 * (12 * 40 + 16)));
+}
+
+/* Y = A^T [(G g G^T) . (B^T d B)] A is the 3x3 conv of d (valid, m x m),
+ * for B^T and A^T as the kernels apply them. */
+static void check_filter(int m, const double *bt, const double *at) {
+  const int n = m + 2;
+  float g[9], u[36];
+  double d[6][6], mm[6][6], t[4][6];
   for (int i = 0; i < 9; ++i) g[i] = (float)(i * 37 % 11) / 4.0f - 1.25f;
-  for (int i = 0; i < 16; ++i) d[i / 4][i % 4] = (double)(i * 13 % 7) - 2.5;
-  tc_wino_filter(g, u);
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
+  for (int i = 0; i < n * n; ++i) d[i / n][i % n] = (double)(i * 13 % 7) - 2.5;
+  tc_wino_filter(g, m, u);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
       double s = 0;
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b) s += BT[i][a] * d[a][b] * BT[j][b];
-      m[i][j] = s * u[4 * i + j];
+      for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b) s += bt[i * n + a] * d[a][b] * bt[j * n + b];
+      mm[i][j] = s * u[n * i + j];
     }
-  for (int r = 0; r < 2; ++r)
-    for (int j = 0; j < 4; ++j) t[r][j] = AT[r][0] * m[0][j] + AT[r][1] * m[1][j] +
-                                          AT[r][2] * m[2][j] + AT[r][3] * m[3][j];
-  for (int r = 0; r < 2; ++r)
-    for (int s = 0; s < 2; ++s) {
+  for (int r = 0; r < m; ++r)
+    for (int j = 0; j < n; ++j) {
+      t[r][j] = 0;
+      for (int a = 0; a < n; ++a) t[r][j] += at[r * n + a] * mm[a][j];
+    }
+  for (int r = 0; r < m; ++r)
+    for (int s = 0; s < m; ++s) {
       double y = 0, want = 0;
-      for (int j = 0; j < 4; ++j) y += t[r][j] * AT[s][j];
+      for (int j = 0; j < n; ++j) y += t[r][j] * at[s * n + j];
       for (int ky = 0; ky < 3; ++ky)
         for (int kx = 0; kx < 3; ++kx) want += d[r + ky][s + kx] * g[3 * ky + kx];
-      assert_true(fabs(y - want) < 1e-5);
+      assert_true(fabs(y - want) < 1e-4);
     }
+}
+
+static void test_filter_transform(void **state) {
+  (void)state;
+  static const double BT2[16] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
+  static const double AT2[8] = {1, 1, 1, 0, 0, 1, -1, -1};
+  check_filter(2, BT2, AT2);
+  static const double BT4[36] = {4, 0, -5, 0,  1, 0, 0, -4, -4, 1,  1, 0,
+                                 0, 4, -4, -1, 1, 0, 0, -2, -1, 2,  1, 0,
+                                 0, 2, -1, -2, 1, 0, 0, 4,  0,  -5, 0, 1};
+  static const double AT4[24] = {1, 1, 1,  1, 1,  0, 0, 1, -1, 2, -2, 0,
+                                 0, 1, 1,  4, 4,  0, 0, 1, -1, 8, -8, 1};
+  check_filter(4, BT4, AT4);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_only_3x3_stride_1),
       cmocka_unit_test(test_channels_and_weights),
+      cmocka_unit_test(test_tile_size),
       cmocka_unit_test(test_tiles_per_block),
+      cmocka_unit_test(test_scratch),
       cmocka_unit_test(test_filter_transform),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
