@@ -59,15 +59,17 @@ int32_t tc_wino_m(const tinyml_uk_params_t *p) {
 
 /* Tiles per block for p->wino_m: with U in L2, blocks whose V and M stay
  * there too (24 tiles for 64 channels; 12 or 48 made ResNet-50's 56x56
- * convs no faster); otherwise as many as WINO_BIG_BLOCK_BYTES holds,
- * since every block reads all of U (ResNet-50's 14x14 convs: one block of
- * 49 tiles against 2 of 24-25 or 3 of 16-17, 10-13% faster, for 3.5 MB
- * more arena). */
+ * convs no faster); otherwise, for F(2x2, 3x3), as many as
+ * WINO_BIG_BLOCK_BYTES holds, since every block reads all of U
+ * (ResNet-50's 14x14 convs: one block of 49 tiles against 2 of 24-25 or 3
+ * of 16-17, 10-13% faster, for 3.5 MB more arena).  F(4x4, 3x3) keeps
+ * the small blocks: ResNet-50's 28x28 convs (2.25 MB of U) ran as fast
+ * in blocks of 12 tiles as of 48, and the arena stays 2.5 MB smaller. */
 int32_t tc_wino_tiles(const tinyml_uk_params_t *p) {
   const int32_t m = p->wino_m, nn = (m + 2) * (m + 2);
   const int64_t u = wino_u_bytes(p, m), icp = round8(p->ic), ocp = round8(p->oc);
   const int64_t tiles = (int64_t)p->batch * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
-  const int64_t bytes = u > WINO_L2_U ? WINO_BIG_BLOCK_BYTES : WINO_BLOCK_BYTES;
+  const int64_t bytes = m == 2 && u > WINO_L2_U ? WINO_BIG_BLOCK_BYTES : WINO_BLOCK_BYTES;
   int64_t tb = bytes / (4 * nn * (icp + ocp)) / WINO_MIN_TILES * WINO_MIN_TILES;
   if (tb < WINO_MIN_TILES) tb = WINO_MIN_TILES;
   if (tb > WINO_MAX_TILES) tb = WINO_MAX_TILES;

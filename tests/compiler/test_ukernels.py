@@ -567,8 +567,8 @@ def f32_cases(rng):
         # 25 tiles in blocks of up to 12: 8, 8, 9
         wino4(c(rng, "f32_wino4_blocks", 1, 20, 20, 64, 64, 3, 3, (1, 1), (1, 1),
                 (1, 1, 1, 1), relu6=True)),
-        # U of 1.3 MB: blocks of up to 72 tiles (100 tiles: 50, 50)
-        wino4(c(rng, "f32_wino4_big_blocks", 1, 40, 40, 96, 96, 3, 3, (1, 1), (1, 1),
+        # U of 1.3 MB, beyond L2, still in blocks of up to 12 tiles (16: 8, 8)
+        wino4(c(rng, "f32_wino4_u_beyond_l2", 1, 16, 16, 96, 96, 3, 3, (1, 1), (1, 1),
                 (1, 1, 1, 1))),
         # the residual added in the output transform
         wino4(f32_residual_case(rng, "f32_wino4_residual_over_skip", 1, 12, 32, 1, True,
