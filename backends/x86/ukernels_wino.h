@@ -59,18 +59,18 @@ UK_INLINE int32_t wround8(int32_t n) { return (n + 7) & ~7; }
     r[(j) + 5 * (rt)] = _mm256_fmadd_ps(four, d1, _mm256_fnmadd_ps(five, d3, d5));    \
   } while (0)
 
-/* ... and A^T on six values, giving four. */
+/* ... and A^T on six values, giving four (s: sums, d: differences). */
 #define WINO4_OUT(x, i, st, y, j, yt)                                                 \
   do {                                                                                \
-    const __m256 a = _mm256_add_ps(x[(i) + (st)], x[(i) + 2 * (st)]);                 \
-    const __m256 b = _mm256_sub_ps(x[(i) + (st)], x[(i) + 2 * (st)]);                 \
-    const __m256 c = _mm256_add_ps(x[(i) + 3 * (st)], x[(i) + 4 * (st)]);             \
-    const __m256 e = _mm256_sub_ps(x[(i) + 3 * (st)], x[(i) + 4 * (st)]);             \
-    y[j] = _mm256_add_ps(_mm256_add_ps(x[i], a), c);                                  \
-    y[(j) + (yt)] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), e, b);                      \
-    y[(j) + 2 * (yt)] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), c, a);                  \
+    const __m256 s12 = _mm256_add_ps(x[(i) + (st)], x[(i) + 2 * (st)]);               \
+    const __m256 d12 = _mm256_sub_ps(x[(i) + (st)], x[(i) + 2 * (st)]);               \
+    const __m256 s34 = _mm256_add_ps(x[(i) + 3 * (st)], x[(i) + 4 * (st)]);           \
+    const __m256 d34 = _mm256_sub_ps(x[(i) + 3 * (st)], x[(i) + 4 * (st)]);           \
+    y[j] = _mm256_add_ps(_mm256_add_ps(x[i], s12), s34);                              \
+    y[(j) + (yt)] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d34, d12);                  \
+    y[(j) + 2 * (yt)] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), s34, s12);              \
     y[(j) + 3 * (yt)] =                                                               \
-        _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), e, b), x[(i) + 5 * (st)]); \
+        _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d34, d12), x[(i) + 5 * (st)]); \
   } while (0)
 
 typedef struct wino_at {
