@@ -832,6 +832,10 @@ def main():
         conv_case(rng, "depthwise_bands_batch", 2, 16, 13, 40, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True),
         fc_case(rng, "fc_bands", 64, 96, 20, True, True),
+        # 8 channels (vww's first), dilation and stride, batch 2: interior
+        # pixels share one tap list, border pixels build their own
+        conv_case(rng, "depthwise_dilated_batch", 2, 13, 12, 8, 0, 3, 3, (1, 2), (2, 2),
+                  (2, 1, 2, 1), depthwise=True),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
