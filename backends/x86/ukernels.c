@@ -381,49 +381,6 @@ UK_INLINE void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo,
 #endif
 }
 
-/* Whether every tap of output pixel (oy, ox) lies inside the image. */
-UK_INLINE int dw_inside(const tinyml_uk_params_t *p, int32_t oy, int32_t ox) {
-  const int32_t iy = oy * p->stride_h - p->pad_top, ix = ox * p->stride_w - p->pad_left;
-  return iy >= 0 && ix >= 0 && iy + (p->kh - 1) * p->dil_h < p->ih &&
-         ix + (p->kw - 1) * p->dil_w < p->iw;
-}
-
-/* Pixels whose taps all lie inside the image share one list of tap
- * offsets from their top-left tap, in uk_dw_taps' order, so they skip
- * building their own: vww_96_int8's depthwise convs spent nearly a third
- * of their time on the lists (perf, cpu-clock samples). */
-void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
-                            int32_t wg, int32_t count) {
-  (void)scratch;
-  uk_ctx_t c = uk_ctx(blob);
-  const tinyml_uk_params_t *p = c.p;
-  int32_t lo, hi;
-  uk_band(p, wg, count, &lo, &hi);
-  if (p->kh * p->kw > UK_MAX_TAPS) {
-    uk_depthwise_generic(&c, in, out, lo, hi);
-    return;
-  }
-  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], rel[UK_MAX_TAPS], wrel[UK_MAX_TAPS];
-  const int32_t full = p->kh * p->kw;
-  for (int32_t t = 0; t < full; ++t) {
-    rel[t] = ((t / p->kw) * p->dil_h * p->iw + (t % p->kw) * p->dil_w) * p->ic;
-    wrel[t] = t * p->ic;
-  }
-  uk_pos_t at = uk_pos_at(p, lo);
-  for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
-    const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
-    int8_t *dst = out + (size_t)q * p->oc;
-    if (dw_inside(p, at.oy, at.ox)) {
-      const int32_t iy = at.oy * p->stride_h - p->pad_top;
-      const int32_t ix = at.ox * p->stride_w - p->pad_left;
-      dw_pixel(&c, img + ((size_t)iy * p->iw + ix) * p->ic, rel, wrel, full, dst);
-      continue;
-    }
-    int32_t taps = uk_dw_taps(p, at.oy, at.ox, xo, wo);
-    dw_pixel(&c, img, xo, wo, taps, dst);
-  }
-}
-
 /* ---- f32 ------------------------------------------------------------------
  *
  * Conv (and matmul, as a 1x1 conv): a GEMM of pixels x taps by taps x
@@ -727,6 +684,40 @@ static void dw_plan(const tinyml_uk_params_t *p, dw_plan_t *pl) {
     pl->iwo[t] = t * ic;
   }
   finterior(p, &pl->x_lo, &pl->x_hi);
+}
+
+/* The int8 depthwise conv, here to share dw_plan with the f32 one:
+ * pixels whose taps all lie inside the image take the plan's tap offsets
+ * from their top-left tap (uk_dw_taps' order), so they skip building
+ * their own: vww_96_int8's depthwise convs spent nearly a third of their
+ * time on the lists (perf, cpu-clock samples). */
+void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
+                            int32_t wg, int32_t count) {
+  (void)scratch;
+  uk_ctx_t c = uk_ctx(blob);
+  const tinyml_uk_params_t *p = c.p;
+  int32_t lo, hi;
+  uk_band(p, wg, count, &lo, &hi);
+  if (p->kh * p->kw > UK_MAX_TAPS) {
+    uk_depthwise_generic(&c, in, out, lo, hi);
+    return;
+  }
+  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
+  dw_plan_t pl;
+  dw_plan(p, &pl);
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
+    const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
+    int8_t *dst = out + (size_t)q * p->oc;
+    const int32_t iy = at.oy * p->stride_h - p->pad_top;
+    if (iy >= 0 && iy + (p->kh - 1) * p->dil_h < p->ih && at.ox >= pl.x_lo && at.ox < pl.x_hi) {
+      const int32_t ix = at.ox * p->stride_w - p->pad_left;
+      dw_pixel(&c, img + ((size_t)iy * p->iw + ix) * p->ic, pl.io, pl.iwo, pl.taps, dst);
+      continue;
+    }
+    int32_t taps = uk_dw_taps(p, at.oy, at.ox, xo, wo);
+    dw_pixel(&c, img, xo, wo, taps, dst);
+  }
 }
 
 /* Output row oy of one image, columns [x0, x1), into dst (ic floats a
