@@ -6,7 +6,9 @@
  * are packed 8 output channels x 2 taps, widened with vpmovsxbw, and
  * vpmaddwd sums tap pairs into int32 lanes.  int16 products cannot saturate
  * (|x - zp| <= 255, |w| <= 128), unlike vpmaddubsw, so results stay exact.
- * The rescale runs 8 channels at a time in 64-bit lanes. */
+ * The rescale runs 8 channels at a time in 64-bit lanes.  With AVX512-VNNI
+ * (the blob's dot4), the conv sums 4 byte taps per vpdpbusd instead
+ * (ukernels_dot4.h). */
 #include <immintrin.h>
 
 #include "../../lib/ukernels/uk_common.h"
@@ -255,33 +257,56 @@ UK_INLINE void widen(const int8_t *src, int16_t *dst, int32_t n, int32_t zp) {
   widen_tail(src + i, dst + i, n - i, zp);
 }
 
-static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
-                   int16_t *col) {
+/* Pixel (oy, ox)'s im2col column, for columns of any element type:
+ * put(col, t, src, n, zp) writes n taps from the image at tap t,
+ * pad(col, t, n, zp) n padded ones.  Called with constant functions, which
+ * inline. */
+typedef void (*im2col_put_fn)(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp);
+typedef void (*im2col_pad_fn)(void *col, int32_t t, int32_t n, int32_t zp);
+
+UK_INLINE void im2col_walk(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy,
+                           int32_t ox, void *col, im2col_put_fn put, im2col_pad_fn pad) {
   const int32_t ic = p->ic;
-  int16_t *c = col;
   int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
   if (p->dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih &&
       ix0 + p->kw - 1 < p->iw) {
     /* Inside the image, each kernel row is one contiguous run of input. */
     const int32_t run = p->kw * ic;
-    for (int32_t ky = 0; ky < p->kh; ++ky, c += run)
-      widen(img + ((size_t)(iy0 + ky * p->dil_h) * p->iw + ix0) * ic, c, run, p->in_zp);
-    for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
+    for (int32_t ky = 0; ky < p->kh; ++ky)
+      put(col, ky * run, img + ((size_t)(iy0 + ky * p->dil_h) * p->iw + ix0) * ic, run, p->in_zp);
     return;
   }
   for (int32_t ky = 0; ky < p->kh; ++ky) {
-    int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-    for (int32_t kx = 0; kx < p->kw; ++kx, c += ic) {
-      int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-      if (iy < 0 || iy >= p->ih || ix < 0 || ix >= p->iw) {
-        for (int32_t ch = 0; ch < ic; ++ch) c[ch] = 0;
-        continue;
-      }
-      widen(img + ((size_t)iy * p->iw + ix) * ic, c, ic, p->in_zp);
+    int32_t iy = iy0 + ky * p->dil_h;
+    for (int32_t kx = 0; kx < p->kw; ++kx) {
+      int32_t ix = ix0 + kx * p->dil_w, t = (ky * p->kw + kx) * ic;
+      if (iy < 0 || iy >= p->ih || ix < 0 || ix >= p->iw)
+        pad(col, t, ic, p->in_zp);
+      else
+        put(col, t, img + ((size_t)iy * p->iw + ix) * ic, ic, p->in_zp);
     }
   }
+}
+
+UK_INLINE void col16_put(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp) {
+  widen(src, (int16_t *)col + t, n, zp);
+}
+
+UK_INLINE void col16_pad(void *col, int32_t t, int32_t n, int32_t zp) {
+  (void)zp;
+  for (int32_t i = 0; i < n; ++i) ((int16_t *)col)[t + i] = 0;
+}
+
+/* int16 columns of x - in_zp. */
+static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
+                   int16_t *col) {
+  im2col_walk(p, img, oy, ox, col, col16_put, col16_pad);
   for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
 }
+
+#if UK_ZMM
+#include "ukernels_dot4.h" /* dot4_conv */
+#endif
 
 /* Output pixels [lo, hi) of workgroup wg (uk_abi.h), PIX at a time; a
  * group may span two images.  Integer sums are exact, so any grouping gives
@@ -294,6 +319,9 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   int32_t lo, hi;
   uk_band(p, wg, count, &lo, &hi);
+#if UK_ZMM
+  if (dot4_conv(&c, in, out, (uint8_t *)(void *)col, lo, hi)) return;
+#endif
   uk_pos_t at = uk_pos_at(p, lo); /* of pixel q: no division per pixel */
   for (int32_t q = lo; q < hi; q += PIX) {
     int32_t np = hi - q < PIX ? hi - q : PIX;

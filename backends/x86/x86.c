@@ -40,4 +40,8 @@ const tinyml_backend_t tinyml__backend_x86 = {
                          "graniterapids,znver4,znver5",
     .ukernel_wide_scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
     .wide_transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
+    /* vpdpbusd (ukernels_dot4.h); not skylake-avx512 or x86-64-v4. */
+    .ukernel_dot4_feature = "+avx512vnni",
+    .ukernel_dot4_cpus = "cascadelake,cooperlake,icelake-server,icelake-client,tigerlake,"
+                         "rocketlake,sapphirerapids,emeraldrapids,graniterapids,znver4,znver5",
 };

@@ -55,6 +55,15 @@ typedef struct tinyml_backend {
   /* The transform script for the same CPUs as the wide kernels (e.g. larger
    * register tiles for more, wider registers); NULL: `transform_script`. */
   const char *wide_transform_script;
+  /* The wide kernels' int8 conv may sum 4 byte taps per instruction (the
+   * blob's dot4, uk_abi.h) when the caller's features name every feature
+   * of `ukernel_dot4_feature` or, without features, the CPU is listed in
+   * `ukernel_dot4_cpus`.  NULL: never.  `ukernel_dot4` is the compiler's
+   * answer for the target at hand, on its copy of the backend; backends
+   * leave it 0. */
+  const char *ukernel_dot4_feature;
+  const char *ukernel_dot4_cpus; /* comma-separated */
+  int ukernel_dot4;
 } tinyml_backend_t;
 
 /* Finds a built backend by name; NULL when it was not built. */

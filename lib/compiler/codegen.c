@@ -207,16 +207,57 @@ static tinyml_status_t add_abi(LLVMModuleRef m, const tc_graph_t *g, const char 
   return TINYML_OK;
 }
 
-static void set_function_attrs(LLVMModuleRef m, const char *cpu, const char *features) {
+/* Whether the n-byte comma-separated `list` holds the k bytes at item. */
+static int listed_n(const char *list, size_t n, const char *item, size_t k) {
+  for (size_t i = 0; i < n;) {
+    size_t len = 0;
+    while (i + len < n && list[i + len] != ',') ++len;
+    if (len == k && strncmp(list + i, item, k) == 0) return 1;
+    i += len + 1;
+  }
+  return 0;
+}
+
+/* `features`, plus each item of `keep` that the function's own
+ * target-features name and `features` lacks, into buf (room for both).
+ * Such a function was declared for a CPU with more (a `target` attribute
+ * in the kernels' C), and is called only when the module's CPU has it;
+ * emitted with the module's features alone, LLVM could not select its
+ * intrinsics. */
+static const char *function_features(LLVMValueRef f, const char *features, const char *keep,
+                                     char *buf) {
+  LLVMAttributeRef own = LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                                       "target-features", 15);
+  if (!keep || !own) return features;
+  unsigned len = 0;
+  const char *have = LLVMGetStringAttributeValue(own, &len);
+  size_t used = strlen(features);
+  memcpy(buf, features, used + 1);
+  for (const char *s = keep; *s;) {
+    size_t k = strcspn(s, ",");
+    if (listed_n(have, len, s, k) && !listed_n(features, strlen(features), s, k)) {
+      if (used) buf[used++] = ',';
+      memcpy(buf + used, s, k);
+      buf[used += k] = '\0';
+    }
+    s += k + (s[k] == ',');
+  }
+  return buf;
+}
+
+static void set_function_attrs(LLVMModuleRef m, const char *cpu, const char *features,
+                               const char *keep) {
   LLVMContextRef ctx = LLVMGetModuleContext(m);
+  char buf[strlen(features) + (keep ? strlen(keep) : 0) + 2];
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f)) continue;
+    const char *fs = function_features(f, features, keep, buf);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(ctx, "target-cpu", 10, cpu,
                                                       (unsigned)strlen(cpu)));
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                            LLVMCreateStringAttribute(ctx, "target-features", 15,
-                                                      features, (unsigned)strlen(features)));
+                            LLVMCreateStringAttribute(ctx, "target-features", 15, fs,
+                                                      (unsigned)strlen(fs)));
   }
 }
 
@@ -328,7 +369,7 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(m, layout);
   LLVMDisposeTargetData(layout);
-  set_function_attrs(m, tg->cpu, tg->features);
+  set_function_attrs(m, tg->cpu, tg->features, tg->ukernel_keep_features);
   int hard_float = wants_arm_hard_float(tg->triple);
   if (hard_float) set_arm_hard_float(m);
   char *err = NULL;

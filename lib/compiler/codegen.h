@@ -16,6 +16,10 @@ typedef struct tc_codegen_target {
   /* Microkernel bitcode to link in when the dispatches call it, or NULL. */
   const unsigned char *ukernel_bitcode;
   size_t ukernel_bitcode_size;
+  /* Features (comma-separated) that a kernel function declared with them
+   * keeps when `features` lacks them: the blob tells it whether to call
+   * that function (uk_abi.h, dot4).  NULL: none. */
+  const char *ukernel_keep_features;
 } tc_codegen_target_t;
 
 /* Strategy, scratch rewrite and lowering to the LLVM dialect, in place on

@@ -32,6 +32,10 @@ int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *
  * (ukernel_wide_bitcode): the caller's features decide when given. */
 int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features);
 
+/* Whether, given the wide variant, its int8 conv may use 4-tap dot
+ * products (ukernel_dot4_feature). */
+int tc_ukernels_dot4(const tinyml_backend_t *be, const char *cpu, const char *features);
+
 /* Rewrites every matching chain in `m` into TC_UKERNEL_OP; *out_count gets
  * how many.  `winograd`: whether f32 convs may take Winograd (ukernel_wino.c). */
 tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,

@@ -519,6 +519,7 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
     int64_t cols = be->ukernel_scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
     if (be->ukernel_tail_columns && pixels < cols) cols = pixels;
     p->scratch_bytes = (int32_t)(2 * cols * p->k_padded);
+    p->dot4 = be->ukernel_dot4;
   } else {
     p->oc_block = p->k_block = 1;
     p->k_padded = p->k;

@@ -35,6 +35,12 @@ int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *fe
   return cpu && tc_feature_listed(be->ukernel_wide_cpus, cpu);
 }
 
+int tc_ukernels_dot4(const tinyml_backend_t *be, const char *cpu, const char *features) {
+  if (!be->ukernel_dot4_feature || !tc_ukernels_wide(be, cpu, features)) return 0;
+  if (features && *features) return features_all(features, be->ukernel_dot4_feature);
+  return cpu && tc_feature_listed(be->ukernel_dot4_cpus, cpu);
+}
+
 int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features) {
   if (!be->ukernel_bitcode) return 0;
   if (features && *features)

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#define TINYML_UK_VERSION 4
+#define TINYML_UK_VERSION 5
 
 /* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
  * int32_t count)` computes a band of the output pixels (n, oy, ox
@@ -92,6 +92,9 @@ typedef struct tinyml_uk_params {
   /* conv_f32 with wino_tiles > 0: outputs per tile side, 2 for F(2x2,
    * 3x3) or 4 for F(4x4, 3x3). */
   int32_t wino_m;
+  /* conv (int8): 1 when the module's CPU has 4-tap byte dot products
+   * (x86: AVX512-VNNI), which the kernel may then use; 0 otherwise. */
+  int32_t dot4;
 } tinyml_uk_params_t;
 
 /* f32 kinds.  The header stays all-int32; the fields mean:

@@ -15,7 +15,12 @@ must refuse (a weight zero point) is checked to keep the Linalg path.  The
 default module must have the AVX2 kernels (its object defines uk_tile_avx2 or
 uk_dw_avx2); compiled a third time with the AVX-512 features, it must have
 the AVX-512 ones (uk_tile_avx512, uk_dw_avx512) and, where the CPU has
-AVX-512, give the same bytes too.  The microkernel module also runs on 2,
+AVX-512, give the same bytes too.  The conv and fully-connected cases are
+compiled a fourth time with +avx512vnni as well, where the int8 conv may
+sum 4 byte taps per instruction (backends/x86/ukernels_dot4.h): their
+blobs must say dot4 = 1 (and 0 without it, or for --cpu skylake-avx512 and
+x86-64-v4, 1 for cascadelake and znver5), and where the CPU has VNNI the
+module must give the same bytes.  The microkernel module also runs on 2,
 3 and 4 threads: the *_bands cases are large enough that their call is
 split into 4, 6 and 8 bands of output pixels (lib/ukernels/uk_abi.h),
 bands that start mid-row and, with a batch, span two images; every split
@@ -176,6 +181,35 @@ def int8_isa(compile_exe, nm, src, work, extra):
     if len(got) > 1:
         raise RuntimeError(f"both AVX2 and AVX-512 int8 kernels in:\n{syms}")
     return got.pop() if got else None
+
+
+UK_ABI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
+                      "ukernels", "uk_abi.h")
+
+
+def dot4_flags(mod):
+    """The dot4 field of every int8 conv blob in a module's constants: each
+    is a tinyml_uk_params_t (uk_abi.h, all int32) starting with the version
+    and kind 1, found by its k = kh * kw * ic and the x86 packing (8 x 2)."""
+    version = int(open(UK_ABI).read().split("#define TINYML_UK_VERSION ")[1].split()[0])
+    raw = open(mod, "rb").read()
+    head, flags, at = struct.pack("<2i", version, 1), [], 0
+    while (at := raw.find(head, at)) >= 0:
+        f = struct.unpack_from("<37i", raw, at) if at + 148 <= len(raw) else None
+        at += 4
+        if f and f[21] == f[9] * f[10] * f[5] and (f[24], f[25]) == (8, 2) and f[36] in (0, 1):
+            flags.append(f[36])  # dot4: the 37th field
+    return flags
+
+
+def check_dot4(compile_exe, src, work, extra, want):
+    """The module compiled with `extra` has int8 conv blobs, all with dot4
+    = want."""
+    m = os.path.join(work, "dot4.tmlm")
+    run([compile_exe, src, "-o", m, *extra])
+    got = dot4_flags(m)
+    if not got or set(got) != {want}:
+        raise RuntimeError(f"{' '.join(extra)}: conv blobs' dot4 {got}, want all {want}")
 
 
 # ---- f32 ----------------------------------------------------------------
@@ -585,6 +619,9 @@ def f32_module_text(case):
 # tag, --features, the ISA suffix of the kernel symbols it must link (None:
 # the Linalg path, no kernels at all)
 AVX512 = "+avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq"
+AVX512_VNNI = AVX512 + ",+avx512vnni"
+# CPUs that take the 4-tap dot products (1) and AVX-512 ones that do not
+DOT4_CPUS = [("cascadelake", 1), ("znver5", 1), ("skylake-avx512", 0), ("x86-64-v4", 0)]
 F32_BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"),
               ("linalg", "+fma", None)]
 
@@ -809,6 +846,8 @@ def main():
     os.makedirs(work)
     have_avx512 = any(line.startswith("flags") and " avx512f" in line
                       for line in open("/proc/cpuinfo"))
+    have_vnni = have_avx512 and any(line.startswith("flags") and " avx512_vnni" in line
+                                    for line in open("/proc/cpuinfo"))
     if part == "maxpools":
         failures = run_maxpools((compile_exe, run_exe, nm), work, have_avx512)
         print(f"ukernels (max pools): {failures} failure(s)")
@@ -836,6 +875,12 @@ def main():
         # pixels share one tap list, border pixels build their own
         conv_case(rng, "depthwise_dilated_batch", 2, 13, 12, 8, 0, 3, 3, (1, 2), (2, 2),
                   (2, 1, 2, 1), depthwise=True),
+        # 4-tap dot products: border taps over 64 bytes long, and more
+        # channels than dot4_conv keeps a corrected bias for
+        conv_case(rng, "conv_pad_wide_taps", 1, 5, 6, 70, 20, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1)),
+        conv_case(rng, "conv1x1_many_channels", 1, 3, 4, 8, 2100, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), clamp=False),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
@@ -859,6 +904,13 @@ def main():
                     raise RuntimeError(f"--features {AVX512} does not get the AVX-512 kernels")
                 if have_avx512:
                     builds.append(("uk512", ["--features", AVX512]))
+                if case[0].startswith(("conv", "fc")):
+                    check_dot4(compile_exe, src, work, ["--features", AVX512], 0)
+                    check_dot4(compile_exe, src, work, ["--features", AVX512_VNNI], 1)
+                    for cpu, want in DOT4_CPUS if case is cases[0] else ():
+                        check_dot4(compile_exe, src, work, ["--cpu", cpu], want)
+                    if have_vnni:
+                        builds.append(("dot4", ["--features", AVX512_VNNI]))
             mods = []
             for tag, extra in builds:
                 m = os.path.join(work, f"{name}.{tag}.tmlm")
@@ -871,7 +923,7 @@ def main():
                 inp = os.path.join(work, "in.bin")
                 with open(inp, "wb") as f:
                     f.write(bytes(rng.randrange(256) for _ in range(size)))
-                outs, names = [], ["1 thread", "linalg", "AVX-512"][:len(mods)]
+                outs, names = [], [tag for tag, _ in builds]
                 for m in mods:
                     od = m + ".out"
                     run([run_exe, m, "--input", inp, "--output-dir", od])

@@ -1,0 +1,178 @@
+/* The int8 conv with 4-tap dot products (AVX512-VNNI's vpdpbusd), for
+ * modules whose CPU has them (uk_abi.h, dot4), included by ukernels.c in
+ * its AVX-512 build.
+ *
+ * vpdpbusd multiplies unsigned by signed bytes, four taps per 32-bit lane,
+ * where vpmaddwd takes two int16 taps: half the instructions per tap, and
+ * im2col columns of bytes instead of int16.  The columns hold
+ * u = x + 128 (x ^ 0x80); a padded tap holds in_zp + 128, which is x = in_zp.
+ * Then sum (x - in_zp) * w = sum u * w - (in_zp + 128) * sum w, so each
+ * call folds -(in_zp + 128) * sum w into its copy of the bias.  That is
+ * exact modulo 2^32 (vpdpbusd wraps, it does not saturate), and the int16
+ * path's sum fits in an int32, so the bytes out are the same.
+ *
+ * The weights stay as the compiler packs them for vpmaddwd (8 channels x
+ * 2 taps); one vpermw per 16 channels and 4 taps puts each channel's 4
+ * taps side by side, and serves PIX pixels.
+ *
+ * The functions carry the feature themselves: the bitcode is built
+ * without it, and a module whose blob says dot4 = 0 never calls them. */
+#ifndef TINYML_BACKENDS_X86_UKERNELS_DOT4_H
+#define TINYML_BACKENDS_X86_UKERNELS_DOT4_H
+
+#define UK_DOT4 __attribute__((target("avx512vnni")))
+
+/* Channels up to which a call keeps its corrected bias on the stack. */
+enum { DOT4_MAX_OC = 1024 };
+
+/* Word j of the 32 in a zmm: 16-channel half h = j / 16, channel
+ * (j % 16) / 2 of its panel, tap pair j % 2; the source holds a panel's
+ * two 16-byte tap-pair rows one after the other. */
+UK_INLINE __m512i dot4_index(void) {
+  short ix[32];
+  for (int j = 0; j < 32; ++j) ix[j] = (short)((j / 16) * 16 + (j % 2) * 8 + (j % 16) / 2);
+  return _mm512_loadu_si512(ix);
+}
+
+/* Taps k..k+3 of the panels at w0 and w1 (8 channels each), each
+ * channel's four bytes side by side. */
+UK_DOT4 UK_INLINE __m512i dot4_w(const int8_t *w0, const int8_t *w1, __m512i ix) {
+  __m512i z = _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)w0)),
+      _mm256_loadu_si256((const __m256i *)(const void *)w1), 1);
+  return _mm512_permutexvar_epi16(ix, z);
+}
+
+UK_INLINE __m512i dot4_col(const uint8_t *col, int32_t k) {
+  int32_t v;
+  __builtin_memcpy(&v, col + k, 4);
+  return _mm512_set1_epi32(v);
+}
+
+/* bias - (in_zp + 128) * sum w, per channel, into b[oc_padded]. */
+UK_DOT4 static void dot4_bias(const uk_ctx_t *c, int32_t *b) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t kp = p->k_padded;
+  const __m512i ix = dot4_index(), ones = _mm512_set1_epi8(1);
+  for (int32_t o0 = 0; o0 < p->oc_padded; o0 += 16) {
+    const int8_t *w0 = c->weights + (size_t)o0 * kp;
+    const int8_t *w1 = o0 + 16 <= p->oc_padded ? w0 + (size_t)8 * kp : w0;
+    __m512i s = _mm512_setzero_si512();
+    for (int32_t k = 0; k < kp; k += 4)
+      s = _mm512_dpbusd_epi32(s, ones, dot4_w(w0 + k * 8, w1 + k * 8, ix));
+    int32_t t[16];
+    _mm512_storeu_si512(t, s);
+    for (int32_t j = 0; j < 16 && o0 + j < p->oc_padded; ++j)
+      b[o0 + j] = (int32_t)((uint32_t)c->bias[o0 + j] -
+                            (uint32_t)(p->in_zp + 128) * (uint32_t)t[j]);
+  }
+}
+
+/* PIX pixels x 16 * nz channels from o0; with half, one 8-channel panel
+ * (the last of an oc_padded that is not a multiple of 16). */
+UK_DOT4 UK_INLINE void dot4_tile(const uk_ctx_t *c, int nz, int half, const uint8_t *col,
+                                 int32_t o0, int32_t npix, int8_t *const *outs) {
+  const int32_t kp = c->p->k_padded;
+  const int8_t *w = c->weights + (size_t)o0 * kp;
+  const size_t panel = (size_t)8 * kp;
+  const __m512i ix = dot4_index();
+  __m512i a[PIX][2];
+  for (int i = 0; i < PIX; ++i) a[i][0] = a[i][1] = _mm512_setzero_si512();
+  for (int32_t k = 0; k < kp; k += 4) {
+    __m512i x0 = dot4_w(w + k * 8, (half ? w : w + panel) + k * 8, ix);
+    __m512i x1 = nz == 2 ? dot4_w(w + 2 * panel + k * 8, w + 3 * panel + k * 8, ix) : x0;
+    for (int i = 0; i < PIX; ++i) {
+      __m512i u = dot4_col(col + (size_t)i * kp, k);
+      a[i][0] = _mm512_dpbusd_epi32(a[i][0], u, x0);
+      if (nz == 2) a[i][1] = _mm512_dpbusd_epi32(a[i][1], u, x1);
+    }
+  }
+  for (int i = 0; i < npix; ++i) {
+    if (half) {
+      requant8(c, _mm512_castsi512_si256(a[i][0]), o0, outs[i], left(c->p, o0));
+      continue;
+    }
+    for (int z = 0; z < nz; ++z) requant16(c, a[i][z], o0 + 16 * z, outs[i]);
+  }
+}
+
+static __attribute__((noinline)) UK_DOT4 void uk_tile_dot4(const uk_ctx_t *c, const uint8_t *col,
+                                                           int32_t npix, int8_t *const *outs) {
+  const int32_t ocp = c->p->oc_padded;
+  int32_t o0 = 0;
+  for (; o0 + 32 <= ocp; o0 += 32) dot4_tile(c, 2, 0, col, o0, npix, outs);
+  if (o0 + 16 <= ocp) {
+    dot4_tile(c, 1, 0, col, o0, npix, outs);
+    o0 += 16;
+  }
+  if (o0 < ocp) dot4_tile(c, 1, 1, col, o0, npix, outs);
+}
+
+/* The low n (< 64) bytes. */
+UK_INLINE __mmask64 dot4_low(int32_t n) { return ((__mmask64)1 << n) - 1; }
+
+/* n bytes of x at src as x ^ 0x80 at dst.  The tail is one masked load
+ * and store: whole stores where the scratch had room measured slower
+ * (resnet8's --emit c loop 0.114 against 0.110 ms per invoke). */
+UK_INLINE void dot4_flip(const int8_t *src, uint8_t *dst, int32_t n) {
+  const __m512i m = _mm512_set1_epi8((char)0x80);
+  int32_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), m));
+  if (i < n)
+    _mm512_mask_storeu_epi8(dst + i, dot4_low(n - i),
+                            _mm512_xor_si512(_mm512_maskz_loadu_epi8(dot4_low(n - i), src + i), m));
+}
+
+/* n bytes of v at dst. */
+UK_INLINE void dot4_fill(uint8_t *dst, uint8_t v, int32_t n) {
+  const __m512i x = _mm512_set1_epi8((char)v);
+  int32_t i = 0;
+  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(dst + i, x);
+  if (i < n) _mm512_mask_storeu_epi8(dst + i, dot4_low(n - i), x);
+}
+
+UK_INLINE void col8_put(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp) {
+  (void)zp;
+  dot4_flip(src, (uint8_t *)col + t, n);
+}
+
+UK_INLINE void col8_pad(void *col, int32_t t, int32_t n, int32_t zp) {
+  dot4_fill((uint8_t *)col + t, (uint8_t)(zp + 128), n);
+}
+
+/* im2col's columns as bytes u = x + 128. */
+static void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
+                        uint8_t *col) {
+  im2col_walk(p, img, oy, ox, col, col8_put, col8_pad);
+  /* The padded taps' weights are 0. */
+  for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
+}
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products; 0 when it
+ * should keep to the int16 path: the blob does not allow them, too many
+ * channels for the stack, or too few pixels to repay the bias. */
+UK_DOT4 static int dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
+                             int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c0->p;
+  if (!p->dot4 || p->oc_padded > DOT4_MAX_OC || hi - lo < PIX) return 0;
+  int32_t bias[DOT4_MAX_OC];
+  dot4_bias(c0, bias);
+  uk_ctx_t c = *c0;
+  c.bias = bias;
+  const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; q += PIX) {
+    int32_t np = hi - q < PIX ? hi - q : PIX;
+    int8_t *outs[PIX];
+    for (int32_t i = 0; i < np; ++i, uk_pos_next(p, &at)) {
+      dot4_im2col(p, in + (size_t)at.n * image, at.oy, at.ox, col + (size_t)i * kp);
+      outs[i] = out + (size_t)(q + i) * p->oc;
+    }
+    dot4_fill(col + (size_t)np * kp, 0, (PIX - np) * kp);
+    uk_tile_dot4(&c, col, np, outs);
+  }
+  return 1;
+}
+
+#endif
