@@ -162,12 +162,17 @@ UK_DOT4 static int dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, 
   c.bias = bias;
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   uk_pos_t at = uk_pos_at(p, lo);
+  /* A 1x1 conv's columns are its input rows, PIX of them one block. */
+  const int rows = tinyml_uk_direct_1x1(p) && kp == p->ic;
   for (int32_t q = lo; q < hi; q += PIX) {
     int32_t np = hi - q < PIX ? hi - q : PIX;
     int8_t *outs[PIX];
-    for (int32_t i = 0; i < np; ++i, uk_pos_next(p, &at)) {
-      dot4_im2col(p, in + (size_t)at.n * image, at.oy, at.ox, col + (size_t)i * kp);
-      outs[i] = out + (size_t)(q + i) * p->oc;
+    for (int32_t i = 0; i < np; ++i) outs[i] = out + (size_t)(q + i) * p->oc;
+    if (rows) {
+      dot4_flip(in + (size_t)q * kp, col, np * kp);
+    } else {
+      for (int32_t i = 0; i < np; ++i, uk_pos_next(p, &at))
+        dot4_im2col(p, in + (size_t)at.n * image, at.oy, at.ox, col + (size_t)i * kp);
     }
     dot4_fill(col + (size_t)np * kp, 0, (PIX - np) * kp);
     uk_tile_dot4(&c, col, np, outs);
