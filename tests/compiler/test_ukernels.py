@@ -875,6 +875,10 @@ def main():
         # pixels share one tap list, border pixels build their own
         conv_case(rng, "depthwise_dilated_batch", 2, 13, 12, 8, 0, 3, 3, (1, 2), (2, 2),
                   (2, 1, 2, 1), depthwise=True),
+        # 8 channels at stride 1, odd rows: interior pixels go in pairs,
+        # the last of a row alone
+        conv_case(rng, "depthwise8_pairs_batch", 2, 6, 9, 8, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True),
         # 4-tap dot products: border taps over 64 bytes long, and more
         # channels than dot4_conv keeps a corrected bias for
         conv_case(rng, "conv_pad_wide_taps", 1, 5, 6, 70, 20, 3, 3, (1, 1), (1, 1),
