@@ -303,8 +303,8 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
     s.target.ukernel_bitcode = wide ? s.backend->ukernel_wide_bitcode : s.backend->ukernel_bitcode;
     s.target.ukernel_bitcode_size =
         *(wide ? s.backend->ukernel_wide_bitcode_size : s.backend->ukernel_bitcode_size);
-    if (wide) s.target.ukernel_keep_features = s.backend->ukernel_dot4_feature;
     if (wide) {
+      s.target.ukernel_keep_features = s.backend->ukernel_dot4_feature;
       wide_be = *s.backend;
       if (s.backend->ukernel_wide_scratch_per_k)
         wide_be.ukernel_scratch_per_k = s.backend->ukernel_wide_scratch_per_k;
