@@ -1,7 +1,8 @@
 /* Refuses an x86-64 module whose code needs a CPU feature this CPU lacks,
  * before any of its code is mapped: running it would end the process on an
  * illegal instruction.  The module records the LLVM CPU and features it was
- * compiled for; both are checked with __builtin_cpu_supports (which also
+ * compiled for, and a named CPU implies features beyond its x86-64 level;
+ * all are checked with __builtin_cpu_supports (which also
  * checks that the OS saves the vector state).  Hosted x86-64 builds only:
  * freestanding runtimes run code built for their one board. */
 #include "runtime.h"
@@ -46,6 +47,29 @@ static const char *const LEVEL_CPUS[4] = {
     "graniterapids-d,diamondrapids,znver4,znver5",
 };
 
+/* Vector features LLVM may emit for a named CPU beyond its level, so a
+ * module compiled for one needs them too (a --cpu cascadelake module uses
+ * vpdpwssd, which a skylake-avx512 lacks).  From LLVM's X86TargetParser. */
+#define TINYML__ICL_FEATURES                                                        \
+  "avx512vnni,avx512ifma,avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq,gfni," \
+  "vaes,vpclmulqdq"
+static const struct {
+  const char *cpus, *features;
+} CPU_EXTRAS[] = {
+    {"cascadelake", "avx512vnni"},
+    {"cooperlake", "avx512vnni,avx512bf16"},
+    {"cannonlake", "avx512ifma,avx512vbmi"},
+    {"icelake-client,icelake-server,rocketlake,tigerlake", TINYML__ICL_FEATURES},
+    {"sapphirerapids,emeraldrapids,graniterapids,graniterapids-d,diamondrapids",
+     TINYML__ICL_FEATURES ",avx512bf16,avx512fp16,avxvnni"},
+    {"znver4", TINYML__ICL_FEATURES ",avx512bf16"},
+    {"znver5", TINYML__ICL_FEATURES ",avx512bf16,avxvnni"},
+    {"alderlake,raptorlake,meteorlake,arrowlake,arrowlake-s,lunarlake,pantherlake,"
+     "gracemont,sierraforest,grandridge,clearwaterforest",
+     "avxvnni,gfni,vaes,vpclmulqdq"},
+    {"znver3", "vaes,vpclmulqdq"},
+};
+
 static int listed(const char *list, const char *name) {
   const size_t n = strlen(name);
   for (const char *s = list; *s;) {
@@ -72,6 +96,22 @@ static int has_level(int level) {
   }
 }
 
+/* The first feature of comma-separated `list` this CPU lacks (its length in
+ * *len), or NULL.  A "+name" entry needs the feature, a "-name" one takes it
+ * away (nothing to check), and a bare "name" needs it. */
+static const char *first_missing(const char *list, size_t *len) {
+  for (const char *s = list; *s;) {
+    const size_t n = strcspn(s, ",");
+    const size_t plus = s[0] == '+';
+    if (n > plus && s[0] != '-' && has_feature(s + plus, n - plus) == 0) {
+      *len = n - plus;
+      return s + plus;
+    }
+    s += n + (s[n] == ',');
+  }
+  return NULL;
+}
+
 static tinyml_status_t check_cpu(const char *cpu, const tinyml_allocator_t *a) {
   const int level = cpu_level(cpu);
   if (!level)
@@ -83,6 +123,15 @@ static tinyml_status_t check_cpu(const char *cpu, const tinyml_allocator_t *a) {
     return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
                               "module: compiled for CPU '%s' (x86-64-v%d), which this CPU is "
                               "not; recompile with --cpu host", cpu, level);
+  for (size_t i = 0; i < sizeof CPU_EXTRAS / sizeof CPU_EXTRAS[0]; ++i) {
+    size_t len = 0;
+    const char *f = listed(CPU_EXTRAS[i].cpus, cpu) ? first_missing(CPU_EXTRAS[i].features, &len)
+                                                    : NULL;
+    if (f)
+      return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
+                                "module: compiled for CPU '%s', whose feature '%.*s' this CPU "
+                                "lacks; recompile with --cpu host", cpu, (int)len, f);
+  }
   return TINYML_OK;
 }
 
@@ -91,15 +140,12 @@ tinyml_status_t tinyml__cpu_check(const tmod_module_t *d, const tinyml_allocator
     return TINYML_OK; /* load_executables refuses other architectures */
   __builtin_cpu_init();
   if (d->cpu && *d->cpu) TINYML_RETURN_IF_ERROR(check_cpu(d->cpu, a));
-  for (const char *s = d->features ? d->features : ""; *s;) {
-    size_t len = strcspn(s, ",");
-    /* "-name" takes a feature away: nothing to check. */
-    if (len > 1 && s[0] == '+' && has_feature(s + 1, len - 1) == 0)
-      return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
-                                "module: compiled for CPU feature '%.*s', which this CPU "
-                                "lacks; recompile with --cpu host", (int)len - 1, s + 1);
-    s += len + (s[len] == ',');
-  }
+  size_t len = 0;
+  const char *f = first_missing(d->features ? d->features : "", &len);
+  if (f)
+    return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
+                              "module: compiled for CPU feature '%.*s', which this CPU "
+                              "lacks; recompile with --cpu host", (int)len, f);
   return TINYML_OK;
 }
 #endif

@@ -58,6 +58,36 @@ static void test_cpu_level(void **state) {
   tinyml_blob_release(blob);
 }
 
+/* A named CPU implies features beyond its level: cascadelake has VNNI
+ * (which skylake-avx512 lacks), sapphirerapids has AVX512-FP16 (which no AMD
+ * CPU has).  Each loads where this CPU has them and is refused, naming the
+ * missing one, where it does not. */
+static void expect_named_cpu(const char *cpu, const char *feature, int has) {
+  tinyml_blob_t *blob = compile_for(cpu, NULL);
+  tinyml_module_t *m = NULL;
+  if (has) {
+    api_assert_ok(load(blob, &m), cpu);
+    tinyml_module_release(m);
+  } else {
+    api_expect_error(load(blob, &m), TINYML_STATUS_UNSUPPORTED, cpu, feature);
+    assert_null(m);
+  }
+  tinyml_blob_release(blob);
+}
+
+static void test_cpu_extra_features(void **state) {
+  (void)state;
+  if (!__builtin_cpu_supports("x86-64-v4")) {
+    print_message("skipped: below x86-64-v4 the level check refuses these first\n");
+    skip();
+  }
+  expect_named_cpu("cascadelake", "avx512vnni", __builtin_cpu_supports("avx512vnni"));
+  /* Its first feature this CPU lacks is named: only "lacks" is certain. */
+  expect_named_cpu("sapphirerapids", "lacks",
+                   __builtin_cpu_supports("avx512fp16") && __builtin_cpu_supports("avx512bf16") &&
+                       __builtin_cpu_supports("avxvnni") && __builtin_cpu_supports("avx512vbmi2"));
+}
+
 static void test_host_loads_and_runs(void **state) {
   (void)state;
   tinyml_blob_t *blob = compile_for("host", NULL);
@@ -76,6 +106,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_missing_feature_refused),
       cmocka_unit_test(test_cpu_level),
+      cmocka_unit_test(test_cpu_extra_features),
       cmocka_unit_test(test_host_loads_and_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
