@@ -44,12 +44,14 @@ static const char *const LEVEL_CPUS[4] = {
     "clearwaterforest,knl,knm,bdver4,znver1,znver2,znver3",
     "x86-64-v4,skylake-avx512,cascadelake,cooperlake,cannonlake,icelake-client,"
     "icelake-server,rocketlake,tigerlake,sapphirerapids,emeraldrapids,graniterapids,"
-    "graniterapids-d,diamondrapids,znver4,znver5",
+    "graniterapids-d,znver4,znver5",
 };
 
 /* Vector features LLVM may emit for a named CPU beyond its level, so a
  * module compiled for one needs them too (a --cpu cascadelake module uses
- * vpdpwssd, which a skylake-avx512 lacks).  From LLVM's X86TargetParser. */
+ * vpdpwssd, which a skylake-avx512 lacks).  From LLVM's X86TargetParser.
+ * diamondrapids is in no list: its APX and AVX10.2 are beyond what
+ * __builtin_cpu_supports can test, so its modules are refused as unknown. */
 #define TINYML__ICL_FEATURES                                                        \
   "avx512vnni,avx512ifma,avx512vbmi,avx512vbmi2,avx512bitalg,avx512vpopcntdq,gfni," \
   "vaes,vpclmulqdq"
@@ -60,7 +62,7 @@ static const struct {
     {"cooperlake", "avx512vnni,avx512bf16"},
     {"cannonlake", "avx512ifma,avx512vbmi"},
     {"icelake-client,icelake-server,rocketlake,tigerlake", TINYML__ICL_FEATURES},
-    {"sapphirerapids,emeraldrapids,graniterapids,graniterapids-d,diamondrapids",
+    {"sapphirerapids,emeraldrapids,graniterapids,graniterapids-d",
      TINYML__ICL_FEATURES ",avx512bf16,avx512fp16,avxvnni"},
     {"znver4", TINYML__ICL_FEATURES ",avx512bf16"},
     {"znver5", TINYML__ICL_FEATURES ",avx512bf16,avxvnni"},
@@ -68,6 +70,14 @@ static const struct {
      "gracemont,sierraforest,grandridge,clearwaterforest",
      "avxvnni,gfni,vaes,vpclmulqdq"},
     {"znver3", "vaes,vpclmulqdq"},
+    {"tremont", "gfni"},
+    {"knl,knm", "avx512f,avx512cd"},
+    {"sandybridge,corei7-avx", "avx"},
+    {"ivybridge,core-avx-i", "avx,f16c"},
+    {"btver2", "avx,f16c,bmi,movbe"},
+    {"bdver1", "avx,xop,fma4"},
+    {"bdver2,bdver3", "avx,xop,fma4,fma,f16c,bmi"},
+    {"bdver4", "xop,fma4"},
 };
 
 static int listed(const char *list, const char *name) {

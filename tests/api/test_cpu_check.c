@@ -75,6 +75,24 @@ static void expect_named_cpu(const char *cpu, const char *feature, int has) {
   tinyml_blob_release(blob);
 }
 
+/* Below the level a CPU's extras are checked too: XOP for AMD's Bulldozer. */
+static void test_cpu_extra_below_v3(void **state) {
+  (void)state;
+  expect_named_cpu("bdver1", "lacks",
+                   __builtin_cpu_supports("avx") && __builtin_cpu_supports("xop") &&
+                       __builtin_cpu_supports("fma4"));
+}
+
+/* diamondrapids' APX cannot be tested here: refused as unknown, by name. */
+static void test_cpu_unknown_refused(void **state) {
+  (void)state;
+  tinyml_blob_t *blob = compile_for("diamondrapids", NULL);
+  tinyml_module_t *m = NULL;
+  api_expect_error(load(blob, &m), TINYML_STATUS_UNSUPPORTED, "diamondrapids", "cannot check");
+  assert_null(m);
+  tinyml_blob_release(blob);
+}
+
 static void test_cpu_extra_features(void **state) {
   (void)state;
   if (!__builtin_cpu_supports("x86-64-v4")) {
@@ -107,6 +125,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_missing_feature_refused),
       cmocka_unit_test(test_cpu_level),
       cmocka_unit_test(test_cpu_extra_features),
+      cmocka_unit_test(test_cpu_extra_below_v3),
+      cmocka_unit_test(test_cpu_unknown_refused),
       cmocka_unit_test(test_host_loads_and_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
