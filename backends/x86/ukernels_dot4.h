@@ -149,13 +149,14 @@ static void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t 
   for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
 }
 
-/* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products; 0 when it
- * should keep to the int16 path: the blob does not allow them, too many
- * channels for the stack, or too few pixels to repay the bias. */
+/* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
+ * whose dot4 is set (the caller tests it); 0 when it should keep to the
+ * int16 path: too many channels for the stack, or too few pixels to repay
+ * the bias. */
 UK_DOT4 static int dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
                              int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c0->p;
-  if (!p->dot4 || p->oc_padded > DOT4_MAX_OC || hi - lo < PIX) return 0;
+  if (p->oc_padded > DOT4_MAX_OC || hi - lo < PIX) return 0;
   int32_t bias[DOT4_MAX_OC];
   dot4_bias(c0, bias);
   uk_ctx_t c = *c0;
