@@ -322,7 +322,10 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
 #if UK_ZMM
   /* The flag is tested here, outside the VNNI-compiled function, so a CPU
    * without VNNI never enters it. */
-  if (p->dot4 && dot4_conv(&c, in, out, (uint8_t *)(void *)col, lo, hi)) return;
+  if (p->dot4) {
+    dot4_conv(&c, blob, in, out, (uint8_t *)(void *)col, lo, hi);
+    return;
+  }
 #endif
   uk_pos_t at = uk_pos_at(p, lo); /* of pixel q: no division per pixel */
   for (int32_t q = lo; q < hi; q += PIX) {

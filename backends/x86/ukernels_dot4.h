@@ -6,24 +6,22 @@
  * where vpmaddwd takes two int16 taps: half the instructions per tap, and
  * im2col columns of bytes instead of int16.  The columns hold
  * u = x + 128 (x ^ 0x80); a padded tap holds in_zp + 128, which is x = in_zp.
- * Then sum (x - in_zp) * w = sum u * w - (in_zp + 128) * sum w, so each
- * call folds -(in_zp + 128) * sum w into its copy of the bias.  That is
- * exact modulo 2^32 (vpdpbusd wraps, it does not saturate), and the int16
- * path's sum fits in an int32, so the bytes out are the same.
+ * Then sum (x - in_zp) * w = sum u * w - (in_zp + 128) * sum w, so the
+ * compiler folds -(in_zp + 128) * sum w into a second bias (uk_abi.h,
+ * dot4).  That is exact modulo 2^32 (vpdpbusd wraps, it does not
+ * saturate), and the int16 path's sum fits in an int32, so the bytes out
+ * are the same.
  *
  * The weights stay as the compiler packs them for vpmaddwd (8 channels x
  * 2 taps); one vpermw per 16 channels and 4 taps puts each channel's 4
  * taps side by side, and serves PIX pixels.
  *
  * The functions carry the feature themselves: the bitcode is built
- * without it, and a module whose blob says dot4 = 0 never calls them. */
+ * without it, and a module whose blob has dot4 = 0 never calls them. */
 #ifndef TINYML_BACKENDS_X86_UKERNELS_DOT4_H
 #define TINYML_BACKENDS_X86_UKERNELS_DOT4_H
 
 #define UK_DOT4 __attribute__((target("avx512vnni")))
-
-/* Channels up to which a call keeps its corrected bias on the stack. */
-enum { DOT4_MAX_OC = 1024 };
 
 /* Word j of the 32 in a zmm: 16-channel half h = j / 16, channel
  * (j % 16) / 2 of its panel, tap pair j % 2; the source holds a panel's
@@ -47,25 +45,6 @@ UK_INLINE __m512i dot4_col(const uint8_t *col, int32_t k) {
   int32_t v;
   __builtin_memcpy(&v, col + k, 4);
   return _mm512_set1_epi32(v);
-}
-
-/* bias - (in_zp + 128) * sum w, per channel, into b[oc_padded]. */
-UK_DOT4 static void dot4_bias(const uk_ctx_t *c, int32_t *b) {
-  const tinyml_uk_params_t *p = c->p;
-  const int32_t kp = p->k_padded;
-  const __m512i ix = dot4_index(), ones = _mm512_set1_epi8(1);
-  for (int32_t o0 = 0; o0 < p->oc_padded; o0 += 16) {
-    const int8_t *w0 = c->weights + (size_t)o0 * kp;
-    const int8_t *w1 = o0 + 16 <= p->oc_padded ? w0 + (size_t)8 * kp : w0;
-    __m512i s = _mm512_setzero_si512();
-    for (int32_t k = 0; k < kp; k += 4)
-      s = _mm512_dpbusd_epi32(s, ones, dot4_w(w0 + k * 8, w1 + k * 8, ix));
-    int32_t t[16];
-    _mm512_storeu_si512(t, s);
-    for (int32_t j = 0; j < 16 && o0 + j < p->oc_padded; ++j)
-      b[o0 + j] = (int32_t)((uint32_t)c->bias[o0 + j] -
-                            (uint32_t)(p->in_zp + 128) * (uint32_t)t[j]);
-  }
 }
 
 /* PIX pixels x 16 * nz channels from o0; with half, one 8-channel panel
@@ -150,17 +129,12 @@ static void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t 
 }
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
- * whose dot4 is set (the caller tests it); 0 when it should keep to the
- * int16 path: too many channels for the stack, or too few pixels to repay
- * the bias. */
-UK_DOT4 static int dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
-                             int32_t lo, int32_t hi) {
+ * whose dot4 is set (the caller tests it). */
+UK_DOT4 static void dot4_conv(const uk_ctx_t *c0, const void *blob, const int8_t *in,
+                              int8_t *out, uint8_t *col, int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c0->p;
-  if (p->oc_padded > DOT4_MAX_OC || hi - lo < PIX) return 0;
-  int32_t bias[DOT4_MAX_OC];
-  dot4_bias(c0, bias);
   uk_ctx_t c = *c0;
-  c.bias = bias;
+  c.bias = (const int32_t *)(const void *)((const uint8_t *)blob + p->dot4);
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   uk_pos_t at = uk_pos_at(p, lo);
   /* A 1x1 conv's columns are its input rows, PIX of them one block. */
@@ -178,7 +152,6 @@ UK_DOT4 static int dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, 
     dot4_fill(col + (size_t)np * kp, 0, (PIX - np) * kp);
     uk_tile_dot4(&c, col, np, outs);
   }
-  return 1;
 }
 
 #endif

@@ -502,6 +502,15 @@ static void fill_channels(const chain_t *c, uint8_t *blob) {
       zp_sum += p->in_zp * mlirDenseElementsAttrGetInt8Value(c->weights, (intptr_t)t * p->ic + o);
     ch[o] = (tinyml_uk_chan_t){bias[o], mult[o], shift[o], zp_sum, round[o], round[n16 + o]};
   }
+  /* dot4's bias - (in_zp + 128) * sum w, modulo 2^32 as the kernel sums. */
+  uint32_t *bias4 = (uint32_t *)(void *)(blob + p->dot4);
+  for (int32_t o = 0; p->dot4 && o < p->oc; ++o) {
+    uint32_t sum = 0;
+    for (int32_t k = 0; k < p->k; ++k)
+      sum += (uint32_t)mlirDenseElementsAttrGetInt8Value(
+          c->weights, c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k);
+    bias4[o] = (uint32_t)bias[o] - (uint32_t)(p->in_zp + 128) * sum;
+  }
 }
 
 /* Lays out the blob; returns its size (0 when too large for int32 offsets). */
@@ -519,7 +528,6 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
     int64_t cols = be->ukernel_scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
     if (be->ukernel_tail_columns && pixels < cols) cols = pixels;
     p->scratch_bytes = (int32_t)(2 * cols * p->k_padded);
-    p->dot4 = be->ukernel_dot4;
   } else {
     p->oc_block = p->k_block = 1;
     p->k_padded = p->k;
@@ -535,7 +543,12 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
   p->shift_off = (int32_t)(off += chan);
   p->round_off = (int32_t)(off += chan);
   p->chan_off = (int32_t)(off += 4 * chan);
-  p->weights_off = (int32_t)(off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_chan_t));
+  off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_chan_t);
+  if (p->kind == TINYML_UK_CONV && be->ukernel_dot4) {
+    p->dot4 = (int32_t)off;
+    off += chan;
+  }
+  p->weights_off = (int32_t)off;
   int64_t total = off + w;
   return total < (1LL << 30) ? (size_t)total : 0;
 }

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#define TINYML_UK_VERSION 5
+#define TINYML_UK_VERSION 6
 
 /* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
  * int32_t count)` computes a band of the output pixels (n, oy, ox
@@ -92,8 +92,10 @@ typedef struct tinyml_uk_params {
   /* conv_f32 with wino_tiles > 0: outputs per tile side, 2 for F(2x2,
    * 3x3) or 4 for F(4x4, 3x3). */
   int32_t wino_m;
-  /* conv (int8): 1 when the module's CPU has 4-tap byte dot products
-   * (x86: AVX512-VNNI), which the kernel may then use; 0 otherwise. */
+  /* conv (int8): 0, or where the module's CPU has 4-tap byte dot products
+   * (x86: AVX512-VNNI), which the kernel may then use, the byte offset of
+   * int32 bias4[round_up(oc_padded, 16)]: bias - (in_zp + 128) * the sum
+   * of the channel's weights, modulo 2^32 (backends/x86/ukernels_dot4.h). */
   int32_t dot4;
 } tinyml_uk_params_t;
 

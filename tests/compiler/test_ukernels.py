@@ -18,10 +18,10 @@ the AVX-512 ones (uk_tile_avx512, uk_dw_avx512) and, where the CPU has
 AVX-512, give the same bytes too.  The conv and fully-connected cases are
 compiled a fourth time with +avx512vnni as well, where the int8 conv may
 sum 4 byte taps per instruction (backends/x86/ukernels_dot4.h): their
-blobs must say dot4 = 1 (and 0 without it, or for --cpu skylake-avx512 and
-x86-64-v4, 1 for cascadelake and znver5), and where the CPU has VNNI the
-module must give the same bytes.  The microkernel module also runs on 2,
-3 and 4 threads: the *_bands cases are large enough that their call is
+blobs must set dot4 (the offset of their second bias; 0 without it, or for
+--cpu skylake-avx512 and x86-64-v4, set for cascadelake and znver5), and
+where the CPU has VNNI the module must give the same bytes.  Every build
+also runs on 2, 3 and 4 threads: the *_bands cases are large enough that their call is
 split into 4, 6 and 8 bands of output pixels (lib/ukernels/uk_abi.h),
 bands that start mid-row and, with a batch, span two images; every split
 must give the same bytes.
@@ -197,8 +197,11 @@ def dot4_flags(mod):
     while (at := raw.find(head, at)) >= 0:
         f = struct.unpack_from("<37i", raw, at) if at + 148 <= len(raw) else None
         at += 4
-        if f and f[21] == f[9] * f[10] * f[5] and (f[24], f[25]) == (8, 2) and f[36] in (0, 1):
-            flags.append(f[36])  # dot4: the 37th field
+        # dot4, the 37th field: 0, or the offset of the second bias, just
+        # before the weights (round_up(oc_padded, 16) int32s).
+        if (f and f[21] == f[9] * f[10] * f[5] and (f[24], f[25]) == (8, 2)
+                and f[36] in (0, f[29] - 4 * (-(-f[23] // 16) * 16))):
+            flags.append(1 if f[36] else 0)
     return flags
 
 
@@ -932,19 +935,24 @@ def main():
                     od = m + ".out"
                     run([run_exe, m, "--input", inp, "--output-dir", od])
                     outs.append(open(os.path.join(od, "output_0.bin"), "rb").read())
-                for threads in (2, 3, 4) if trial == 0 else ():
-                    od = f"{mods[0]}.t{threads}.out"
-                    run([run_exe, mods[0], "--input", inp, "--output-dir", od,
-                         "--threads", str(threads)])
-                    outs.append(open(os.path.join(od, "output_0.bin"), "rb").read())
-                    names.append(f"{threads} threads")
+                # Every build split into bands: a band's start, and bands
+                # of the VNNI and int16 paths side by side in one conv.
+                for (tag, _), m in zip(builds, mods) if trial == 0 else ():
+                    for threads in (2, 3, 4):
+                        od = f"{m}.t{threads}.out"
+                        run([run_exe, m, "--input", inp, "--output-dir", od,
+                             "--threads", str(threads)])
+                        outs.append(open(os.path.join(od, "output_0.bin"), "rb").read())
+                        names.append(f"{tag} on {threads} threads")
                 for name_, got in zip(names[1:], outs[1:]):
                     if got != outs[0]:
                         diff = sum(a != b for a, b in zip(outs[0], got))
                         raise RuntimeError(f"trial {trial}: {name_}: {diff} of {len(got)} "
                                            "bytes differ")
-            print(f"PASS {name}" + ("" if have_avx512 or not want_uk
-                                    else " (AVX-512 not run: no avx512f)"))
+            not_run = ("" if have_avx512 or not want_uk else " (AVX-512 not run: no avx512f)")
+            if want_uk and have_avx512 and not have_vnni and case[0].startswith(("conv", "fc")):
+                not_run = " (VNNI kernels not run: no avx512_vnni; their flag checked)"
+            print(f"PASS {name}{not_run}")
         except RuntimeError as e:
             failures += 1
             print(f"FAIL {name}: {e}")
