@@ -882,8 +882,8 @@ def main():
         # the last of a row alone
         conv_case(rng, "depthwise8_pairs_batch", 2, 6, 9, 8, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True),
-        # 4-tap dot products: border taps over 64 bytes long, and more
-        # channels than dot4_conv keeps a corrected bias for
+        # 4-tap dot products: border taps over 64 bytes long, and 2100
+        # channels (the compiler's second bias, bands of a 1x1 conv's rows)
         conv_case(rng, "conv_pad_wide_taps", 1, 5, 6, 70, 20, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1)),
         conv_case(rng, "conv1x1_many_channels", 1, 3, 4, 8, 2100, 1, 1, (1, 1), (1, 1),
