@@ -323,7 +323,7 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   /* The flag is tested here, outside the VNNI-compiled function, so a CPU
    * without VNNI never enters it. */
   if (p->dot4) {
-    dot4_conv(&c, blob, in, out, (uint8_t *)(void *)col, lo, hi);
+    dot4_conv(&c, in, out, (uint8_t *)(void *)col, lo, hi);
     return;
   }
 #endif

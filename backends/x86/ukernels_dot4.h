@@ -130,11 +130,11 @@ static void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t 
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it). */
-UK_DOT4 static void dot4_conv(const uk_ctx_t *c0, const void *blob, const int8_t *in,
-                              int8_t *out, uint8_t *col, int32_t lo, int32_t hi) {
-  const tinyml_uk_params_t *p = c0->p;
+UK_DOT4 static void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
+                              int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c0->p; /* the blob's start */
   uk_ctx_t c = *c0;
-  c.bias = (const int32_t *)(const void *)((const uint8_t *)blob + p->dot4);
+  c.bias = (const int32_t *)(const void *)((const uint8_t *)p + p->dot4);
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   uk_pos_t at = uk_pos_at(p, lo);
   /* A 1x1 conv's columns are its input rows, PIX of them one block. */

@@ -461,19 +461,38 @@ static void match_epilogue_f32(chain_t *c) {
 
 static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
+/* Where tap k of channel o goes in the packed conv weights. */
+static size_t packed_at(const tinyml_uk_params_t *p, const tinyml_backend_t *be, int32_t o,
+                        int32_t k) {
+  static const int perm4[4] = {0, 2, 1, 3};
+  const int32_t ob = p->oc_block, kb = p->k_block;
+  int32_t t = k % kb;
+  if (be->ukernel_k_perm) t = (t & ~3) | perm4[t & 3];
+  return (size_t)(o / ob) * ob * p->k_padded + (size_t)(k / kb) * ob * kb +
+         (size_t)(o % ob) * kb + (size_t)t;
+}
+
 static void pack_conv(const chain_t *c, const tinyml_backend_t *be, int8_t *dst) {
   const tinyml_uk_params_t *p = &c->p;
-  const int32_t ob = p->oc_block, kb = p->k_block, kp = p->k_padded;
-  static const int perm4[4] = {0, 2, 1, 3};
   for (int32_t o = 0; o < p->oc; ++o)
     for (int32_t k = 0; k < p->k; ++k) {
-      int32_t t = k % kb;
-      if (be->ukernel_k_perm) t = (t & ~3) | perm4[t & 3];
-      size_t at = (size_t)(o / ob) * ob * kp + (size_t)(k / kb) * ob * kb +
-                  (size_t)(o % ob) * kb + (size_t)t;
       intptr_t from = c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k;
-      dst[at] = mlirDenseElementsAttrGetInt8Value(c->weights, from);
+      dst[packed_at(p, be, o, k)] = mlirDenseElementsAttrGetInt8Value(c->weights, from);
     }
+}
+
+/* dot4's bias - (in_zp + 128) * sum w (uk_abi.h), modulo 2^32 as the kernel
+ * sums, from the bias and the packed weights already in the blob. */
+static void fill_dot4_bias(const tinyml_uk_params_t *p, const tinyml_backend_t *be,
+                           uint8_t *blob) {
+  const int32_t *bias = (const int32_t *)(const void *)(blob + p->bias_off);
+  const int8_t *w = (const int8_t *)(blob + p->weights_off);
+  uint32_t *bias4 = (uint32_t *)(void *)(blob + p->dot4);
+  for (int32_t o = 0; o < p->oc; ++o) {
+    uint32_t sum = 0;
+    for (int32_t k = 0; k < p->k; ++k) sum += (uint32_t)w[packed_at(p, be, o, k)];
+    bias4[o] = (uint32_t)bias[o] - (uint32_t)(p->in_zp + 128) * sum;
+  }
 }
 
 static void fill_channels(const chain_t *c, uint8_t *blob) {
@@ -501,15 +520,6 @@ static void fill_channels(const chain_t *c, uint8_t *blob) {
     for (int32_t t = 0; p->kind == TINYML_UK_DEPTHWISE && t < p->kh * p->kw; ++t)
       zp_sum += p->in_zp * mlirDenseElementsAttrGetInt8Value(c->weights, (intptr_t)t * p->ic + o);
     ch[o] = (tinyml_uk_chan_t){bias[o], mult[o], shift[o], zp_sum, round[o], round[n16 + o]};
-  }
-  /* dot4's bias - (in_zp + 128) * sum w, modulo 2^32 as the kernel sums. */
-  uint32_t *bias4 = (uint32_t *)(void *)(blob + p->dot4);
-  for (int32_t o = 0; p->dot4 && o < p->oc; ++o) {
-    uint32_t sum = 0;
-    for (int32_t k = 0; k < p->k; ++k)
-      sum += (uint32_t)mlirDenseElementsAttrGetInt8Value(
-          c->weights, c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k);
-    bias4[o] = (uint32_t)bias[o] - (uint32_t)(p->in_zp + 128) * sum;
   }
 }
 
@@ -562,10 +572,12 @@ static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *
   memcpy(blob, &c->p, sizeof(c->p));
   fill_channels(c, blob);
   int8_t *w = (int8_t *)(blob + c->p.weights_off);
-  if (c->p.kind == TINYML_UK_CONV)
+  if (c->p.kind == TINYML_UK_CONV) {
     pack_conv(c, be, w);
-  else
+    if (c->p.dot4) fill_dot4_bias(&c->p, be, blob);
+  } else {
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
+  }
   return tc_uk_blob_const(ctx, blob, size, a, before);
 }
 
