@@ -935,8 +935,8 @@ def main():
                     od = m + ".out"
                     run([run_exe, m, "--input", inp, "--output-dir", od])
                     outs.append(open(os.path.join(od, "output_0.bin"), "rb").read())
-                # Every build split into bands: a band's start, and bands
-                # of the VNNI and int16 paths side by side in one conv.
+                # Every build split into bands, so each kernel path (the
+                # VNNI one too) starts bands mid-row and mid-image.
                 for (tag, _), m in zip(builds, mods) if trial == 0 else ():
                     for threads in (2, 3, 4):
                         od = f"{m}.t{threads}.out"
