@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/list.h"
 #include "../common/status.h"
 #include "../module/executable_abi.h"
 #include "distribute.h"
@@ -207,17 +208,6 @@ static tinyml_status_t add_abi(LLVMModuleRef m, const tc_graph_t *g, const char 
   return TINYML_OK;
 }
 
-/* Whether the n-byte comma-separated `list` holds the k bytes at item. */
-static int listed_n(const char *list, size_t n, const char *item, size_t k) {
-  for (size_t i = 0; i < n;) {
-    size_t len = 0;
-    while (i + len < n && list[i + len] != ',') ++len;
-    if (len == k && strncmp(list + i, item, k) == 0) return 1;
-    i += len + 1;
-  }
-  return 0;
-}
-
 /* `features`, plus each item of `keep` that the function's own
  * target-features name and `features` lacks, into buf (room for both).
  * Such a function was declared for a CPU with more (a `target` attribute
@@ -235,7 +225,7 @@ static const char *function_features(LLVMValueRef f, const char *features, const
   memcpy(buf, features, used + 1);
   for (const char *s = keep; *s;) {
     size_t k = strcspn(s, ",");
-    if (listed_n(have, len, s, k) && !listed_n(features, strlen(features), s, k)) {
+    if (tinyml__list_has_n(have, len, s, k) && !tinyml__list_has_n(features, strlen(features), s, k)) {
       if (used) buf[used++] = ',';
       memcpy(buf + used, s, k);
       buf[used += k] = '\0';

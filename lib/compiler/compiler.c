@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/alloc.h"
+#include "../common/list.h"
 #include "../common/status.h"
 #include <stdio.h>
 
@@ -292,7 +293,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   }
   tinyml_backend_t scalar, wide_be;
   if (s.backend->scalar_transform_script && s.target.features &&
-      !tc_feature_listed(s.target.features, s.backend->vector_feature)) {
+      !tinyml__list_has(s.target.features, s.backend->vector_feature)) {
     scalar = *s.backend;
     scalar.transform_script = s.backend->scalar_transform_script;
     s.backend = &scalar;

@@ -43,7 +43,7 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
-#include "../importers/common/strbuf.h"
+#include "../common/strbuf.h"
 
 /* An op is tiled when its iteration space has at least this many points
  * (heavier ops count 8 per point), and each tile gets about TILE_WORK

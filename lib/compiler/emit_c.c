@@ -11,7 +11,7 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
-#include "../importers/common/strbuf.h"
+#include "../common/strbuf.h"
 #include "../module/executable_abi.h"
 
 static const char kBaseNames[4] = {'I', 'O', 'C', 'A'}; /* tmod_buffer_kind_t order */

@@ -22,9 +22,6 @@
  * pixels) the call is worth splitting into; see ukernel_lower.c. */
 #define TC_UKERNEL_WORKGROUPS "tinyml.workgroups"
 
-/* Whether comma-separated `list` holds `tok` exactly. */
-int tc_feature_listed(const char *list, const char *tok);
-
 /* Whether the backend has microkernels and the target CPU can run them. */
 int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features);
 

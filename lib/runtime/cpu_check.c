@@ -10,6 +10,7 @@
 #if TINYML__CPU_CHECK
 #include <string.h>
 
+#include "../common/list.h"
 #include "../common/status.h"
 
 /* LLVM feature names that gcc 12's and clang 22's __builtin_cpu_supports
@@ -80,20 +81,10 @@ static const struct {
     {"bdver4", "xop,fma4"},
 };
 
-static int listed(const char *list, const char *name) {
-  const size_t n = strlen(name);
-  for (const char *s = list; *s;) {
-    size_t len = strcspn(s, ",");
-    if (len == n && memcmp(s, name, n) == 0) return 1;
-    s += len + (s[len] == ',');
-  }
-  return 0;
-}
-
 /* The level (1..4) `cpu` implies; 0 when this runtime does not know it. */
 static int cpu_level(const char *cpu) {
   for (int i = 0; i < 4; ++i)
-    if (listed(LEVEL_CPUS[i], cpu)) return i + 1;
+    if (tinyml__list_has(LEVEL_CPUS[i], cpu)) return i + 1;
   return 0;
 }
 
@@ -135,7 +126,7 @@ static tinyml_status_t check_cpu(const char *cpu, const tinyml_allocator_t *a) {
                               "not; recompile with --cpu host", cpu, level);
   for (size_t i = 0; i < sizeof CPU_EXTRAS / sizeof CPU_EXTRAS[0]; ++i) {
     size_t len = 0;
-    const char *f = listed(CPU_EXTRAS[i].cpus, cpu) ? first_missing(CPU_EXTRAS[i].features, &len)
+    const char *f = tinyml__list_has(CPU_EXTRAS[i].cpus, cpu) ? first_missing(CPU_EXTRAS[i].features, &len)
                                                     : NULL;
     if (f)
       return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,

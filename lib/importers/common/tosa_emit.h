@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strbuf.h"
+#include "../../common/strbuf.h"
 
 #define TE_MAX_RANK 8
 

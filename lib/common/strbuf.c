@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/alloc.h"
+#include "alloc.h"
 
 void strbuf_init(strbuf_t *sb, const tinyml_allocator_t *allocator) {
   memset(sb, 0, sizeof(*sb));

@@ -1,10 +1,11 @@
-/* A growable text buffer for importers that write MLIR text.  Appends never
- * fail loudly: the first allocation failure latches `oom`, later appends are
- * ignored, and the caller checks once at the end.
+/* A growable text buffer, for the importers and the compiler, which write
+ * MLIR and C text.  Appends never fail loudly: the first allocation failure
+ * latches `oom`, later appends are ignored, and the caller checks once at
+ * the end.
  * Ownership: the buffer owns `data` until strbuf_take hands it over.
  * Thread-safety: none; one writer at a time. */
-#ifndef TINYML_IMPORTERS_STRBUF_H
-#define TINYML_IMPORTERS_STRBUF_H
+#ifndef TINYML_COMMON_STRBUF_H
+#define TINYML_COMMON_STRBUF_H
 
 #include <stddef.h>
 #include <stdint.h>
