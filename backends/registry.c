@@ -2,7 +2,7 @@
  * value, and one line here. */
 #include <string.h>
 
-#include "../lib/compiler/backend.h"
+#include "registry.h"
 
 #ifdef TINYML_BACKEND_X86
 extern const tinyml_backend_t tinyml__backend_x86;
@@ -34,3 +34,9 @@ const tinyml_backend_t *tinyml__backend_find(const char *name) {
 }
 
 const char *tinyml__backend_names(void) { return TINYML_BACKEND_NAMES; }
+
+const tinyml_backend_t *tinyml__backend_default(const char *elf_arch) {
+  for (size_t i = 0; elf_arch && backends[i]; ++i)
+    if (strcmp(backends[i]->elf_arch, elf_arch) == 0) return backends[i];
+  return backends[0];
+}

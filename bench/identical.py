@@ -4,7 +4,7 @@ results: for a refactoring that must not change behaviour.
 
   identical.py record --build B [--rvv-build R] [--mcu-build-root DIR]
                       [--shared ../shared] [--gen DIR] -o B.json
-  identical.py compare OLD.json NEW.json
+  identical.py compare OLD.json NEW.json [--common]
 
 `record` compiles every model of SHARED/reference and SHARED/zoo/reference
 (and, with --gen, the ONNX CNNs ../shared/tools/models/gen_models.py wrote
@@ -174,8 +174,26 @@ def record(a):
     return 0
 
 
+def load(path):
+    """A record's .json, or the .log it writes as it goes (a partial run)."""
+    if not path.endswith(".log"):
+        return json.load(open(path))
+    out = {}
+    for line in open(path):
+        head, _, entry = line.partition(": ")
+        name, _, config = head.partition(" ")
+        out.setdefault(name, {})[config] = json.loads(entry)
+    return out
+
+
 def compare(a):
-    old, new = json.load(open(a.old)), json.load(open(a.new))
+    old, new = load(a.old), load(a.new)
+    if a.common:
+        # a partial run: only what both recorded
+        old = {n: {c: e for c, e in v.items() if c in new.get(n, {})}
+               for n, v in old.items() if n in new}
+        new = {n: {c: e for c, e in v.items() if c in old.get(n, {})}
+               for n, v in new.items() if n in old}
     bad = same_modules = modules = outputs_compared = 0
     sizes = []
     for name in sorted(set(old) | set(new)):
@@ -242,6 +260,8 @@ def main():
     c = sub.add_parser("compare")
     c.add_argument("old")
     c.add_argument("new")
+    c.add_argument("--common", action="store_true",
+                   help="compare only the models and configurations both recorded")
     a = ap.parse_args()
     return record(a) if a.cmd == "record" else compare(a)
 

@@ -9,7 +9,7 @@
 #include "api_internal.h"
 
 #ifdef TINYML_WITH_COMPILER
-#include "../lib/compiler/backend.h"
+#include "../backends/registry.h"
 #include "../lib/compiler/compiler.h"
 _Static_assert(TINYML__MAX_FILES <= TINYML_FILES_MAX, "tinyml_files_t is too small");
 #endif
@@ -139,10 +139,23 @@ static tinyml_status_t resolve_prepost(const tinyml_compile_options_t *o,
   return TINYML_OK;
 }
 
+/* The caller's backend, or the default: the first built one whose code
+ * this library's runtime runs. */
+static tinyml_status_t resolve_backend(const tinyml_compile_options_t *o,
+                                       const tinyml_allocator_t *a,
+                                       tinyml__compile_request_t *r) {
+  const char *name = HAS_FIELD(o, target) ? o->target : NULL;
+  r->backend = name ? tinyml__backend_find(name) : tinyml__backend_default(NULL);
+  if (!r->backend)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compile: unknown target '%s'; this build has: %s",
+                               name ? name : "(default)", tinyml__backend_names());
+  return TINYML_OK;
+}
+
 static tinyml_status_t make_request(const tinyml_compile_options_t *o,
                                     const tinyml_allocator_t *a,
                                     tinyml__compile_request_t *r) {
-  r->target = HAS_FIELD(o, target) && o->target ? o->target : "x86-64";
   r->cpu = HAS_FIELD(o, cpu) ? o->cpu : NULL;
   r->features = HAS_FIELD(o, features) ? o->features : NULL;
   r->opt_level = HAS_FIELD(o, opt_level) ? o->opt_level : 3;
@@ -156,7 +169,8 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   if (r->opt_level < 0 || r->opt_level > 3)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "tinyml_compile: opt_level %d is not in 0..3", r->opt_level);
-  return resolve_prepost(o, a, r);
+  TINYML_RETURN_IF_ERROR(resolve_prepost(o, a, r));
+  return resolve_backend(o, a, r);
 }
 #endif
 

@@ -11,6 +11,51 @@ extern const unsigned long tinyml__x86_ukernels_size;
 extern const unsigned char tinyml__x86_ukernels_avx512[];
 extern const unsigned long tinyml__x86_ukernels_avx512_size;
 
+/* The microkernel builds, best first (backend.h).  One bitcode serves
+ * AVX-512 CPUs with and without VNNI: its VNNI functions carry their own
+ * target attribute and the blob's dot4 says whether to call them. */
+#define AVX512 "+avx512f,+avx512bw,+avx512vl,+avx512dq"
+static const tc_ukernel_build_t ukernel_builds[] = {
+    {
+        /* vpdpbusd (ukernels_dot4.h); not skylake-avx512 or x86-64-v4. */
+        .name = "avx512-vnni",
+        .bitcode = tinyml__x86_ukernels_avx512,
+        .bitcode_size = &tinyml__x86_ukernels_avx512_size,
+        .features = AVX512 ",+avx512vnni",
+        .cpus = "cascadelake,cooperlake,icelake-server,icelake-client,tigerlake,"
+                "rocketlake,sapphirerapids,emeraldrapids,graniterapids,znver4,znver5",
+        .function_features = "+avx512vnni",
+        .scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
+        .dot4 = 1,
+        .transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
+    },
+    {
+        /* The same kernels with 12x32 zmm f32 tiles (ukernels_avx512.h). */
+        .name = "avx512",
+        .bitcode = tinyml__x86_ukernels_avx512,
+        .bitcode_size = &tinyml__x86_ukernels_avx512_size,
+        .features = AVX512,
+        .cpus = "x86-64-v4,skylake-avx512,cascadelake,cooperlake,icelake-server,"
+                "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
+                "graniterapids,znver4,znver5",
+        .function_features = "+avx512vnni",
+        .scratch_per_k = 8 * 2,
+        .transform_script = tinyml__x86_strategy_avx512,
+    },
+    {
+        .name = "avx2",
+        .bitcode = tinyml__x86_ukernels,
+        .bitcode_size = &tinyml__x86_ukernels_size,
+        .features = "+avx2,+fma",
+        .cpus = "x86-64-v3,x86-64-v4,haswell,broadwell,skylake,skylake-avx512,"
+                "cascadelake,icelake-server,icelake-client,tigerlake,alderlake,"
+                "sapphirerapids,znver1,znver2,znver3,znver4,znver5",
+        .scratch_per_k = 4 * 2, /* 4 pixels' int16 im2col columns */
+    },
+};
+
+static const char *const schedule_cflags[] = {"-fPIC", 0};
+
 const tinyml_backend_t tinyml__backend_x86 = {
     .name = "x86-64",
     .triple = "x86_64-unknown-linux-gnu",
@@ -18,30 +63,34 @@ const tinyml_backend_t tinyml__backend_x86 = {
     .default_cpu = "x86-64-v3",
     .default_features = "",
     .elf_arch = "x86_64",
-    .lld_emulation = "elf_x86_64",
     .pointer_bits = 64,
+    .threads = 1,
     .transform_script = tinyml__x86_strategy,
     .lowering_pipeline = tinyml__x86_lowering,
-    .ukernel_bitcode = tinyml__x86_ukernels,
-    .ukernel_bitcode_size = &tinyml__x86_ukernels_size,
-    .ukernel_oc_block = 8, /* AVX2: 8 int32 lanes, vpmaddwd over tap pairs */
-    .ukernel_k_block = 2,
-    .ukernel_scratch_per_k = 4 * 2, /* 4 pixels' int16 im2col columns */
-    .ukernel_feature = "+avx2,+fma",
-    .ukernel_cpus = "x86-64-v3,x86-64-v4,haswell,broadwell,skylake,skylake-avx512,"
-                    "cascadelake,icelake-server,icelake-client,tigerlake,alderlake,"
-                    "sapphirerapids,znver1,znver2,znver3,znver4,znver5",
-    /* The same kernels with 12x32 zmm f32 tiles (ukernels_avx512.h). */
-    .ukernel_wide_bitcode = tinyml__x86_ukernels_avx512,
-    .ukernel_wide_bitcode_size = &tinyml__x86_ukernels_avx512_size,
-    .ukernel_wide_feature = "+avx512f,+avx512bw,+avx512vl,+avx512dq",
-    .ukernel_wide_cpus = "x86-64-v4,skylake-avx512,cascadelake,cooperlake,icelake-server,"
-                         "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
-                         "graniterapids,znver4,znver5",
-    .ukernel_wide_scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
-    .wide_transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
-    /* vpdpbusd (ukernels_dot4.h); not skylake-avx512 or x86-64-v4. */
-    .ukernel_dot4_feature = "+avx512vnni",
-    .ukernel_dot4_cpus = "cascadelake,cooperlake,icelake-server,icelake-client,tigerlake,"
-                         "rocketlake,sapphirerapids,emeraldrapids,graniterapids,znver4,znver5",
+    .object = {.schedule_cflags = schedule_cflags, .lld_emulation = "elf_x86_64"},
+    .ukernels = {
+        .builds = ukernel_builds,
+        .build_count = sizeof(ukernel_builds) / sizeof(ukernel_builds[0]),
+        .oc_block = 8, /* AVX2: 8 int32 lanes, vpmaddwd over tap pairs */
+        .k_block = 2,
+        .f32 = 1,
+        .f32_tuning = {
+            .tile_rows = 6,      /* the AVX2 f32 tile's height */
+            .max_tile_rows = 12, /* ... and AVX-512's */
+            .im2col_bytes = 1 << 20,
+            .chunk_bytes = 128 << 10,
+            .window_bytes = 512 << 10,
+            /* Measured on ResNet-50 and SqueezeNet (docs/PERF.md, Winograd). */
+            .winograd = {
+                .min_channels = 32,
+                .max_u_bytes = 4 << 20, /* ResNet-50's 7x7 stage (16 MB) gains 1% */
+                .max_u4_bytes = 5 << 19,
+                .l2_u_bytes = 1 << 20,
+                .block_bytes = 256 << 10,
+                .big_block_bytes = 2 << 20,
+                .tile_rows = 12, /* the AVX-512 f32 tile's height */
+                .max_tiles = 96, /* within the kernel's FB_MAX output rows */
+            },
+        },
+    },
 };

@@ -44,10 +44,9 @@ static MlirOperation find_transform_main(MlirModule lib) {
   return none;
 }
 
-static tinyml_status_t apply_strategy(MlirContext ctx, const tinyml_backend_t *be,
-                                      tc_graph_t *g, tc_diag_t *diag,
-                                      const tinyml_allocator_t *a) {
-  MlirModule lib = mlirModuleCreateParse(ctx, tc_str(be->transform_script));
+static tinyml_status_t apply_strategy(MlirContext ctx, const tc_target_t *t, tc_graph_t *g,
+                                      tc_diag_t *diag, const tinyml_allocator_t *a) {
+  MlirModule lib = mlirModuleCreateParse(ctx, tc_str(t->transform_script));
   if (mlirModuleIsNull(lib))
     return diag_status(a, diag, TINYML_STATUS_INTERNAL, "backend transform script");
   MlirOperation main = find_transform_main(lib);
@@ -55,7 +54,7 @@ static tinyml_status_t apply_strategy(MlirContext ctx, const tinyml_backend_t *b
   if (mlirOperationIsNull(main)) {
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                              "backend '%s': transform script has no @__transform_main",
-                             be->name);
+                             t->backend->name);
   } else {
     MlirTransformOptions opts = mlirTransformOptionsCreate();
     MlirLogicalResult r = mlirTransformApplyNamedSequence(
@@ -69,18 +68,17 @@ static tinyml_status_t apply_strategy(MlirContext ctx, const tinyml_backend_t *b
   return st;
 }
 
-tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
-                                    tc_graph_t *g, tc_diag_t *diag,
-                                    const tinyml_allocator_t *a) {
+tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tc_target_t *t, tc_graph_t *g,
+                                    tc_diag_t *diag, const tinyml_allocator_t *a) {
   MlirOperation m = mlirModuleGetOperation(g->dispatch_module);
   TINYML_RETURN_IF_ERROR(tc_ukernels_lower(ctx, g, diag, a));
   TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
                                          "builtin.module(canonicalize,eliminate-empty-tensors)",
                                          diag, a, "preparing dispatches"));
-  TINYML_RETURN_IF_ERROR(apply_strategy(ctx, be, g, diag, a));
+  TINYML_RETURN_IF_ERROR(apply_strategy(ctx, t, g, diag, a));
   TINYML_RETURN_IF_ERROR(tc_allocs_to_scratch(ctx, g, a));
-  TINYML_RETURN_IF_ERROR(tc_distribute(ctx, be, g, diag, a));
-  return tc_run_pipeline(ctx, m, be->lowering_pipeline, diag, a, "lowering to LLVM");
+  TINYML_RETURN_IF_ERROR(tc_distribute(ctx, t->backend, g, diag, a));
+  return tc_run_pipeline(ctx, m, t->backend->lowering_pipeline, diag, a, "lowering to LLVM");
 }
 
 /* ---- LLVM side -------------------------------------------------------- */
@@ -251,60 +249,33 @@ static void set_function_attrs(LLVMModuleRef m, const char *cpu, const char *fea
   }
 }
 
-/* LLVM-C cannot set TargetOptions::FloatABIType, so a target machine for
- * an Arm "eabihf" triple still defaults to the soft-float procedure call
- * standard.  The hard-float ABI is therefore requested per function and per
- * call, as clang does with arm_aapcs_vfpcc: every definition, declaration
- * (libm imports such as expf take floats in s0) and call site.  Runs before
- * optimisation, so callers and callees agree, and again after it, for calls
- * that LLVM created. */
-static int wants_arm_hard_float(const char *triple) {
-  size_t n = strlen(triple);
-  return (strncmp(triple, "arm", 3) == 0 || strncmp(triple, "thumb", 5) == 0) &&
-         n >= 6 && strcmp(triple + n - 6, "eabihf") == 0;
-}
-
-static void set_arm_hard_float(LLVMModuleRef m) {
-  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
-    if (LLVMGetIntrinsicID(f) != 0) continue;
-    LLVMSetFunctionCallConv(f, LLVMARMAAPCSVFPCallConv);
-    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb;
-         bb = LLVMGetNextBasicBlock(bb))
-      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i;
-           i = LLVMGetNextInstruction(i)) {
-        if (LLVMGetInstructionOpcode(i) != LLVMCall) continue;
-        LLVMValueRef callee = LLVMGetCalledValue(i);
-        if (LLVMIsAFunction(callee) && LLVMGetIntrinsicID(callee) != 0) continue;
-        LLVMSetInstructionCallConv(i, LLVMARMAAPCSVFPCallConv);
-      }
-  }
-}
-
 #ifndef TINYML_CLANG_PATH
 #define TINYML_CLANG_PATH "clang"
 #endif
 
-/* The libcalls LLVM creates while selecting instructions (expf for
- * llvm.exp, roundevenf, ...) follow the target machine's float ABI, which
- * LLVM-C leaves soft: they would pass floats in core registers to a
- * hard-float libm.  clang sets the ABI, so Arm hard-float objects are
- * emitted by clang from our optimised bitcode; it also marks the object
- * Tag_ABI_VFP_args, which GNU ld checks when firmware links it.  -meabi gnu
- * keeps memset/memcpy (the loader's imports) instead of __aeabi_memset. */
-static tinyml_status_t emit_with_clang(LLVMModuleRef m, const tc_codegen_target_t *tg,
+/* The object from clang, for what LLVM-C cannot set (the backend's
+ * object.clang_flags say what). */
+static tinyml_status_t emit_with_clang(LLVMModuleRef m, const tc_target_t *tg,
                                        const tinyml_allocator_t *a,
                                        LLVMMemoryBufferRef *out_obj) {
   char dir[4096], bc[4200], obj[4200], log[4200], target[160], cpu[160];
+  const char *const *flags = tg->backend->object.clang_flags;
+  size_t nflags = 0;
+  while (flags[nflags]) ++nflags;
   TINYML_RETURN_IF_ERROR(tc_temp_dir(dir, sizeof dir, a));
   snprintf(bc, sizeof bc, "%s/kernels.bc", dir);
   snprintf(obj, sizeof obj, "%s/kernels.o", dir);
   snprintf(log, sizeof log, "%s/clang.log", dir);
-  snprintf(target, sizeof target, "--target=%s", tg->triple);
+  snprintf(target, sizeof target, "--target=%s", tg->backend->triple);
   snprintf(cpu, sizeof cpu, "-mcpu=%s", tg->cpu);
   const char *clang = getenv("TINYML_CLANG");
-  char *argv[] = {(char *)(clang && *clang ? clang : TINYML_CLANG_PATH), target, cpu,
-                  "-mfloat-abi=hard", "-meabi", "gnu", "-fPIC", "-O2", "-c", bc, "-o", obj,
-                  NULL};
+  char *argv[nflags + 12], **arg = argv;
+  *arg++ = (char *)(clang && *clang ? clang : TINYML_CLANG_PATH);
+  *arg++ = target;
+  *arg++ = cpu;
+  for (size_t i = 0; i < nflags; ++i) *arg++ = (char *)flags[i];
+  const char *rest[] = {"-fPIC", "-O2", "-c", bc, "-o", obj, NULL};
+  for (size_t i = 0; i < sizeof rest / sizeof rest[0]; ++i) *arg++ = (char *)rest[i];
   tinyml_status_t st = TINYML_OK;
   if (LLVMWriteBitcodeToFile(m, bc) != 0)
     st = tinyml__status_make(a, TINYML_STATUS_IO_ERROR, "compiler: cannot write %s", bc);
@@ -327,7 +298,7 @@ static tinyml_status_t llvm_error(const tinyml_allocator_t *a, char *msg, const 
   return st;
 }
 
-static tinyml_status_t make_target_machine(const tc_codegen_target_t *tg,
+static tinyml_status_t make_target_machine(const tc_target_t *tg,
                                            const tinyml_allocator_t *a,
                                            LLVMTargetMachineRef *out) {
   LLVMInitializeAllTargetInfos();
@@ -336,32 +307,33 @@ static tinyml_status_t make_target_machine(const tc_codegen_target_t *tg,
   LLVMInitializeAllAsmPrinters();
   LLVMTargetRef target;
   char *err = NULL;
-  if (LLVMGetTargetFromTriple(tg->triple, &target, &err))
+  const char *triple = tg->backend->triple;
+  if (LLVMGetTargetFromTriple(triple, &target, &err))
     return llvm_error(a, err, "compiler: LLVM target");
   LLVMCodeGenOptLevel level = tg->opt_level >= 3   ? LLVMCodeGenLevelAggressive
                               : tg->opt_level == 2 ? LLVMCodeGenLevelDefault
                               : tg->opt_level == 1 ? LLVMCodeGenLevelLess
                                                    : LLVMCodeGenLevelNone;
-  *out = LLVMCreateTargetMachine(target, tg->triple, tg->cpu, tg->features, level,
+  *out = LLVMCreateTargetMachine(target, triple, tg->cpu, tg->features, level,
                                  LLVMRelocPIC, LLVMCodeModelDefault);
   if (!*out)
     return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
-                               "compiler: cannot target '%s' with CPU '%s'", tg->triple,
-                               tg->cpu);
+                               "compiler: cannot target '%s' with CPU '%s'", triple, tg->cpu);
   return TINYML_OK;
 }
 
 static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef tm,
-                                         const tc_codegen_target_t *tg,
+                                         const tc_target_t *tg,
                                          const tinyml_allocator_t *a,
                                          LLVMMemoryBufferRef *out_obj) {
-  LLVMSetTarget(m, tg->triple);
+  const tc_object_rules_t *rules = &tg->backend->object;
+  LLVMSetTarget(m, tg->backend->triple);
   LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(m, layout);
   LLVMDisposeTargetData(layout);
-  set_function_attrs(m, tg->cpu, tg->features, tg->ukernel_keep_features);
-  int hard_float = wants_arm_hard_float(tg->triple);
-  if (hard_float) set_arm_hard_float(m);
+  set_function_attrs(m, tg->cpu, tg->features,
+                     tg->ukernels ? tg->ukernels->function_features : NULL);
+  if (rules->prepare) rules->prepare(m);
   char *err = NULL;
   if (LLVMVerifyModule(m, LLVMReturnStatusAction, &err))
     return llvm_error(a, err, "compiler: generated LLVM IR is invalid");
@@ -376,10 +348,8 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_error(a, LLVMGetErrorMessage(e), "compiler: LLVM optimisation");
-  if (hard_float) {
-    set_arm_hard_float(m);
-    return emit_with_clang(m, tg, a, out_obj);
-  }
+  if (rules->prepare) rules->prepare(m);
+  if (rules->clang_flags) return emit_with_clang(m, tg, a, out_obj);
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, out_obj))
     return llvm_error(a, err, "compiler: LLVM code emission");
   return TINYML_OK;
@@ -387,7 +357,7 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
 
 /* Links the microkernels' bitcode into `m` when its dispatches call them,
  * and makes the kernels internal so they inline and unused ones vanish. */
-static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_codegen_target_t *tg,
+static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_target_t *tg,
                                      const tinyml_allocator_t *a) {
   int wanted = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
@@ -396,11 +366,11 @@ static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_codegen_target_t 
     if (LLVMIsDeclaration(f) && n > 10 && strncmp(name, "tinyml_uk_", 10) == 0) wanted = 1;
   }
   if (!wanted) return TINYML_OK;
-  if (!tg->ukernel_bitcode)
+  if (!tg->ukernels)
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: dispatches call microkernels the target lacks");
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
-      (const char *)tg->ukernel_bitcode, tg->ukernel_bitcode_size, "ukernels.bc", 0);
+      (const char *)tg->ukernels->bitcode, *tg->ukernels->bitcode_size, "ukernels.bc", 0);
   LLVMModuleRef uk = NULL;
   int bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(m), buf, &uk);
   LLVMDisposeMemoryBuffer(buf);
@@ -422,9 +392,9 @@ static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_codegen_target_t 
   return TINYML_OK;
 }
 
-tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *tg,
-                               const tinyml_allocator_t *a, uint8_t **out_obj,
-                               size_t *out_size) {
+tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_target_t *tg,
+                               const char *query_symbol, const tinyml_allocator_t *a,
+                               uint8_t **out_obj, size_t *out_size) {
   LLVMContextRef lctx = LLVMContextCreate();
   LLVMModuleRef m =
       mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(g->dispatch_module), lctx);
@@ -435,7 +405,7 @@ tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *t
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                              "compiler: translation to LLVM IR failed");
   if (!st) st = link_ukernels(m, tg, a);
-  if (!st) st = add_abi(m, g, tg->query_symbol, a);
+  if (!st) st = add_abi(m, g, query_symbol, a);
   if (!st) st = make_target_machine(tg, a, &tm);
   if (!st) st = optimize_and_emit(m, tm, tg, a, &obj);
   if (!st) {

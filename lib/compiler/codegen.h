@@ -5,39 +5,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
 #include "graph.h"
-
-typedef struct tc_codegen_target {
-  const char *triple, *cpu, *features;
-  int opt_level;
-  const char *lld_emulation;
-  const char *query_symbol; /* the object's one export; NULL = tinyml_query */
-  /* Microkernel bitcode to link in when the dispatches call it, or NULL. */
-  const unsigned char *ukernel_bitcode;
-  size_t ukernel_bitcode_size;
-  /* Features (comma-separated) that a kernel function declared with them
-   * keeps when `features` lacks them: the blob tells it whether to call
-   * that function (uk_abi.h, dot4).  NULL: none. */
-  const char *ukernel_keep_features;
-} tc_codegen_target_t;
+#include "target/target.h"
 
 /* Strategy, scratch rewrite and lowering to the LLVM dialect, in place on
  * g->dispatch_module; records each dispatch's scratch size. */
-tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tinyml_backend_t *be,
-                                    tc_graph_t *g, tc_diag_t *diag,
-                                    const tinyml_allocator_t *a);
+tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tc_target_t *target, tc_graph_t *g,
+                                    tc_diag_t *diag, const tinyml_allocator_t *a);
 
-/* Translates to LLVM IR, adds the executable ABI, optimises and emits a
- * relocatable object (allocated with `a`). */
-tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_codegen_target_t *tg,
-                               const tinyml_allocator_t *a, uint8_t **out_obj,
-                               size_t *out_size);
+/* Translates to LLVM IR, adds the executable ABI (its query function named
+ * `query_symbol`, NULL: tinyml_query), optimises and emits a relocatable
+ * object (allocated with `a`). */
+tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_target_t *target,
+                               const char *query_symbol, const tinyml_allocator_t *a,
+                               uint8_t **out_obj, size_t *out_size);
 
 /* Links a relocatable object into the ELF shared object the runtime's loader
  * takes, with ld.lld (path from $TINYML_LLD or the build's configuration). */
 tinyml_status_t tc_link_shared(const uint8_t *obj, size_t obj_size,
-                               const tc_codegen_target_t *tg,
+                               const tc_target_t *target,
                                const tinyml_allocator_t *a, uint8_t **out_so,
                                size_t *out_size);
 

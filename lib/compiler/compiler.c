@@ -15,7 +15,6 @@
 #include "emit_c.h"
 #include "graph.h"
 #include "layout_sink.h"
-#include "host_cpu.h"
 #include "prepost.h"
 #include "safe_divide.h"
 #include "ukernel.h"
@@ -33,8 +32,7 @@ typedef struct session {
   MlirContext ctx;
   tc_diag_t diag;
   tc_graph_t graph;
-  const tinyml_backend_t *backend;
-  tc_codegen_target_t target;
+  tc_target_t target;
   uint8_t *so, *obj; /* the linked executable, or the kernels object */
   size_t so_size, obj_size;
   tinyml_emit_t emit;
@@ -44,7 +42,7 @@ typedef struct session {
   void *dump_user;
   const tinyml_preprocess_t *pre;
   const tinyml_postprocess_t *post;
-  int use_ukernels, winograd;
+  int winograd;
 } session_t;
 
 static int looks_like_mlir_text(const uint8_t *p, size_t n) {
@@ -98,8 +96,8 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   TINYML_RETURN_IF_ERROR(parse_model(s, model, size, &m));
   tinyml_status_t st = tc_prepost_apply(s->ctx, m, s->pre, s->post, &s->diag, s->a,
                                         s->dump_tosa, s->dump_user);
-  if (!st && s->use_ukernels)
-    st = tc_ukernels_select(s->ctx, m, s->backend, s->winograd, s->a, NULL);
+  if (!st && s->target.ukernels)
+    st = tc_ukernels_select(s->ctx, m, &s->target, s->winograd, s->a, NULL);
   /* After selection, which moves the importer's transposes below the
    * kernels; before the canonicaliser in TOSA_TO_LINALG folds the pairs. */
   if (!st)
@@ -109,13 +107,14 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   /* The residual adds meet their conv in NHWC only now, and only once the
    * canonicaliser has dropped the transposes the sink left unused.  Other
    * targets have no f32 kernels and skip these, so their code stays as it was. */
-  if (!st && s->use_ukernels && tc_ukernels_have_f32(s->backend)) {
+  if (!st && tc_target_has_f32_kernels(&s->target)) {
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), "builtin.module(canonicalize)",
                          &s->diag, s->a, "canonicalizing TOSA");
-    if (!st) tc_ukernels_fuse_residual(s->ctx, m, s->a);
-    if (!st) tc_ukernels_fuse_dwpw(s->ctx, m, s->a);
-    if (!st) tc_ukernels_fuse_concat(s->ctx, m, s->a);
-    if (!st) tc_ukernels_fuse_pool(s->ctx, m, s->a);
+    const tc_uk_pass_t pass = {s->ctx, s->a, &s->target.backend->ukernels.f32_tuning};
+    if (!st) tc_ukernels_fuse_residual(&pass, m);
+    if (!st) tc_ukernels_fuse_dwpw(&pass, m);
+    if (!st) tc_ukernels_fuse_concat(&pass, m);
+    if (!st) tc_ukernels_fuse_pool(&pass, m);
   }
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,
@@ -128,8 +127,10 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
 }
 
 static tinyml_status_t generate_code(session_t *s) {
-  TINYML_RETURN_IF_ERROR(tc_lower_dispatches(s->ctx, s->backend, &s->graph, &s->diag, s->a));
-  TINYML_RETURN_IF_ERROR(tc_emit_object(&s->graph, &s->target, s->a, &s->obj, &s->obj_size));
+  TINYML_RETURN_IF_ERROR(tc_lower_dispatches(s->ctx, &s->target, &s->graph, &s->diag, s->a));
+  const char *query = s->emit == TINYML_EMIT_MODULE ? NULL : s->query_symbol;
+  TINYML_RETURN_IF_ERROR(
+      tc_emit_object(&s->graph, &s->target, query, s->a, &s->obj, &s->obj_size));
   if (s->emit != TINYML_EMIT_MODULE) return TINYML_OK; /* the object is the deliverable */
   return tc_link_shared(s->obj, s->obj_size, &s->target, s->a, &s->so, &s->so_size);
 }
@@ -230,10 +231,10 @@ static tinyml_status_t write_module(session_t *s, tinyml__files_t *out) {
   if (!steps || !bindings || !constants) {
     st = tinyml__status_make(s->a, TINYML_STATUS_OUT_OF_MEMORY, "compile: out of memory");
   } else {
-    tmod_executable_t exe = {"elf", s->backend->elf_arch, s->so, s->so_size, 0};
+    tmod_executable_t exe = {"elf", s->target.backend->elf_arch, s->so, s->so_size, 0};
     tmod_module_t m = {
         .format_version = TMOD_FORMAT_VERSION,
-        .target = s->backend->name,
+        .target = s->target.backend->name,
         .cpu = s->target.cpu,
         .features = s->target.features,
         .arena_size = g->arena_size,
@@ -270,51 +271,9 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "
                                "characters", s.name);
-  s.backend = tinyml__backend_find(req->target);
-  if (!s.backend)
-    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
-                               "compile: unknown target '%s'; this build has: %s",
-                               req->target, tinyml__backend_names());
   snprintf(s.query_symbol, sizeof(s.query_symbol), "%s_query", s.name);
-  const char *cpu = req->cpu, *features = req->features;
-  tc_host_cpu_t host;
-  TINYML_RETURN_IF_ERROR(tc_host_cpu_resolve(s.backend, &cpu, &features, &host, a));
-  s.target = (tc_codegen_target_t){
-      .triple = s.backend->triple,
-      .cpu = cpu ? cpu : s.backend->default_cpu,
-      .features = features ? features : s.backend->default_features,
-      .opt_level = req->opt_level,
-      .lld_emulation = s.backend->lld_emulation,
-      .query_symbol = s.emit == TINYML_EMIT_MODULE ? NULL : s.query_symbol};
-  tinyml_status_t bad_cpu = tc_cpu_check(s.backend, s.target.cpu, a);
-  if (bad_cpu) {
-    tc_host_cpu_release(&host);
-    return bad_cpu;
-  }
-  tinyml_backend_t scalar, wide_be;
-  if (s.backend->scalar_transform_script && s.target.features &&
-      !tinyml__list_has(s.target.features, s.backend->vector_feature)) {
-    scalar = *s.backend;
-    scalar.transform_script = s.backend->scalar_transform_script;
-    s.backend = &scalar;
-  }
-  s.use_ukernels = tc_ukernels_usable(s.backend, s.target.cpu, s.target.features);
-  if (s.use_ukernels) {
-    const int wide = tc_ukernels_wide(s.backend, s.target.cpu, s.target.features);
-    s.target.ukernel_bitcode = wide ? s.backend->ukernel_wide_bitcode : s.backend->ukernel_bitcode;
-    s.target.ukernel_bitcode_size =
-        *(wide ? s.backend->ukernel_wide_bitcode_size : s.backend->ukernel_bitcode_size);
-    if (wide) {
-      s.target.ukernel_keep_features = s.backend->ukernel_dot4_feature;
-      wide_be = *s.backend;
-      if (s.backend->ukernel_wide_scratch_per_k)
-        wide_be.ukernel_scratch_per_k = s.backend->ukernel_wide_scratch_per_k;
-      if (s.backend->wide_transform_script)
-        wide_be.transform_script = s.backend->wide_transform_script;
-      wide_be.ukernel_dot4 = tc_ukernels_dot4(s.backend, s.target.cpu, s.target.features);
-      s.backend = &wide_be;
-    }
-  }
+  TINYML_RETURN_IF_ERROR(tc_target_resolve(req->backend, req->cpu, req->features,
+                                           req->opt_level, a, &s.target));
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
   if (!st) st = generate_code(&s);
@@ -325,7 +284,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   tinyml__free(a, s.obj);
   tc_graph_free(&s.graph, a);
   mlirContextDestroy(s.ctx);
-  tc_host_cpu_release(&host);
+  tc_target_release(&s.target);
   return st;
 }
 

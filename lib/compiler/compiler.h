@@ -8,8 +8,13 @@
 
 #include "tinyml.h"
 
+#include "backend.h"
+
 typedef struct tinyml__compile_request {
-  const char *target;   /* resolved backend name, never NULL */
+  /* The target's backend, never NULL: the caller resolves it (bindings-c
+   * holds the registry of built backends), so the compiler never reaches
+   * into backends/. */
+  const tinyml_backend_t *backend;
   const char *cpu;      /* NULL = backend default */
   const char *features; /* NULL = backend default */
   int opt_level;

@@ -23,29 +23,28 @@ static const char *tool(const char *env, const char *fallback) {
   return t && *t ? t : fallback;
 }
 
-static int is_arm(const char *triple) {
-  return strncmp(triple, "arm", 3) == 0 || strncmp(triple, "thumb", 5) == 0;
-}
-
 static tinyml_status_t compile_schedule(const char *dir, const char *name,
-                                        const tc_codegen_target_t *tg,
-                                        const tinyml_allocator_t *a) {
+                                        const tc_target_t *tg, const tinyml_allocator_t *a) {
   char src[4200], obj[4200], log[4200], target[160], cpu[160];
+  const char *const *flags = tg->backend->object.schedule_cflags;
+  size_t nflags = 0;
+  while (flags && flags[nflags]) ++nflags;
   snprintf(src, sizeof(src), "%s/%s.c", dir, name);
   snprintf(obj, sizeof(obj), "%s/%s.o", dir, name);
   snprintf(log, sizeof(log), "%s/clang.log", dir);
-  snprintf(target, sizeof(target), "--target=%s", tg->triple);
+  snprintf(target, sizeof(target), "--target=%s", tg->backend->triple);
   snprintf(cpu, sizeof(cpu), "-mcpu=%s", tg->cpu);
-  /* The schedule is calls and copies: only the Arm float ABI, which -mcpu
-   * settles, must match the kernels; the CPU name spellings of other
-   * targets differ between clang and LLVM. */
-  char *argv[] = {(char *)tool("TINYML_CLANG", TINYML_CLANG_PATH), target,
-                  "-ffreestanding", "-O2", "-ffunction-sections", "-fdata-sections",
-                  "-w", "-c", src, "-o", obj,
-                  /* hosts link into PIEs; firmware is linked at fixed addresses,
-                   * with arm-none-eabi-gcc's short enums */
-                  is_arm(tg->triple) ? cpu : "-fPIC",
-                  is_arm(tg->triple) ? "-fshort-enums" : NULL, NULL};
+  /* The schedule is calls and copies: the backend's flags say what must
+   * match the kernels (a float ABI) and how the result is linked; no
+   * -mcpu otherwise, since CPU names differ between clang and LLVM. */
+  const char *head[] = {tool("TINYML_CLANG", TINYML_CLANG_PATH), target, "-ffreestanding",
+                        "-O2", "-ffunction-sections", "-fdata-sections", "-w", "-c", src,
+                        "-o", obj};
+  char *argv[sizeof head / sizeof head[0] + nflags + 1], **arg = argv;
+  for (size_t i = 0; i < sizeof head / sizeof head[0]; ++i) *arg++ = (char *)head[i];
+  for (size_t i = 0; i < nflags; ++i)
+    *arg++ = strcmp(flags[i], "-mcpu=") == 0 ? cpu : (char *)flags[i];
+  *arg = NULL;
   return tc_spawn(argv, log, "TINYML_CLANG", a);
 }
 
@@ -77,7 +76,7 @@ static tinyml_status_t write_inputs(const char *dir, const char *name,
 
 tinyml_status_t tc_build_static_lib(const tc_c_source_t *c, const uint8_t *kernels,
                                     size_t kernels_size, const char *name,
-                                    const tc_codegen_target_t *tg,
+                                    const tc_target_t *tg,
                                     const tinyml_allocator_t *a, uint8_t **out,
                                     size_t *out_size) {
   char dir[4096];

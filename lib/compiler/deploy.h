@@ -9,7 +9,7 @@
  * libNAME.a, returned in *out (allocated with `a`). */
 tinyml_status_t tc_build_static_lib(const tc_c_source_t *c, const uint8_t *kernels,
                                     size_t kernels_size, const char *name,
-                                    const tc_codegen_target_t *tg,
+                                    const tc_target_t *tg,
                                     const tinyml_allocator_t *a, uint8_t **out,
                                     size_t *out_size);
 

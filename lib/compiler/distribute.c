@@ -896,8 +896,9 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
 
 tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_graph_t *g,
                               tc_diag_t *diag, const tinyml_allocator_t *a) {
-  /* Bare-metal Arm runtimes have no threads: their kernels stay as they are. */
-  bool split = strncmp(be->triple, "thumb", 5) != 0 && strncmp(be->triple, "arm", 3) != 0;
+  /* Runtimes without threads (bare metal) call each entry once: their
+   * kernels stay as they are. */
+  bool split = be->threads != 0;
   dist_t ds = {.ctx = ctx, .diag = diag, .a = a};
   MlirBlock mod = mlirModuleGetBody(g->dispatch_module);
   tinyml_status_t st = TINYML_OK;

@@ -105,7 +105,7 @@ tinyml_status_t tc_spawn(char *const *argv, const char *log, const char *env_hin
   return tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: %s failed: %s", argv[0], text);
 }
 
-static tinyml_status_t run_lld(const char *dir, const tc_codegen_target_t *tg,
+static tinyml_status_t run_lld(const char *dir, const tc_target_t *tg,
                                const tinyml_allocator_t *a) {
   const char *lld = getenv("TINYML_LLD");
   if (!lld || !*lld) lld = TINYML_LLD_PATH;
@@ -114,7 +114,7 @@ static tinyml_status_t run_lld(const char *dir, const tc_codegen_target_t *tg,
   snprintf(out, sizeof(out), "%s/kernels.so", dir);
   snprintf(log, sizeof(log), "%s/lld.log", dir);
   /* The flags lib/runtime/elf_loader.c documents and expects. */
-  char *argv[] = {(char *)lld, "-m", (char *)tg->lld_emulation, "-shared",
+  char *argv[] = {(char *)lld, "-m", (char *)tg->backend->object.lld_emulation, "-shared",
                   "-e", TINYML_EXE_QUERY_SYMBOL, "-Bsymbolic", "-z", "now",
                   "-z", "relro", "--hash-style=sysv", "--strip-all",
                   "--gc-sections", "-z", "max-page-size=4096",
@@ -123,7 +123,7 @@ static tinyml_status_t run_lld(const char *dir, const tc_codegen_target_t *tg,
 }
 
 tinyml_status_t tc_link_shared(const uint8_t *obj, size_t obj_size,
-                               const tc_codegen_target_t *tg,
+                               const tc_target_t *tg,
                                const tinyml_allocator_t *a, uint8_t **out_so,
                                size_t *out_size) {
   char dir[4096];

@@ -12,6 +12,7 @@
 #include "../ukernels/uk_abi.h"
 #include "backend.h"
 #include "mlir_util.h"
+#include "target/target.h"
 
 /* The op that stands for a microkernel call between selection and
  * lowering.  It is unregistered: nothing but partitioning and
@@ -22,20 +23,10 @@
  * pixels) the call is worth splitting into; see ukernel_lower.c. */
 #define TC_UKERNEL_WORKGROUPS "tinyml.workgroups"
 
-/* Whether the backend has microkernels and the target CPU can run them. */
-int tc_ukernels_usable(const tinyml_backend_t *be, const char *cpu, const char *features);
-
-/* Whether, given that, the target can also run the backend's wide variant
- * (ukernel_wide_bitcode): the caller's features decide when given. */
-int tc_ukernels_wide(const tinyml_backend_t *be, const char *cpu, const char *features);
-
-/* Whether, given the wide variant, its int8 conv may use 4-tap dot
- * products (ukernel_dot4_feature). */
-int tc_ukernels_dot4(const tinyml_backend_t *be, const char *cpu, const char *features);
-
-/* Rewrites every matching chain in `m` into TC_UKERNEL_OP; *out_count gets
- * how many.  `winograd`: whether f32 convs may take Winograd (ukernel_wino.c). */
-tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
+/* Rewrites every matching chain in `m` into TC_UKERNEL_OP for the
+ * target's microkernels (it must have some); *out_count gets how many.
+ * `winograd`: whether f32 convs may take Winograd (ukernel_wino.c). */
+tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tc_target_t *target,
                                    int winograd, const tinyml_allocator_t *a,
                                    unsigned *out_count);
 
@@ -57,18 +48,23 @@ MlirOperation tc_uk_op_create(MlirContext ctx, MlirLocation loc, MlirValue x, Ml
  * the blob's wino_m (0: the direct sum), then, for that wino_m, its
  * wino_tiles and the scratch it needs, and the filter transform of one
  * 3x3 kernel (row-major) into its (m + 2)^2 positions, row-major. */
-int32_t tc_wino_m(const tinyml_uk_params_t *p);
-int32_t tc_wino_tiles(const tinyml_uk_params_t *p);
+int32_t tc_wino_m(const tc_wino_tuning_t *t, const tinyml_uk_params_t *p);
+int32_t tc_wino_tiles(const tc_wino_tuning_t *t, const tinyml_uk_params_t *p);
 int64_t tc_wino_scratch(const tinyml_uk_params_t *p);
 void tc_wino_filter(const float g[9], int32_t m, float *u);
 
-/* Whether the backend has the f32 kernels (x86-64 so far). */
-int tc_ukernels_have_f32(const tinyml_backend_t *be);
+/* What the fusions after the layout sink share: the context, the
+ * allocator and the backend's f32 tuning. */
+typedef struct tc_uk_pass {
+  MlirContext ctx;
+  const tinyml_allocator_t *a;
+  const tc_f32_tuning_t *tuning;
+} tc_uk_pass_t;
 
 /* After the layout sink: moves a residual add (and the clamp after it)
  * into the f32 conv kernel that feeds it (ukernel_residual.c); returns how
  * many. */
-unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+unsigned tc_ukernels_fuse_residual(const tc_uk_pass_t *pass, MlirModule m);
 
 struct tc_graph;
 
@@ -84,19 +80,19 @@ tinyml_status_t tc_ukernels_lower(MlirContext ctx, struct tc_graph *g, tc_diag_t
  * that reads it, and on images of TC_PWDWPW_ROWS rows or more the 1x1
  * expansion before it too (ukernel_dwpw.c); returns how many. */
 #define TC_PWDWPW_ROWS 28
-unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+unsigned tc_ukernels_fuse_dwpw(const tc_uk_pass_t *pass, MlirModule m);
 
 /* Runs `fuse` on every TC_UKERNEL_OP of kind `kind` (or `kind2`, when
  * not null) at the top level of each function, what selection and the
  * layout sink leave, until none fuses; returns how many did.  `fuse`
  * returns whether it rewrote, and may erase ops around its own. */
-typedef int (*tc_uk_fuse_fn)(MlirContext ctx, MlirOperation op, const tinyml_allocator_t *a);
-unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
-                        tc_uk_fuse_fn fuse, const tinyml_allocator_t *a);
+typedef int (*tc_uk_fuse_fn)(const tc_uk_pass_t *pass, MlirOperation op);
+unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
+                        const char *kind2, tc_uk_fuse_fn fuse);
 
 /* ... and two f32 conv kernels of one input into the channel concat
  * that joins them (ukernel_concat.c); returns how many. */
-unsigned tc_ukernels_fuse_concat(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+unsigned tc_ukernels_fuse_concat(const tc_uk_pass_t *pass, MlirModule m);
 
 /* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at
  * a 64-byte boundary, as a constant before `before`; null when too large
@@ -113,7 +109,7 @@ void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, Mli
 /* ... and each f32 conv into the max pool that alone reads its result, on
  * images of TC_PWDWPW_ROWS rows or more (ukernel_pool.c); returns how
  * many. */
-unsigned tc_ukernels_fuse_pool(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a);
+unsigned tc_ukernels_fuse_pool(const tc_uk_pass_t *pass, MlirModule m);
 
 /* Erases the op that defines `v` (a kernel's blob) once nothing uses it. */
 void tc_uk_drop_if_unused(MlirValue v);

@@ -69,7 +69,9 @@ static MlirValue cat_blob(MlirContext ctx, MlirAttribute ea, MlirAttribute eb, i
   return tc_uk_blob_const(ctx, blob, ha + ab + bn, al, before);
 }
 
-static int fuse_concat(MlirContext ctx, MlirOperation cat, const tinyml_allocator_t *al) {
+static int fuse_concat(const tc_uk_pass_t *ps, MlirOperation cat) {
+  MlirContext ctx = ps->ctx;
+  const tinyml_allocator_t *al = ps->a;
   tinyml_uk_params_t pa, pb;
   MlirAttribute ea, eb;
   if (mlirOperationGetNumOperands(cat) != 2 || !on_channels(cat)) return 0;
@@ -95,12 +97,13 @@ static int fuse_concat(MlirContext ctx, MlirOperation cat, const tinyml_allocato
   return 1;
 }
 
-unsigned tc_ukernels_fuse_concat(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
+unsigned tc_ukernels_fuse_concat(const tc_uk_pass_t *pass, MlirModule m) {
+  const tinyml_allocator_t *a = pass->a;
   static const char *const names[] = {"tosa.concat", NULL};
   unsigned count, n = 0;
   MlirOperation *found = tc_collect_ops(mlirModuleGetOperation(m), names, 4096, a, &count);
   if (!found) return 0;
-  for (unsigned i = 0; i < count; ++i) n += (unsigned)fuse_concat(ctx, found[i], a);
+  for (unsigned i = 0; i < count; ++i) n += (unsigned)fuse_concat(pass, found[i]);
   tinyml__free(a, found);
   return n;
 }

@@ -36,14 +36,13 @@
 #include "ukernel.h"
 
 /* A chunk of the depthwise result: at most MID_PIXELS pixels (the
- * kernels' most per run, FB_MAX) and MID_BYTES, which stays in a core's
- * L2 while the conv reads it once per panel of output channels. */
-enum { MID_PIXELS = TINYML_UK_F32_BLOCK, MID_BYTES = 128 << 10 };
+ * kernels' most per run, FB_MAX) and the tuning's chunk_bytes. */
+enum { MID_PIXELS = TINYML_UK_F32_BLOCK };
 
 /* A block's window may recompute at most MAX_REDO rows a band, and its
- * scratch (the window's rows and a chunk) stay within a core's L2 beside
- * the weights. */
-enum { MAX_REDO = 4, MAX_BLOCK_BYTES = 512 << 10 };
+ * scratch (the window's rows and a chunk) needs at most the tuning's
+ * window_bytes. */
+enum { MAX_REDO = 4 };
 
 /* Whether conv `c` is 1x1, stride 1, unpadded and reads its input rows
  * as they are (no im2col). */
@@ -57,19 +56,20 @@ static int pointwise_after(const tinyml_uk_params_t *c, const tinyml_uk_params_t
          c->ic == d->ic && c->k == d->ic;
 }
 
-/* Pixels of depthwise result a chunk holds: enough for a kernel's
- * register tiles (12) even when channels are many, at least `least`,
+/* Pixels of depthwise result a chunk holds: enough for the kernels'
+ * largest register tile even when channels are many, at least `least`,
  * never more than the image. */
-static int64_t mid_pixels(const tinyml_uk_params_t *d, int64_t least) {
-  int64_t pixels = (int64_t)d->batch * d->oh * d->ow;
-  int64_t n = MID_BYTES / (4 * (int64_t)d->ic);
-  n = n < 12 ? 12 : n > MID_PIXELS ? MID_PIXELS : n;
+static int64_t mid_pixels(const tc_f32_tuning_t *t, const tinyml_uk_params_t *d,
+                          int64_t least) {
+  int64_t pixels = (int64_t)d->batch * d->oh * d->ow, tile = t->max_tile_rows;
+  int64_t n = t->chunk_bytes / (4 * (int64_t)d->ic);
+  n = n < tile ? tile : n > MID_PIXELS ? MID_PIXELS : n;
   n = n < least ? least : n;
   return n < pixels ? n : pixels;
 }
 
-static int64_t mid_bytes(const tinyml_uk_params_t *d) {
-  return mid_pixels(d, 1) * 4 * d->ic;
+static int64_t mid_bytes(const tc_f32_tuning_t *t, const tinyml_uk_params_t *d) {
+  return mid_pixels(t, d, 1) * 4 * d->ic;
 }
 
 /* Input rows one output row of depthwise `d` reads. */
@@ -80,8 +80,9 @@ static int64_t window_rows(const tinyml_uk_params_t *d) {
 /* The pwdwpw kernel's scratch: the window of first conv rows its
  * depthwise conv `d` reads, then a chunk of whole output rows, then the
  * first conv `e`'s im2col columns, if it gathers any. */
-static int64_t block_bytes(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
-  return (window_rows(d) * d->iw + mid_pixels(d, d->ow)) * 4 * d->ic +
+static int64_t block_bytes(const tc_f32_tuning_t *t, const tinyml_uk_params_t *e,
+                           const tinyml_uk_params_t *d) {
+  return (window_rows(d) * d->iw + mid_pixels(t, d, d->ow)) * 4 * d->ic +
          (int64_t)tinyml_uk_window_cols(e) * e->k * 4;
 }
 
@@ -116,7 +117,9 @@ void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, Mli
   tc_uk_drop_if_unused(old_into);
 }
 
-static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_allocator_t *al) {
+static int fuse_depthwise(const tc_uk_pass_t *ps, MlirOperation dw) {
+  MlirContext ctx = ps->ctx;
+  const tinyml_allocator_t *al = ps->a;
   tinyml_uk_params_t d, c;
   MlirAttribute da, ca;
   MlirValue mid = mlirOperationGetResult(dw, 0);
@@ -130,7 +133,7 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
       !tc_uk_blob_params(mlirOperationGetOperand(pw, 1), &c, &ca) ||
       c.kind != TINYML_UK_CONV_F32 || !pointwise_after(&c, &d))
     return 0;
-  const int64_t scratch = mid_bytes(&d);
+  const int64_t scratch = mid_bytes(ps->tuning, &d);
   MlirValue blob = tc_uk_fused_blob(ctx, da, ca, TINYML_UK_DWPW_F32, scratch, pw, al);
   if (mlirValueIsNull(blob)) return 0;
   tc_uk_retarget(ctx, pw, dw, blob, add ? "dwpw_add_f32" : "dwpw_f32", scratch);
@@ -140,13 +143,16 @@ static int fuse_depthwise(MlirContext ctx, MlirOperation dw, const tinyml_alloca
 /* Whether conv `e` (a 1x1 expansion, or any other direct-sum conv, such
  * as a MobileNet's first) is one whose whole output depthwise `d` reads,
  * on an image and with a window worth the fusion. */
-static int expansion_of(const tinyml_uk_params_t *e, const tinyml_uk_params_t *d) {
+static int expansion_of(const tc_f32_tuning_t *t, const tinyml_uk_params_t *e,
+                        const tinyml_uk_params_t *d) {
   return e->wino_tiles == 0 && e->batch == d->batch && e->oh == d->ih && e->ow == d->iw &&
          e->oc == d->ic && d->ih >= TC_PWDWPW_ROWS && window_rows(d) - d->stride_h <= MAX_REDO &&
-         block_bytes(e, d) <= MAX_BLOCK_BYTES;
+         block_bytes(t, e, d) <= t->window_bytes;
 }
 
-static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allocator_t *al) {
+static int fuse_expansion(const tc_uk_pass_t *ps, MlirOperation dwpw) {
+  MlirContext ctx = ps->ctx;
+  const tinyml_allocator_t *al = ps->a;
   tinyml_uk_params_t e, d;
   MlirAttribute ea, da;
   MlirValue x = mlirOperationGetOperand(dwpw, 0);
@@ -157,16 +163,16 @@ static int fuse_expansion(MlirContext ctx, MlirOperation dwpw, const tinyml_allo
       !tc_uk_blob_params(mlirOperationGetOperand(ex, 1), &e, &ea) ||
       e.kind != TINYML_UK_CONV_F32 ||
       !tc_uk_blob_params(mlirOperationGetOperand(dwpw, 1), &d, &da) ||
-      d.kind != TINYML_UK_DWPW_F32 || !expansion_of(&e, &d))
+      d.kind != TINYML_UK_DWPW_F32 || !expansion_of(ps->tuning, &e, &d))
     return 0;
-  const int64_t scratch = block_bytes(&e, &d);
+  const int64_t scratch = block_bytes(ps->tuning, &e, &d);
   MlirValue blob = tc_uk_fused_blob(ctx, ea, da, TINYML_UK_PWDWPW_F32, scratch, dwpw, al);
   if (mlirValueIsNull(blob)) return 0;
   tc_uk_retarget(ctx, dwpw, ex, blob, add ? "pwdwpw_add_f32" : "pwdwpw_f32", scratch);
   return 1;
 }
 
-unsigned tc_ukernels_fuse_dwpw(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
-  unsigned n = tc_uk_fuse_all(ctx, m, "depthwise_f32", NULL, fuse_depthwise, a);
-  return n + tc_uk_fuse_all(ctx, m, "dwpw_f32", "dwpw_add_f32", fuse_expansion, a);
+unsigned tc_ukernels_fuse_dwpw(const tc_uk_pass_t *pass, MlirModule m) {
+  unsigned n = tc_uk_fuse_all(pass, m, "depthwise_f32", NULL, fuse_depthwise);
+  return n + tc_uk_fuse_all(pass, m, "dwpw_f32", "dwpw_add_f32", fuse_expansion);
 }

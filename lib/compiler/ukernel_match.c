@@ -11,7 +11,7 @@
  * not match exactly (other types, rounding modes, zero points on weights,
  * dynamic shapes, channel multipliers) is left to the Linalg path.
  *
- * f32 (x86-64 only for now): a float conv2d, depthwise_conv2d or matmul
+ * f32 (backends whose kernels have the f32 kinds): a float conv2d, depthwise_conv2d or matmul
  * with constant weights and zero points 0, and the per-channel ops after
  * it that the kernel applies as it stores (uk_abi.h, "f32 kinds"): a
  * multiply, an add, a clamp, each optional, in that order.  The ONNX
@@ -41,7 +41,9 @@ typedef struct chain {
   MlirOperation transpose;
   MlirAttribute scale, offset; /* per-channel multiply and add, or null */
   float lo, hi;                /* the clamp */
-  int winograd;                /* f32 conv: Winograd allowed (ukernel_wino.c) */
+  /* f32: the backend's tuning, and Winograd's when allowed (ukernel_wino.c) */
+  const tc_f32_tuning_t *tuning;
+  const tc_wino_tuning_t *winograd;
 } chain_t;
 
 /* ---- reading TOSA ------------------------------------------------------ */
@@ -257,11 +259,6 @@ static int match_rescale(chain_t *c) {
 
 /* ---- matching f32 ---------------------------------------------------- */
 
-/* The f32 kernels exist only in the x86-64 bitcode so far; x86-64 is the
- * backend whose int8 conv packs 8 channels per block.  A backend that
- * gains tinyml_uk_conv_f32 / tinyml_uk_depthwise_f32 widens this test. */
-int tc_ukernels_have_f32(const tinyml_backend_t *be) { return be->ukernel_oc_block == 8; }
-
 static int is_f32(MlirValue v) {
   MlirType t = mlirValueGetType(v);
   return sane_shape(t) && mlirTypeIsAF32(mlirShapedTypeGetElementType(t));
@@ -462,35 +459,35 @@ static void match_epilogue_f32(chain_t *c) {
 static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
 /* Where tap k of channel o goes in the packed conv weights. */
-static size_t packed_at(const tinyml_uk_params_t *p, const tinyml_backend_t *be, int32_t o,
+static size_t packed_at(const tinyml_uk_params_t *p, const tc_ukernels_t *uk, int32_t o,
                         int32_t k) {
   static const int perm4[4] = {0, 2, 1, 3};
   const int32_t ob = p->oc_block, kb = p->k_block;
   int32_t t = k % kb;
-  if (be->ukernel_k_perm) t = (t & ~3) | perm4[t & 3];
+  if (uk->k_perm) t = (t & ~3) | perm4[t & 3];
   return (size_t)(o / ob) * ob * p->k_padded + (size_t)(k / kb) * ob * kb +
          (size_t)(o % ob) * kb + (size_t)t;
 }
 
-static void pack_conv(const chain_t *c, const tinyml_backend_t *be, int8_t *dst) {
+static void pack_conv(const chain_t *c, const tc_ukernels_t *uk, int8_t *dst) {
   const tinyml_uk_params_t *p = &c->p;
   for (int32_t o = 0; o < p->oc; ++o)
     for (int32_t k = 0; k < p->k; ++k) {
       intptr_t from = c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k;
-      dst[packed_at(p, be, o, k)] = mlirDenseElementsAttrGetInt8Value(c->weights, from);
+      dst[packed_at(p, uk, o, k)] = mlirDenseElementsAttrGetInt8Value(c->weights, from);
     }
 }
 
 /* dot4's bias - (in_zp + 128) * sum w (uk_abi.h), modulo 2^32 as the kernel
  * sums, from the bias and the packed weights already in the blob. */
-static void fill_dot4_bias(const tinyml_uk_params_t *p, const tinyml_backend_t *be,
+static void fill_dot4_bias(const tinyml_uk_params_t *p, const tc_ukernels_t *uk,
                            uint8_t *blob) {
   const int32_t *bias = (const int32_t *)(const void *)(blob + p->bias_off);
   const int8_t *w = (const int8_t *)(blob + p->weights_off);
   uint32_t *bias4 = (uint32_t *)(void *)(blob + p->dot4);
   for (int32_t o = 0; o < p->oc; ++o) {
     uint32_t sum = 0;
-    for (int32_t k = 0; k < p->k; ++k) sum += (uint32_t)w[packed_at(p, be, o, k)];
+    for (int32_t k = 0; k < p->k; ++k) sum += (uint32_t)w[packed_at(p, uk, o, k)];
     bias4[o] = (uint32_t)bias[o] - (uint32_t)(p->in_zp + 128) * sum;
   }
 }
@@ -524,19 +521,20 @@ static void fill_channels(const chain_t *c, uint8_t *blob) {
 }
 
 /* Lays out the blob; returns its size (0 when too large for int32 offsets). */
-static size_t layout(chain_t *c, const tinyml_backend_t *be) {
+static size_t layout(chain_t *c, const tc_target_t *t) {
+  const tc_ukernels_t *uk = &t->backend->ukernels;
   tinyml_uk_params_t *p = &c->p;
   p->version = TINYML_UK_VERSION;
   int64_t k = (int64_t)p->kh * p->kw * p->ic;
   if (k > (1 << 24) || p->oc > (1 << 20)) return 0;
   p->k = (int32_t)k;
   if (p->kind == TINYML_UK_CONV) {
-    p->oc_block = be->ukernel_oc_block;
-    p->k_block = be->ukernel_k_block;
+    p->oc_block = uk->oc_block;
+    p->k_block = uk->k_block;
     p->k_padded = round_up(round_up(p->k, p->k_block), 4);
     p->oc_padded = round_up(p->oc, p->oc_block);
-    int64_t cols = be->ukernel_scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
-    if (be->ukernel_tail_columns && pixels < cols) cols = pixels;
+    int64_t cols = t->ukernels->scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
+    if (uk->tail_columns && pixels < cols) cols = pixels;
     p->scratch_bytes = (int32_t)(2 * cols * p->k_padded);
   } else {
     p->oc_block = p->k_block = 1;
@@ -554,7 +552,7 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
   p->round_off = (int32_t)(off += chan);
   p->chan_off = (int32_t)(off += 4 * chan);
   off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_chan_t);
-  if (p->kind == TINYML_UK_CONV && be->ukernel_dot4) {
+  if (p->kind == TINYML_UK_CONV && t->ukernels->dot4) {
     p->dot4 = (int32_t)off;
     off += chan;
   }
@@ -563,18 +561,18 @@ static size_t layout(chain_t *c, const tinyml_backend_t *be) {
   return total < (1LL << 30) ? (size_t)total : 0;
 }
 
-static MlirValue make_blob(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
+static MlirValue make_blob(MlirContext ctx, chain_t *c, const tc_target_t *t,
                            const tinyml_allocator_t *a, MlirOperation before) {
   MlirValue none = {NULL};
-  size_t size = layout(c, be);
+  size_t size = layout(c, t);
   uint8_t *blob = size ? tinyml__calloc(a, size, 1, 16) : NULL;
   if (!blob) return none;
   memcpy(blob, &c->p, sizeof(c->p));
   fill_channels(c, blob);
   int8_t *w = (int8_t *)(blob + c->p.weights_off);
   if (c->p.kind == TINYML_UK_CONV) {
-    pack_conv(c, be, w);
-    if (c->p.dot4) fill_dot4_bias(&c->p, be, blob);
+    pack_conv(c, &t->backend->ukernels, w);
+    if (c->p.dot4) fill_dot4_bias(&c->p, &t->backend->ukernels, blob);
   } else {
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
   }
@@ -600,11 +598,7 @@ MlirValue tc_uk_blob_const(MlirContext ctx, uint8_t *blob, size_t size,
 
 /* ---- the f32 blob ------------------------------------------------------ */
 
-enum {
-  F32_MR = 6,                   /* ukernels.c's tile height, in pixels */
-  F32_MB = TINYML_UK_F32_BLOCK, /* pixels per im2col block */
-  F32_SCRATCH = 1 << 20         /* at most this much im2col, when taps are many */
-};
+enum { F32_MB = TINYML_UK_F32_BLOCK }; /* pixels per im2col block */
 
 /* Lays out an f32 blob (uk_abi.h, "f32 kinds"); returns its size, or 0. */
 static size_t layout_f32(chain_t *c) {
@@ -621,8 +615,8 @@ static size_t layout_f32(chain_t *c) {
     p->oc_padded = round_up(p->oc, 8);
     wfloats = (int64_t)p->oc_padded * k;
     int direct = tinyml_uk_direct_1x1(p);
-    p->wino_m = c->winograd ? tc_wino_m(p) : 0;
-    p->wino_tiles = p->wino_m ? tc_wino_tiles(p) : 0;
+    p->wino_m = c->winograd ? tc_wino_m(c->winograd, p) : 0;
+    p->wino_tiles = p->wino_m ? tc_wino_tiles(c->winograd, p) : 0;
     if (p->wino_tiles) {
       wfloats = (int64_t)(p->wino_m + 2) * (p->wino_m + 2) * p->ic * p->oc_padded;
       int64_t scratch = tc_wino_scratch(p);
@@ -630,8 +624,9 @@ static size_t layout_f32(chain_t *c) {
       p->scratch_bytes = (int32_t)scratch;
     } else if (!direct) {
       int64_t pixels = (int64_t)p->batch * p->oh * p->ow, mb = F32_MB;
-      if (mb * k * 4 > F32_SCRATCH) mb = F32_SCRATCH / (k * 4) / F32_MR * F32_MR;
-      if (mb < F32_MR) mb = F32_MR;
+      const int64_t most = c->tuning->im2col_bytes, mr = c->tuning->tile_rows;
+      if (mb * k * 4 > most) mb = most / (k * 4) / mr * mr;
+      if (mb < mr) mb = mr;
       if (mb > pixels) mb = pixels;
       if (mb * k * 4 > (1LL << 30)) return 0;
       p->scratch_bytes = (int32_t)(mb * k * 4);
@@ -746,9 +741,9 @@ static MlirOperation make_uk(MlirContext ctx, const chain_t *c, MlirValue blob, 
   return uk;
 }
 
-static int rewrite(MlirContext ctx, chain_t *c, const tinyml_backend_t *be,
+static int rewrite(MlirContext ctx, chain_t *c, const tc_target_t *target,
                    const tinyml_allocator_t *a) {
-  MlirValue blob = make_blob(ctx, c, be, a, c->conv);
+  MlirValue blob = make_blob(ctx, c, target, a, c->conv);
   if (mlirValueIsNull(blob)) return 0;
   MlirType t = mlirValueGetType(mlirOperationGetResult(c->last, 0));
   const char *kind = c->p.kind == TINYML_UK_CONV ? "conv_s8" : "depthwise_s8";
@@ -785,7 +780,7 @@ static int rewrite_f32(MlirContext ctx, chain_t *c, const tinyml_allocator_t *a)
   return 1;
 }
 
-tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_backend_t *be,
+tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tc_target_t *target,
                                    int winograd, const tinyml_allocator_t *a,
                                    unsigned *out_count) {
   mlirContextSetAllowUnregisteredDialects(ctx, true);
@@ -796,20 +791,22 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tinyml_b
   if (!found)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   unsigned n = 0;
-  const int f32 = tc_ukernels_have_f32(be);
+  const int f32 = tc_target_has_f32_kernels(target);
+  const tc_f32_tuning_t *tuning = &target->backend->ukernels.f32_tuning;
   for (unsigned i = 0; i < count; ++i) {
     chain_t c;
     memset(&c, 0, sizeof(c));
     c.conv = found[i];
     if (f32 && (match_conv_f32(&c) || match_matmul_f32(&c))) {
       match_epilogue_f32(&c);
-      c.winograd = winograd;
+      c.tuning = tuning;
+      c.winograd = winograd ? &tuning->winograd : NULL;
       n += (unsigned)rewrite_f32(ctx, &c, a);
       continue;
     }
     memset(&c, 0, sizeof(c));
     c.conv = found[i];
-    if ((match_conv(&c) || match_matmul(&c)) && match_rescale(&c) && rewrite(ctx, &c, be, a))
+    if ((match_conv(&c) || match_matmul(&c)) && match_rescale(&c) && rewrite(ctx, &c, target, a))
       ++n;
   }
   tinyml__free(a, found);

@@ -115,15 +115,15 @@ unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_al
 }
 
 /* The convpool kernel's scratch: the pool's kh conv rows, then the conv's
- * im2col columns (uk_abi.h); at most MAX_WINDOW_BYTES, which stay in a
- * core's L2 beside the weights. */
-enum { MAX_WINDOW_BYTES = 512 << 10 };
-
+ * im2col columns (uk_abi.h); at most the tuning's window_bytes, which stay
+ * in a core's L2 beside the weights. */
 static int64_t window_bytes(const tinyml_uk_params_t *c, const tinyml_uk_params_t *q) {
   return (int64_t)q->kh * q->iw * q->ic * 4 + (int64_t)tinyml_uk_window_cols(c) * c->k * 4;
 }
 
-static int fuse_conv(MlirContext ctx, MlirOperation pool, const tinyml_allocator_t *al) {
+static int fuse_conv(const tc_uk_pass_t *ps, MlirOperation pool) {
+  MlirContext ctx = ps->ctx;
+  const tinyml_allocator_t *al = ps->a;
   tinyml_uk_params_t c, q;
   MlirAttribute ca, qa;
   MlirValue x = mlirOperationGetOperand(pool, 0);
@@ -137,13 +137,13 @@ static int fuse_conv(MlirContext ctx, MlirOperation pool, const tinyml_allocator
       c.oc != q.ic || q.ih < TC_PWDWPW_ROWS)
     return 0;
   const int64_t scratch = window_bytes(&c, &q);
-  if (scratch > MAX_WINDOW_BYTES) return 0;
+  if (scratch > ps->tuning->window_bytes) return 0;
   MlirValue blob = tc_uk_fused_blob(ctx, ca, qa, TINYML_UK_CONVPOOL_F32, scratch, pool, al);
   if (mlirValueIsNull(blob)) return 0;
   tc_uk_retarget(ctx, pool, cv, blob, "convpool_f32", scratch);
   return 1;
 }
 
-unsigned tc_ukernels_fuse_pool(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
-  return tc_uk_fuse_all(ctx, m, "maxpool_f32", NULL, fuse_conv, a);
+unsigned tc_ukernels_fuse_pool(const tc_uk_pass_t *pass, MlirModule m) {
+  return tc_uk_fuse_all(pass, m, "maxpool_f32", NULL, fuse_conv);
 }

@@ -89,7 +89,9 @@ static MlirValue patched_blob(MlirContext ctx, MlirAttribute a, float lo, float 
   return tc_uk_blob_const(ctx, blob, size, al, at);
 }
 
-static int fuse_one(MlirContext ctx, MlirOperation uk, const tinyml_allocator_t *al) {
+static int fuse_one(const tc_uk_pass_t *ps, MlirOperation uk) {
+  MlirContext ctx = ps->ctx;
+  const tinyml_allocator_t *al = ps->a;
   tinyml_uk_params_t p;
   MlirAttribute blob;
   MlirValue y = mlirOperationGetResult(uk, 0), skip;
@@ -135,8 +137,8 @@ int tc_uk_kind_is(MlirOperation op, const char *kind) {
          mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str(kind));
 }
 
-unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const char *kind2,
-                        tc_uk_fuse_fn fuse, const tinyml_allocator_t *a) {
+unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
+                        const char *kind2, tc_uk_fuse_fn fuse) {
   unsigned n = 0;
   for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
        !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
@@ -145,7 +147,7 @@ unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const c
     if (mlirBlockIsNull(b)) continue;
     /* A fusion erases ops around `op`: start over after each. */
     for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
-      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(ctx, op, a)) {
+      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(pass, op)) {
         ++n;
         op = mlirBlockGetFirstOperation(b);
       } else {
@@ -156,6 +158,6 @@ unsigned tc_uk_fuse_all(MlirContext ctx, MlirModule m, const char *kind, const c
   return n;
 }
 
-unsigned tc_ukernels_fuse_residual(MlirContext ctx, MlirModule m, const tinyml_allocator_t *a) {
-  return tc_uk_fuse_all(ctx, m, "conv_f32", NULL, fuse_one, a);
+unsigned tc_ukernels_fuse_residual(const tc_uk_pass_t *pass, MlirModule m) {
+  return tc_uk_fuse_all(pass, m, "conv_f32", NULL, fuse_one);
 }

@@ -14,17 +14,6 @@
  * of that. */
 #include "ukernel.h"
 
-enum {
-  WINO_MIN_CHANNELS = 32, /* see tc_wino_m */
-  WINO_MAX_U = 4 << 20,   /* bytes of U; ResNet-50's 7x7 stage (16 MB) gains 1% */
-  WINO4_MAX_U = 5 << 19,  /* ... for F(4x4, 3x3) */
-  WINO_L2_U = 1 << 20,    /* bytes of U that stay in the core's L2 across blocks */
-  WINO_BLOCK_BYTES = 256 << 10,   /* V and M of a block when U stays in L2 */
-  WINO_BIG_BLOCK_BYTES = 2 << 20, /* ... and when each block reads U from memory */
-  WINO_MIN_TILES = 12,    /* the AVX-512 tile's height */
-  WINO_MAX_TILES = 96     /* within the kernel's FB_MAX output rows */
-};
-
 static int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
 
 /* Bytes of U for tiles of m x m outputs: (m + 2)^2 matrices of ic x oc. */
@@ -39,7 +28,8 @@ static int wino_covers(const tinyml_uk_params_t *p, int32_t m) {
   return 5 * h * w <= 6 * (int64_t)p->oh * p->ow;
 }
 
-/* Below 32 channels the transforms cost too much of the GEMMs:
+/* The thresholds are the backend's (tc_wino_tuning_t); x86-64's were
+ * measured so.  Below 32 channels the transforms cost too much of the GEMMs:
  * SqueezeNet's 16 -> 64 convs of 55x55 gained 5-10% on one thread and
  * lost on two (1.2-1.3x faster than one, against 1.86x direct).
  * F(4x4, 3x3) needs 2.25 multiply-adds per output and channel pair
@@ -48,13 +38,13 @@ static int wino_covers(const tinyml_uk_params_t *p, int32_t m) {
  * nothing in the model) and the tiles cover little more than the image
  * (SqueezeNet's 13x13 convs: 1.1-1.3x faster on one thread, slower on
  * two). */
-int32_t tc_wino_m(const tinyml_uk_params_t *p) {
+int32_t tc_wino_m(const tc_wino_tuning_t *t, const tinyml_uk_params_t *p) {
   if (p->kind != TINYML_UK_CONV_F32 || p->kh != 3 || p->kw != 3 || p->stride_h != 1 ||
       p->stride_w != 1 || p->dil_h != 1 || p->dil_w != 1)
     return 0;
-  if (p->ic < WINO_MIN_CHANNELS || p->oc < WINO_MIN_CHANNELS) return 0;
-  if (wino_u_bytes(p, 4) <= WINO4_MAX_U && wino_covers(p, 4)) return 4;
-  return wino_u_bytes(p, 2) <= WINO_MAX_U ? 2 : 0;
+  if (t->min_channels <= 0 || p->ic < t->min_channels || p->oc < t->min_channels) return 0;
+  if (wino_u_bytes(p, 4) <= t->max_u4_bytes && wino_covers(p, 4)) return 4;
+  return wino_u_bytes(p, 2) <= t->max_u_bytes ? 2 : 0;
 }
 
 /* Tiles per block for p->wino_m: with U in L2, blocks whose V and M stay
@@ -65,14 +55,14 @@ int32_t tc_wino_m(const tinyml_uk_params_t *p) {
  * of 16-17, 10-13% faster, for 3.5 MB more arena).  F(4x4, 3x3) keeps
  * the small blocks: ResNet-50's 28x28 convs (2.25 MB of U) ran as fast
  * in blocks of 12 tiles as of 48, and the arena stays 2.5 MB smaller. */
-int32_t tc_wino_tiles(const tinyml_uk_params_t *p) {
+int32_t tc_wino_tiles(const tc_wino_tuning_t *t, const tinyml_uk_params_t *p) {
   const int32_t m = p->wino_m, nn = (m + 2) * (m + 2);
   const int64_t u = wino_u_bytes(p, m), icp = round8(p->ic), ocp = round8(p->oc);
   const int64_t tiles = (int64_t)p->batch * ((p->oh + m - 1) / m) * ((p->ow + m - 1) / m);
-  const int64_t bytes = m == 2 && u > WINO_L2_U ? WINO_BIG_BLOCK_BYTES : WINO_BLOCK_BYTES;
-  int64_t tb = bytes / (4 * nn * (icp + ocp)) / WINO_MIN_TILES * WINO_MIN_TILES;
-  if (tb < WINO_MIN_TILES) tb = WINO_MIN_TILES;
-  if (tb > WINO_MAX_TILES) tb = WINO_MAX_TILES;
+  const int64_t bytes = m == 2 && u > t->l2_u_bytes ? t->big_block_bytes : t->block_bytes;
+  int64_t tb = bytes / (4 * nn * (icp + ocp)) / t->tile_rows * t->tile_rows;
+  if (tb < t->tile_rows) tb = t->tile_rows;
+  if (tb > t->max_tiles) tb = t->max_tiles;
   return (int32_t)(tb < tiles ? tb : tiles);
 }
 

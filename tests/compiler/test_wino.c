@@ -7,11 +7,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "backends/registry.h"
 #include "lib/compiler/ukernel.h"
+
+/* The thresholds are the x86-64 backend's (measured there). */
+static const tc_wino_tuning_t *x86;
 
 /* A 3x3 stride-1 f32 conv, padding 1: oh = h, ow = w. */
 static tinyml_uk_params_t conv3x3(int32_t h, int32_t w, int32_t ic, int32_t oc) {
@@ -33,31 +38,31 @@ static tinyml_uk_params_t conv3x3(int32_t h, int32_t w, int32_t ic, int32_t oc) 
 static void test_only_3x3_stride_1(void **state) {
   (void)state;
   tinyml_uk_params_t p = conv3x3(56, 56, 64, 64);
-  assert_int_not_equal(tc_wino_m(&p), 0);
+  assert_int_not_equal(tc_wino_m(x86, &p), 0);
   tinyml_uk_params_t q = p;
   q.stride_w = 2;
-  assert_int_equal(tc_wino_m(&q), 0);
+  assert_int_equal(tc_wino_m(x86, &q), 0);
   q = p;
   q.dil_h = 2;
-  assert_int_equal(tc_wino_m(&q), 0);
+  assert_int_equal(tc_wino_m(x86, &q), 0);
   q = p;
   q.kw = 1;
-  assert_int_equal(tc_wino_m(&q), 0);
+  assert_int_equal(tc_wino_m(x86, &q), 0);
   q = p;
   q.kind = TINYML_UK_DEPTHWISE_F32;
-  assert_int_equal(tc_wino_m(&q), 0);
+  assert_int_equal(tc_wino_m(x86, &q), 0);
 }
 
 static void test_channels_and_weights(void **state) {
   (void)state;
   tinyml_uk_params_t p = conv3x3(28, 28, 31, 64);
-  assert_int_equal(tc_wino_m(&p), 0); /* too few input channels */
+  assert_int_equal(tc_wino_m(x86, &p), 0); /* too few input channels */
   p = conv3x3(28, 28, 64, 24);
-  assert_int_equal(tc_wino_m(&p), 0); /* too few output channels */
+  assert_int_equal(tc_wino_m(x86, &p), 0); /* too few output channels */
   p = conv3x3(14, 14, 256, 256);      /* U of exactly 4 MB for F(2x2, 3x3) */
-  assert_int_equal(tc_wino_m(&p), 2);
+  assert_int_equal(tc_wino_m(x86, &p), 2);
   p = conv3x3(14, 14, 256, 264); /* just over */
-  assert_int_equal(tc_wino_m(&p), 0);
+  assert_int_equal(tc_wino_m(x86, &p), 0);
 }
 
 /* F(4x4, 3x3) while its U is at most 2.5 MB and its tiles cover at most
@@ -65,21 +70,21 @@ static void test_channels_and_weights(void **state) {
 static void test_tile_size(void **state) {
   (void)state;
   tinyml_uk_params_t p = conv3x3(56, 56, 64, 64); /* ResNet-50's 56x56 and 28x28 stages */
-  assert_int_equal(tc_wino_m(&p), 4);
+  assert_int_equal(tc_wino_m(x86, &p), 4);
   p = conv3x3(28, 28, 128, 128);
-  assert_int_equal(tc_wino_m(&p), 4);
+  assert_int_equal(tc_wino_m(x86, &p), 4);
   p = conv3x3(27, 27, 32, 128); /* SqueezeNet: tiles cover 28x28 */
-  assert_int_equal(tc_wino_m(&p), 4);
+  assert_int_equal(tc_wino_m(x86, &p), 4);
   p = conv3x3(13, 13, 64, 256); /* ... 16x16 */
-  assert_int_equal(tc_wino_m(&p), 2);
+  assert_int_equal(tc_wino_m(x86, &p), 2);
   p = conv3x3(8, 10, 32, 32); /* 8x12: exactly 1.2 times */
-  assert_int_equal(tc_wino_m(&p), 4);
+  assert_int_equal(tc_wino_m(x86, &p), 4);
   p = conv3x3(7, 10, 32, 32); /* 8x12 for 7x10 */
-  assert_int_equal(tc_wino_m(&p), 2);
+  assert_int_equal(tc_wino_m(x86, &p), 2);
   p = conv3x3(8, 8, 568, 32); /* U of 2,617,344 bytes */
-  assert_int_equal(tc_wino_m(&p), 4);
+  assert_int_equal(tc_wino_m(x86, &p), 4);
   p = conv3x3(8, 8, 576, 32); /* 2,654,208 */
-  assert_int_equal(tc_wino_m(&p), 2);
+  assert_int_equal(tc_wino_m(x86, &p), 2);
 }
 
 static tinyml_uk_params_t with_m(tinyml_uk_params_t p, int32_t m) {
@@ -91,22 +96,22 @@ static void test_tiles_per_block(void **state) {
   (void)state;
   /* U in L2: V and M of 256 KB, in twelves */
   tinyml_uk_params_t p = with_m(conv3x3(56, 56, 64, 64), 2);
-  assert_int_equal(tc_wino_tiles(&p), 24);
+  assert_int_equal(tc_wino_tiles(x86, &p), 24);
   p = with_m(conv3x3(28, 28, 128, 128), 2);
-  assert_int_equal(tc_wino_tiles(&p), 12);
+  assert_int_equal(tc_wino_tiles(x86, &p), 12);
   p = with_m(conv3x3(6, 6, 32, 32), 2); /* 9 tiles: one block of all */
-  assert_int_equal(tc_wino_tiles(&p), 9);
+  assert_int_equal(tc_wino_tiles(x86, &p), 9);
   p = with_m(conv3x3(56, 56, 64, 64), 4); /* 36 positions: 14 tiles' worth */
-  assert_int_equal(tc_wino_tiles(&p), 12);
+  assert_int_equal(tc_wino_tiles(x86, &p), 12);
   /* U of 4 MB: up to 2 MB of V and M, so ResNet-50's 14x14 convs read U once */
   p = with_m(conv3x3(14, 14, 256, 256), 2);
-  assert_int_equal(tc_wino_tiles(&p), 49);
+  assert_int_equal(tc_wino_tiles(x86, &p), 49);
   p = with_m(conv3x3(56, 56, 256, 256), 2);
-  assert_int_equal(tc_wino_tiles(&p), 60);
+  assert_int_equal(tc_wino_tiles(x86, &p), 60);
   p = with_m(conv3x3(28, 28, 128, 128), 4); /* 2.25 MB of U, but small blocks */
-  assert_int_equal(tc_wino_tiles(&p), 12);
+  assert_int_equal(tc_wino_tiles(x86, &p), 12);
   p = with_m(conv3x3(56, 56, 136, 136), 2); /* 1.2 MB: capped at 96 */
-  assert_int_equal(tc_wino_tiles(&p), 96);
+  assert_int_equal(tc_wino_tiles(x86, &p), 96);
 }
 
 /* V and M of each position start an odd number of 64-byte lines apart. */
@@ -168,6 +173,12 @@ static void test_filter_transform(void **state) {
 }
 
 int main(void) {
+  const tinyml_backend_t *be = tinyml__backend_find("x86-64");
+  if (!be) {
+    printf("SKIP: the x86-64 backend was not built\n");
+    return 77;
+  }
+  x86 = &be->ukernels.f32_tuning.winograd;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_only_3x3_stride_1),
       cmocka_unit_test(test_channels_and_weights),

@@ -2,15 +2,22 @@
 #include "host_cpu.h"
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <string.h>
 
-#include "../common/status.h"
+#include "../../common/status.h"
 
-/* Whether the triples name the same architecture (the part before '-'). */
+/* Whether LLVM generates code for both triples with one target: the same
+ * architecture, whatever the vendor and system. */
 static int same_arch(const char *t1, const char *t2) {
-  size_t n1 = strcspn(t1, "-"), n2 = strcspn(t2, "-");
-  return n1 == n2 && strncmp(t1, t2, n1) == 0;
+  LLVMInitializeAllTargetInfos();
+  LLVMTargetRef a = NULL, b = NULL;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(t1, &a, &err)) LLVMDisposeMessage(err);
+  err = NULL;
+  if (LLVMGetTargetFromTriple(t2, &b, &err)) LLVMDisposeMessage(err);
+  return a && a == b;
 }
 
 tinyml_status_t tc_host_cpu_resolve(const tinyml_backend_t *be, const char **cpu,
@@ -42,15 +49,4 @@ void tc_host_cpu_release(tc_host_cpu_t *host) {
   if (host->cpu) LLVMDisposeMessage(host->cpu);
   if (host->features) LLVMDisposeMessage(host->features);
   memset(host, 0, sizeof(*host));
-}
-
-tinyml_status_t tc_cpu_check(const tinyml_backend_t *be, const char *cpu,
-                             const tinyml_allocator_t *a) {
-  if (!be->cpus) return TINYML_OK;
-  for (const char *const *c = be->cpus; *c; ++c)
-    if (strcmp(*c, cpu) == 0) return TINYML_OK;
-  return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                             "compile: unknown CPU '%s' for target %s (LLVM names such as "
-                             "'%s', or 'host' for this machine's)",
-                             cpu, be->name, be->default_cpu);
 }

@@ -1,12 +1,12 @@
 /* `--cpu host`: the CPU name and features of the machine that compiles,
- * from LLVM, so a module can use everything that machine has (on x86-64
- * with AVX-512, the wide microkernels). */
-#ifndef TINYML_COMPILER_HOST_CPU_H
-#define TINYML_COMPILER_HOST_CPU_H
+ * from LLVM, so a module can use everything that machine has (with its
+ * best microkernel build). */
+#ifndef TINYML_COMPILER_TARGET_HOST_CPU_H
+#define TINYML_COMPILER_TARGET_HOST_CPU_H
 
 #include "tinyml.h"
 
-#include "backend.h"
+#include "../backend.h"
 
 /* LLVM's strings, kept while the compile uses them. */
 typedef struct tc_host_cpu {
@@ -21,11 +21,5 @@ tinyml_status_t tc_host_cpu_resolve(const tinyml_backend_t *be, const char **cpu
                                     const char **features, tc_host_cpu_t *host,
                                     const tinyml_allocator_t *a);
 void tc_host_cpu_release(tc_host_cpu_t *host);
-
-/* OK when LLVM knows `cpu` for be's triple (be->cpus); otherwise
- * INVALID_ARGUMENT naming it.  LLVM only warns about an unknown CPU and
- * may then end the process (x86-64: no 64-bit mode on such a subtarget). */
-tinyml_status_t tc_cpu_check(const tinyml_backend_t *be, const char *cpu,
-                             const tinyml_allocator_t *a);
 
 #endif
