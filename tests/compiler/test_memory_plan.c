@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "lib/common/alloc.h"
-#include "lib/compiler/graph.h"
+#include "lib/compiler/linalg/graph.h"
 
 static tinyml_status_t plan(tc_graph_t *g) {
   tinyml_allocator_t a = tinyml__allocator_or_default(NULL);

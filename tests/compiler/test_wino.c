@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "backends/registry.h"
-#include "lib/compiler/ukernel.h"
+#include "lib/compiler/tosa/ukernel.h"
 
 /* The thresholds are the x86-64 backend's (measured there). */
 static const tc_wino_tuning_t *x86;

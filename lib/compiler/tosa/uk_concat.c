@@ -17,7 +17,7 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
-#include "../common/alloc.h"
+#include "../../common/alloc.h"
 #include "ukernel.h"
 
 /* The conv kernel behind concat operand i: a plain conv_f32 whose only

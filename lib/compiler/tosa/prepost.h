@@ -12,7 +12,7 @@
 
 #include <mlir-c/IR.h>
 
-#include "mlir_util.h"
+#include "../mlir_util.h"
 #include "tinyml.h"
 
 /* Rewrites `module` (TOSA, one public function) so its public function has

@@ -41,9 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "../common/strbuf.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../../common/strbuf.h"
 
 /* An op is tiled when its iteration space has at least this many points
  * (heavier ops count 8 per point), and each tile gets about TILE_WORK

@@ -19,8 +19,8 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../ukernels/uk_abi.h"
+#include "../../common/alloc.h"
+#include "../../ukernels/uk_abi.h"
 #include "ukernel.h"
 
 static int64_t dim(MlirValue v, intptr_t i) {

@@ -5,7 +5,7 @@
 
 #include <mlir-c/IR.h>
 
-#include "mlir_util.h"
+#include "../mlir_util.h"
 
 /* Rewrites every function of `m` in place; returns how many ops moved.
  * Leaves dead transposes and constants for the canonicaliser. */

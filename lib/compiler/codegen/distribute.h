@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 
-#include "backend.h"
-#include "graph.h"
+#include "../backend.h"
+#include "../linalg/graph.h"
 
 /* On the bufferized dispatch functions of g->dispatch_module: appends the
  * (phase, workgroup, workgroup_count) index arguments to every dispatch

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
 #include "prepost_internal.h"
 
 #define WRAPPER_NAME "tinyml_prepost"

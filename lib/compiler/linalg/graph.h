@@ -6,9 +6,9 @@
 #include <mlir-c/IR.h>
 #include <stdint.h>
 
-#include "../module/executable_abi.h"
-#include "../module/module.h"
-#include "mlir_util.h"
+#include "../../module/executable_abi.h"
+#include "../../module/module.h"
+#include "../mlir_util.h"
 
 #define TC_SCRATCH UINT32_MAX /* a dispatch argument that is its scratch */
 #define TC_MAX_PHASES TINYML_EXE_MAX_PHASES /* phases of one dispatch (distribute.c) */

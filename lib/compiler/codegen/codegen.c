@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/list.h"
-#include "../common/status.h"
-#include "../module/executable_abi.h"
+#include "../../common/alloc.h"
+#include "../../common/list.h"
+#include "../../common/status.h"
+#include "../../module/executable_abi.h"
 #include "distribute.h"
-#include "ukernel.h"
+#include "../tosa/ukernel.h"
 
 static tinyml_status_t diag_status(const tinyml_allocator_t *a, const tc_diag_t *diag,
                                    tinyml_status_code_t code, const char *what) {

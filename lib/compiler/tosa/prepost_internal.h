@@ -4,7 +4,7 @@
 #ifndef TINYML_COMPILER_PREPOST_INTERNAL_H
 #define TINYML_COMPILER_PREPOST_INTERNAL_H
 
-#include "../importers/common/tosa_emit.h"
+#include "../../importers/common/tosa_emit.h"
 #include "tinyml.h"
 
 #define PP_MAX_RESULTS 4 /* stage outputs replacing the model's output 0 */

@@ -2,7 +2,7 @@
 #ifndef TINYML_COMPILER_DEPLOY_H
 #define TINYML_COMPILER_DEPLOY_H
 
-#include "codegen.h"
+#include "../codegen/codegen.h"
 #include "emit_c.h"
 
 /* Compiles `c` for the target and archives it with the kernels object into

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
 #include "graph.h"
 
 static MlirAttribute dict_get(MlirAttribute attrs, intptr_t i, const char *key) {

@@ -9,10 +9,10 @@
 #include <mlir-c/IR.h>
 #include <stdint.h>
 
-#include "../ukernels/uk_abi.h"
-#include "backend.h"
-#include "mlir_util.h"
-#include "target/target.h"
+#include "../../ukernels/uk_abi.h"
+#include "../backend.h"
+#include "../mlir_util.h"
+#include "../target/target.h"
 
 /* The op that stands for a microkernel call between selection and
  * lowering.  It is unregistered: nothing but partitioning and

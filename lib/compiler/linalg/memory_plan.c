@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
 #include "graph.h"
 
 #define ARENA_ALIGN 64u

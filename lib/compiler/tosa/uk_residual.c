@@ -24,8 +24,8 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../ukernels/uk_abi.h"
+#include "../../common/alloc.h"
+#include "../../ukernels/uk_abi.h"
 #include "ukernel.h"
 
 /* Whether `v` is available at `op`: a block argument, or made by an op

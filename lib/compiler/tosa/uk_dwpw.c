@@ -32,7 +32,7 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
-#include "../common/alloc.h"
+#include "../../common/alloc.h"
 #include "ukernel.h"
 
 /* A chunk of the depthwise result: at most MID_PIXELS pixels (the

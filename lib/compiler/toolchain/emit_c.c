@@ -9,10 +9,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "../common/strbuf.h"
-#include "../module/executable_abi.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../../common/strbuf.h"
+#include "../../module/executable_abi.h"
 
 static const char kBaseNames[4] = {'I', 'O', 'C', 'A'}; /* tmod_buffer_kind_t order */
 

@@ -1,13 +1,13 @@
-#include "safe_divide.h"
+#include "guard_divisions.h"
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "mlir_util.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../mlir_util.h"
 
 /* Where new ops go: just before the division. */
 typedef struct at {

@@ -21,10 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "graph.h"
-#include "ukernel.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../linalg/graph.h"
+#include "../tosa/ukernel.h"
 
 typedef struct text {
   char *s;

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
 #include "graph.h"
-#include "ukernel.h"
+#include "../tosa/ukernel.h"
 
 #define NONE UINT32_MAX
 #define SMALL_CONSTANT_BYTES 64 /* cloned into kernels instead of bound */

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../module/module.h"
+#include "../../module/module.h"
 #include "tinyml.h"
 
 typedef struct tc_c_source {

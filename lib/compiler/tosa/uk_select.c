@@ -22,9 +22,9 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "../ukernels/uk_abi.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../../ukernels/uk_abi.h"
 #include "ukernel.h"
 
 typedef struct chain {

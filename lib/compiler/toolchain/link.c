@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "../module/executable_abi.h"
-#include "codegen.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../../module/executable_abi.h"
+#include "../codegen/codegen.h"
 
 #ifndef TINYML_LLD_PATH
 #define TINYML_LLD_PATH "ld.lld"

@@ -2,14 +2,14 @@
  * target and archived with the kernels object, so firmware links one
  * library and calls NAME_invoke().  clang and llvm-ar run as child
  * processes, like ld.lld in link.c. */
-#include "deploy.h"
+#include "static_lib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/status.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
 
 #ifndef TINYML_CLANG_PATH
 #define TINYML_CLANG_PATH "clang"

@@ -5,7 +5,7 @@
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
-#include "../common/status.h"
+#include "../../common/status.h"
 #include "graph.h"
 
 #define SCRATCH_ALIGN 64u

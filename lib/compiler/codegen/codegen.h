@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph.h"
-#include "target/target.h"
+#include "../linalg/graph.h"
+#include "../target/target.h"
 
 /* Strategy, scratch rewrite and lowering to the LLVM dialect, in place on
  * g->dispatch_module; records each dispatch's scratch size. */

@@ -1,25 +1,25 @@
 /* The compile driver: detect the format, import to TOSA, lower to Linalg,
  * partition, generate code, plan memory, write the module. */
-#include "compiler.h"
+#include "../compiler.h"
 
 #include <mlir-c/IR.h>
 #include <string.h>
 
-#include "../common/alloc.h"
-#include "../common/list.h"
-#include "../common/status.h"
+#include "../../common/alloc.h"
+#include "../../common/list.h"
+#include "../../common/status.h"
 #include <stdio.h>
 
-#include "codegen.h"
-#include "deploy.h"
-#include "emit_c.h"
-#include "graph.h"
-#include "layout_sink.h"
-#include "prepost.h"
-#include "safe_divide.h"
-#include "ukernel.h"
-#include "../importers/onnx/onnx_import.h"
-#include "../importers/tflite/tflite_import.h"
+#include "../codegen/codegen.h"
+#include "../toolchain/static_lib.h"
+#include "../toolchain/emit_c.h"
+#include "../linalg/graph.h"
+#include "../tosa/layout_sink.h"
+#include "../tosa/prepost.h"
+#include "../linalg/guard_divisions.h"
+#include "../tosa/ukernel.h"
+#include "../../importers/onnx/onnx_import.h"
+#include "../../importers/tflite/tflite_import.h"
 
 #define TOSA_TO_LINALG                                                          \
   "builtin.module(func.func(tosa-optional-decompositions),canonicalize,"        \
