@@ -163,6 +163,8 @@ def record_model(a, name, model, cases, tmp, log):
 
 def record(a):
     os.environ["TINYML_MCU_BUILD"] = os.path.abspath(a.mcu_build_root)
+    # the firmware builds use this build's compiler, even from a copy of it
+    os.environ["TINYML_COMPILE"] = os.path.abspath(os.path.join(a.build, "tools", "tinyml-compile"))
     result = {}
     with tempfile.TemporaryDirectory() as tmp, open(a.output + ".log", "w") as log:
         models = cases_of(a.shared) + (gen_cases(a.gen, tmp) if a.gen else [])

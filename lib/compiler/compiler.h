@@ -31,7 +31,7 @@ typedef struct tinyml__compile_request {
   const tinyml_postprocess_t *postprocess;
   tinyml_preprocess_t pre;
   tinyml_postprocess_t post;
-  int winograd; /* whether f32 convs may use Winograd (ukernel_wino.c) */
+  int winograd; /* whether f32 convs may use Winograd (tosa/uk_wino.c) */
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */

@@ -12,6 +12,7 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
+#include "../common/strbuf.h"
 
 static void diag_append(void *user, const char *s, size_t n) {
   tc_diag_t *d = user;
@@ -143,12 +144,19 @@ static void attr_print_cb(MlirStringRef s, void *user) {
   buf[n + k] = '\0';
 }
 
-bool tc_attr_text_has(MlirOperation op, const char *name, const char *want) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
+bool tc_attr_prints_with(MlirAttribute a, const char *want) {
   char buf[64] = "";
   if (mlirAttributeIsNull(a)) return false;
   mlirAttributePrint(a, attr_print_cb, buf);
   return strstr(buf, want) != NULL;
+}
+
+bool tc_attr_text_has(MlirOperation op, const char *name, const char *want) {
+  return tc_attr_prints_with(mlirOperationGetAttributeByName(op, tc_str(name)), want);
+}
+
+void tc_print_to_strbuf(MlirStringRef s, void *user) {
+  strbuf_printf(user, "%.*s", (int)s.length, s.data);
 }
 
 typedef struct op_list {
@@ -206,4 +214,54 @@ long tc_dispatch_index(MlirOperation f, uint32_t count) {
   char *end = NULL;
   long idx = strtol(text + 1, &end, 10);
   return *end == '\0' && idx >= 0 && (unsigned long)idx < count ? idx : -1;
+}
+
+bool tc_op_name_starts(MlirOperation op, const char *prefix) {
+  return strncmp(tc_op_name(op), prefix, strlen(prefix)) == 0;
+}
+
+bool tc_is_memref(MlirValue v) { return mlirTypeIsAMemRef(mlirValueGetType(v)); }
+
+bool tc_is_memref_view(MlirOperation op) {
+  return tc_op_is(op, "memref.subview") || tc_op_is(op, "memref.expand_shape") ||
+         tc_op_is(op, "memref.collapse_shape") || tc_op_is(op, "memref.cast") ||
+         tc_op_is(op, "memref.reinterpret_cast") || tc_op_is(op, "memref.view");
+}
+
+bool tc_has_memref_operand(MlirOperation op) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (tc_is_memref(mlirOperationGetOperand(op, i))) return true;
+  return false;
+}
+
+/* Inputs then inits of a structured op on buffers. */
+bool tc_dps_split(MlirOperation op, intptr_t *inputs, intptr_t *inits) {
+  intptr_t n = mlirOperationGetNumOperands(op);
+  MlirAttribute seg = mlirOperationGetAttributeByName(op, tc_str("operandSegmentSizes"));
+  if (!mlirAttributeIsNull(seg) && mlirAttributeIsADenseI32Array(seg) &&
+      mlirDenseArrayGetNumElements(seg) == 2) {
+    *inputs = mlirDenseI32ArrayGetElement(seg, 0);
+    *inits = mlirDenseI32ArrayGetElement(seg, 1);
+  } else if (tc_op_is(op, "linalg.reduce")) {
+    *inputs = *inits = n / 2;
+  } else if (tc_op_is(op, "linalg.transpose") || tc_op_is(op, "linalg.broadcast") ||
+             tc_op_is(op, "linalg.map")) {
+    *inputs = n - 1;
+    *inits = 1;
+  } else {
+    return false;
+  }
+  return *inputs + *inits == n && *inits >= 1;
+}
+
+MlirOperation tc_transform_main(MlirModule lib) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(lib));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute n = mlirOperationGetAttributeByName(op, tc_str("sym_name"));
+    if (!mlirAttributeIsNull(n) && mlirAttributeIsAString(n) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(n), tc_str("__transform_main")))
+      return op;
+  }
+  MlirOperation none = {NULL};
+  return none;
 }

@@ -29,9 +29,16 @@ MlirOperation tc_sole_user(MlirValue v);
 /* Reads attribute `name` of `op`, a dense i64 array of exactly n elements,
  * into out; false when it is missing or another kind or length. */
 bool tc_i64_array(MlirOperation op, const char *name, int n, int64_t *out);
-/* Whether attribute `name` of `op`, printed (its first 63 characters),
- * contains `want`: how enum attributes such as nan_mode read from C. */
+/* Whether attribute `a` (null: false), printed (its first 63 characters),
+ * contains `want`: how enum attributes such as nan_mode or an iterator
+ * type read from C. */
+bool tc_attr_prints_with(MlirAttribute a, const char *want);
+/* The same for attribute `name` of `op`. */
 bool tc_attr_text_has(MlirOperation op, const char *name, const char *want);
+
+/* An MlirStringCallback that appends what MLIR prints to the strbuf_t
+ * `user` points at. */
+void tc_print_to_strbuf(MlirStringRef s, void *user);
 
 /* The ops under `root` whose name is one of the null-terminated `names`,
  * in walk order, at most `cap` of them (0: all of them): an array from `a` that the caller
@@ -48,6 +55,20 @@ long tc_dispatch_index(MlirOperation f, uint32_t count);
 tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
                                 const char *pipeline, tc_diag_t *diag,
                                 const tinyml_allocator_t *a, const char *what);
+
+/* Whether op's name starts with `prefix` (a dialect: "linalg."). */
+bool tc_op_name_starts(MlirOperation op, const char *prefix);
+bool tc_is_memref(MlirValue v);
+/* A memref view op: subview, expand/collapse_shape, cast, reinterpret_cast
+ * or view. */
+bool tc_is_memref_view(MlirOperation op);
+bool tc_has_memref_operand(MlirOperation op);
+/* The number of inputs and inits of a destination-passing op (linalg):
+ * false when its operand segments cannot be read. */
+bool tc_dps_split(MlirOperation op, intptr_t *inputs, intptr_t *inits);
+
+/* The @__transform_main of a transform-dialect library; null when none. */
+MlirOperation tc_transform_main(MlirModule lib);
 
 /* Maps a tensor/memref element type to a dtype; INVALID when unsupported. */
 tinyml_dtype_t tc_dtype_of(MlirType element_type);

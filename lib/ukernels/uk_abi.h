@@ -1,6 +1,6 @@
 /* The contract between the compiler and the microkernels.
  *
- * The compiler (lib/compiler/ukernel_match.c) recognises quantised
+ * The compiler (lib/compiler/tosa/uk_select.c) recognises quantised
  * convolutions, depthwise convolutions and fully-connected layers followed by
  * their per-channel rescale and clamp, and replaces each chain with one call
  * `tinyml_uk_<kind>(input, blob, output, scratch, wg, count)` (workgroups:
@@ -23,7 +23,7 @@
  * a clamp (ReLU, ReLU6).  The kernel sums bias + x * w with FMAs, then
  * rounds the multiply, the add and the clamp one at a time as TOSA does,
  * so results differ from the Linalg path only by the order of summation.
- * The f32 max pool kind (lib/compiler/ukernel_pool.c) replaces a float
+ * The f32 max pool kind (lib/compiler/tosa/uk_pool.c) replaces a float
  * tosa.max_pool2d, bit for bit. */
 #ifndef TINYML_UKERNELS_UK_ABI_H
 #define TINYML_UKERNELS_UK_ABI_H
@@ -140,13 +140,13 @@ typedef struct tinyml_uk_params {
  * f32 conv with one more step: res, a tensor of the output's shape and
  * layout, is added after the offset and before the clamp, as a residual
  * add (and the ReLU after it) would in TOSA (lib/compiler/
- * ukernel_residual.c).  Same blob; its clamp is the one after the add.
+ * tosa/uk_residual.c).  Same blob; its clamp is the one after the add.
  *
  * `tinyml_uk_dwpw_f32(in, blob, out, scratch, wg, count)` (and
  * `tinyml_uk_dwpw_add_f32(..., res)`) is a depthwise conv and the 1x1
  * conv (stride 1, no padding) that reads its result, in one call, so that
  * the depthwise result never goes to memory (lib/compiler/
- * ukernel_dwpw.c): the blob is the depthwise blob, with kind
+ * tosa/uk_dwpw.c): the blob is the depthwise blob, with kind
  * TINYML_UK_DWPW_F32, next_off and scratch_bytes (room for some pixels
  * of its result, ic floats each), then at next_off the conv's blob as
  * tinyml_uk_conv_f32 (or _add_f32) takes it.  Bands are of the
@@ -177,7 +177,7 @@ typedef struct tinyml_uk_params {
  *
  * `tinyml_uk_convcat_f32(in, blob, out, scratch, wg, count)` is two f32
  * convs of the same input whose results a concat on channels joins
- * (SqueezeNet's fire modules; lib/compiler/ukernel_concat.c): the blob is
+ * (SqueezeNet's fire modules; lib/compiler/tosa/uk_concat.c): the blob is
  * a header alone (kind TINYML_UK_CONVCAT_F32, scratch_bytes the larger
  * of the two convs', next_off), then at next_off the first conv's blob,
  * whose next_off gives the second's.  Each conv writes its oc channels

@@ -41,7 +41,7 @@ UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
 
 /* Workgroup wg's share [*lo, *hi) of `total` items (uk_abi.h: the first
  * total % count shares one item longer), empty for wg >= count.  Tensors
- * have at most 2^30 elements (ukernel_match.c), so int32 arithmetic does:
+ * have at most 2^30 elements (lib/compiler/tosa/uk_read.c), so int32 arithmetic does:
  * no 64-bit division, which 32-bit cores would need a library call for. */
 UK_INLINE void uk_split(int32_t total, int32_t wg, int32_t count, int32_t *lo, int32_t *hi) {
   if (count < 1 || wg < 0 || wg >= count) {

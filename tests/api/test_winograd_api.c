@@ -1,6 +1,6 @@
 /* tinyml_compile_options_t.no_winograd, through the shared library: a 3x3
  * stride-1 f32 conv of 32 channels each side compiles by default into a
- * Winograd F(2x2, 3x3) kernel on x86-64 (lib/compiler/ukernel_wino.c) and
+ * Winograd F(2x2, 3x3) kernel on x86-64 (lib/compiler/tosa/uk_wino.c) and
  * with no_winograd into the direct sum.  Both must agree within float
  * rounding but not bit for bit (else one of them did not take its path),
  * and a caller whose struct ends before the field gets the default. */

@@ -9,6 +9,7 @@
 
 #include "lib/common/alloc.h"
 #include "lib/compiler/linalg/graph.h"
+#include "lib/compiler/linalg/memory_plan.h"
 
 static tinyml_status_t plan(tc_graph_t *g) {
   tinyml_allocator_t a = tinyml__allocator_or_default(NULL);

@@ -519,7 +519,7 @@ def f32_cases(rng):
           depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
-        # residual add + ReLU into the conv's kernel (ukernel_residual.c)
+        # residual add + ReLU into the conv's kernel (tosa/uk_residual.c)
         f32_residual_case(rng, "f32_residual_identity", 1, 9, 20, 1, False),
         f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
         f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False, relu_before=True),

@@ -1,5 +1,5 @@
 /* White-box tests of Winograd F(2x2, 3x3) and F(4x4, 3x3)'s compile-time half
- * (lib/compiler/ukernel_wino.c): which convs take it, how many tiles a
+ * (lib/compiler/tosa/uk_wino.c): which convs take it, how many tiles a
  * block holds, and the filter transform.  The kernels are tested against
  * the Linalg path in test_ukernels.py. */
 #include <math.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "backends/registry.h"
-#include "lib/compiler/tosa/ukernel.h"
+#include "lib/compiler/tosa/uk_wino.h"
 
 /* The thresholds are the x86-64 backend's (measured there). */
 static const tc_wino_tuning_t *x86;

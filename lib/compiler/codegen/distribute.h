@@ -1,7 +1,7 @@
 /* Splitting dispatches into phases and workgroups for the runtime's threads
  * (executable ABI 2).  See distribute.c. */
-#ifndef TINYML_COMPILER_DISTRIBUTE_H
-#define TINYML_COMPILER_DISTRIBUTE_H
+#ifndef TINYML_COMPILER_CODEGEN_DISTRIBUTE_H
+#define TINYML_COMPILER_CODEGEN_DISTRIBUTE_H
 
 #include <stdbool.h>
 

@@ -16,7 +16,7 @@
 #include <mlir-c/BuiltinTypes.h>
 
 #include "distribute.h"
-#include "../tosa/ukernel.h"
+#include "ukernel_lower.h"
 
 static MlirWalkResult find_call(MlirOperation op, void *user) {
   if (!tc_op_is(op, "func.call") ||

@@ -15,7 +15,7 @@
  * output pixels are worth running apart; distribute.c, which knows whether
  * the target has threads, passes the real workgroup and count and gives
  * each workgroup its own N bytes of scratch.  The kernel's bitcode is
- * linked in by codegen.c. */
+ * linked in by object.c. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <stdio.h>
@@ -23,29 +23,10 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
-#include "../linalg/graph.h"
-#include "../tosa/ukernel.h"
-
-typedef struct text {
-  char *s;
-  size_t n, cap;
-  int overflow;
-} text_t;
-
-static void put(text_t *t, const char *s, size_t n) {
-  if (t->n + n + 1 > t->cap) {
-    t->overflow = 1;
-    return;
-  }
-  memcpy(t->s + t->n, s, n);
-  t->n += n;
-  t->s[t->n] = '\0';
-}
-
-static void put_cb(MlirStringRef r, void *user) { put(user, r.data, r.length); }
-static void puts_(text_t *t, const char *s) { put(t, s, strlen(s)); }
-
-static void put_type(text_t *t, MlirType ty) { mlirTypePrint(ty, put_cb, t); }
+#include "../../common/strbuf.h"
+#include "../tosa/uk_dwpw.h"
+#include "../tosa/ukernel_op.h"
+#include "ukernel_lower.h"
 
 static MlirWalkResult find_uk(MlirOperation op, void *user) {
   if (!tc_op_is(op, TC_UKERNEL_OP)) return MlirWalkResultAdvance;
@@ -83,52 +64,43 @@ static void string_attr(MlirOperation op, const char *name, char *out, size_t ca
 }
 
 /* The replacement function, as text: same signature, new body. */
-static void write_body(text_t *t, MlirBlock body, const char *kind, int64_t scratch,
+static void write_body(strbuf_t *t, MlirBlock body, const char *kind, int64_t scratch,
                        const int *args, int nptr, int64_t workgroups) {
-  char line[512];
   const int res = nptr > 3; /* args[3]: the residual */
-  snprintf(line, sizeof line,
-           "module {\nfunc.func private @tinyml_uk_%s(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr,"
-           " i32, i32%s)\nfunc.func @f(",
-           kind, res ? ", !llvm.ptr" : "");
-  puts_(t, line);
+  strbuf_printf(t,
+                "module {\nfunc.func private @tinyml_uk_%s(!llvm.ptr, !llvm.ptr, !llvm.ptr, "
+                "!llvm.ptr, i32, i32%s)\nfunc.func @f(",
+                kind, res ? ", !llvm.ptr" : "");
   intptr_t n = mlirBlockGetNumArguments(body);
   for (intptr_t i = 0; i < n; ++i) {
-    snprintf(line, sizeof line, "%s%%a%ld: ", i ? ", " : "", (long)i);
-    puts_(t, line);
-    put_type(t, mlirValueGetType(mlirBlockGetArgument(body, i)));
+    strbuf_printf(t, "%s%%a%ld: ", i ? ", " : "", (long)i);
+    mlirTypePrint(mlirValueGetType(mlirBlockGetArgument(body, i)), tc_print_to_strbuf, t);
   }
-  puts_(t, ") {\n");
+  strbuf_append(t, ") {\n");
   for (int i = 0; i < nptr; ++i) {
     const int v = i == 3 ? 4 : i; /* %p3 is the scratch */
-    snprintf(line, sizeof line,
-             "%%i%d = memref.extract_aligned_pointer_as_index %%a%d : ", v, args[i]);
-    puts_(t, line);
-    put_type(t, mlirValueGetType(mlirBlockGetArgument(body, args[i])));
-    snprintf(line, sizeof line,
-             " -> index\n%%j%d = arith.index_cast %%i%d : index to i64\n"
-             "%%p%d = llvm.inttoptr %%j%d : i64 to !llvm.ptr\n",
-             v, v, v, v);
-    puts_(t, line);
+    strbuf_printf(t, "%%i%d = memref.extract_aligned_pointer_as_index %%a%d : ", v, args[i]);
+    mlirTypePrint(mlirValueGetType(mlirBlockGetArgument(body, args[i])), tc_print_to_strbuf, t);
+    strbuf_printf(t,
+                  " -> index\n%%j%d = arith.index_cast %%i%d : index to i64\n"
+                  "%%p%d = llvm.inttoptr %%j%d : i64 to !llvm.ptr\n",
+                  v, v, v, v);
   }
-  if (scratch > 0) {
-    snprintf(line, sizeof line,
-             "%%s = memref.alloc() {alignment = 64 : i64} : memref<%lldxi8>\n"
-             "%%i3 = memref.extract_aligned_pointer_as_index %%s : memref<%lldxi8> -> index\n"
-             "%%j3 = arith.index_cast %%i3 : index to i64\n"
-             "%%p3 = llvm.inttoptr %%j3 : i64 to !llvm.ptr\n",
-             (long long)scratch, (long long)scratch);
-  } else {
-    snprintf(line, sizeof line, "%%p3 = llvm.mlir.zero : !llvm.ptr\n");
-  }
-  puts_(t, line);
-  snprintf(line, sizeof line,
-           "%%wg = arith.constant 0 : i32\n%%count = arith.constant 1 : i32\n"
-           "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3, %%wg, %%count%s) "
-           "{" TC_UKERNEL_WORKGROUPS " = %lld : i64} : "
-           "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32%s) -> ()\nreturn\n}\n}\n",
-           kind, res ? ", %p4" : "", (long long)workgroups, res ? ", !llvm.ptr" : "");
-  puts_(t, line);
+  if (scratch > 0)
+    strbuf_printf(t,
+                  "%%s = memref.alloc() {alignment = 64 : i64} : memref<%lldxi8>\n"
+                  "%%i3 = memref.extract_aligned_pointer_as_index %%s : memref<%lldxi8> -> index\n"
+                  "%%j3 = arith.index_cast %%i3 : index to i64\n"
+                  "%%p3 = llvm.inttoptr %%j3 : i64 to !llvm.ptr\n",
+                  (long long)scratch, (long long)scratch);
+  else
+    strbuf_append(t, "%p3 = llvm.mlir.zero : !llvm.ptr\n");
+  strbuf_printf(t,
+                "%%wg = arith.constant 0 : i32\n%%count = arith.constant 1 : i32\n"
+                "func.call @tinyml_uk_%s(%%p0, %%p1, %%p2, %%p3, %%wg, %%count%s) "
+                "{" TC_UKERNEL_WORKGROUPS " = %lld : i64} : "
+                "(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32%s) -> ()\nreturn\n}\n}\n",
+                kind, res ? ", %p4" : "", (long long)workgroups, res ? ", !llvm.ptr" : "");
 }
 
 /* Bands of output pixels worth running apart: each should have at least
@@ -264,23 +236,24 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: a microkernel dispatch has an unexpected form");
   if (dp && nin == 3) note_reuse(g, dp, kind, args);
-  text_t t = {.cap = 16384};
-  t.s = tinyml__alloc(a, t.cap, 1);
-  if (!t.s) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
-  t.s[0] = '\0';
+  strbuf_t t;
+  strbuf_init(&t, a);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   write_body(&t, body, kind, mlirIntegerAttrGetValueInt(sa), args, (int)nin + 1,
              useful_bands(uk, kind));
+  size_t len = 0;
+  char *text = strbuf_take(&t, &len);
+  strbuf_free(&t);
+  if (!text) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   tinyml_status_t st = TINYML_OK;
-  MlirModule parsed = {NULL};
-  if (!t.overflow) parsed = mlirModuleCreateParse(ctx, mlirStringRefCreate(t.s, t.n));
-  if (t.overflow || mlirModuleIsNull(parsed))
+  MlirModule parsed = mlirModuleCreateParse(ctx, mlirStringRefCreate(text, len));
+  if (mlirModuleIsNull(parsed))
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: microkernel call: %s",
-                             diag->len ? diag->text : "text too long");
+                             diag->len ? diag->text : "(no diagnostic)");
   else
     splice(dispatches, func, parsed, kind);
   if (!mlirModuleIsNull(parsed)) mlirModuleDestroy(parsed);
-  tinyml__free(a, t.s);
+  tinyml__free(a, text);
   return st;
 }
 

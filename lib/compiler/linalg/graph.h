@@ -1,7 +1,7 @@
 /* The compiler's view of a model after partitioning: buffers, dispatches in
  * execution order, and the module of outlined dispatch functions. */
-#ifndef TINYML_COMPILER_GRAPH_H
-#define TINYML_COMPILER_GRAPH_H
+#ifndef TINYML_COMPILER_LINALG_GRAPH_H
+#define TINYML_COMPILER_LINALG_GRAPH_H
 
 #include <mlir-c/IR.h>
 #include <stdint.h>
@@ -64,28 +64,7 @@ typedef struct tc_graph {
   uint64_t constants_size; /* set by the memory plan */
 } tc_graph_t;
 
-/* Splits the single public function of `module` (already lowered to Linalg
- * on tensors) into dispatches.  Reshape-like ops become aliases that cost no
- * copy; tensor.empty, fills, pads and broadcasts are cloned into their only
- * consumer; single-use elementwise consumers join their producer. */
-tinyml_status_t tc_partition(MlirContext ctx, MlirModule module,
-                             const tinyml_allocator_t *a, tc_graph_t *out);
-
-/* Fills g->input_info/output_info from the function signature: names from
- * the `tinyml.name` argument/result attribute (default input_<i>/output_<i>)
- * and quantisation from `tinyml.scale`, `tinyml.zero_point` and
- * `tinyml.quant_axis`. */
-tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
-                                  tc_graph_t *g);
-
-/* Replaces each top-level static memref.alloc of each dispatch function by a
- * view into a new trailing scratch argument and records the scratch size. */
-tinyml_status_t tc_allocs_to_scratch(MlirContext ctx, tc_graph_t *g,
-                                     const tinyml_allocator_t *a);
-
-/* Lifetimes and arena offsets for every buffer and scratch; output claims. */
-tinyml_status_t tc_plan_memory(tc_graph_t *g, const tinyml_allocator_t *a);
-
+/* Frees everything g holds and zeroes it. */
 void tc_graph_free(tc_graph_t *g, const tinyml_allocator_t *a);
 
 #endif

@@ -1,6 +1,6 @@
-/* Integer divisions that cannot trap (safe_divide.c). */
-#ifndef TINYML_COMPILER_SAFE_DIVIDE_H
-#define TINYML_COMPILER_SAFE_DIVIDE_H
+/* Integer divisions that cannot trap (guard_divisions.c). */
+#ifndef TINYML_COMPILER_LINALG_GUARD_DIVISIONS_H
+#define TINYML_COMPILER_LINALG_GUARD_DIVISIONS_H
 
 #include <mlir-c/IR.h>
 

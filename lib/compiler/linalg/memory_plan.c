@@ -8,7 +8,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
-#include "graph.h"
+#include "memory_plan.h"
 
 #define ARENA_ALIGN 64u
 

@@ -9,8 +9,9 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
-#include "graph.h"
-#include "../tosa/ukernel.h"
+#include "../tosa/ukernel_op.h"
+#include "partition.h"
+#include "signature.h"
 
 #define NONE UINT32_MAX
 #define SMALL_CONSTANT_BYTES 64 /* cloned into kernels instead of bound */
@@ -135,30 +136,15 @@ static int is_cheap_producer(MlirOperation op) {
   return mlirValueIsABlockArgument(y) && mlirBlockArgumentGetArgNumber(y) == 0;
 }
 
-typedef struct text_buf {
-  char s[512];
-  size_t n;
-} text_buf_t;
-
-static void text_cb(MlirStringRef r, void *user) {
-  text_buf_t *t = user;
-  size_t room = sizeof(t->s) - 1 - t->n;
-  size_t k = r.length < room ? r.length : room;
-  memcpy(t->s + t->n, r.data, k);
-  t->n += k;
-  t->s[t->n] = '\0';
-}
-
 /* An elementwise generic: every loop parallel, so it can join its producer
  * in one dispatch and later be fused into its tiles. */
 static int is_elementwise(MlirOperation op) {
   if (!tc_op_is(op, "linalg.generic")) return 0;
   MlirAttribute it = mlirOperationGetAttributeByName(op, tc_str("iterator_types"));
-  if (mlirAttributeIsNull(it)) return 0;
-  text_buf_t t = {.n = 0};
-  t.s[0] = '\0';
-  mlirAttributePrint(it, text_cb, &t);
-  return t.n > 0 && t.n < sizeof(t.s) - 1 && !strstr(t.s, "reduction");
+  if (mlirAttributeIsNull(it) || !mlirAttributeIsAArray(it)) return 0;
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(it); ++i)
+    if (tc_attr_prints_with(mlirArrayAttrGetElement(it, i), "reduction")) return 0;
+  return 1;
 }
 
 /* A concat lowers to insert_slices chained through their destinations.

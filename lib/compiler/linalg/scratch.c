@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../../common/status.h"
-#include "graph.h"
+#include "scratch.h"
 
 #define SCRATCH_ALIGN 64u
 

@@ -6,7 +6,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
-#include "graph.h"
+#include "signature.h"
 
 static MlirAttribute dict_get(MlirAttribute attrs, intptr_t i, const char *key) {
   if (mlirAttributeIsNull(attrs) || !mlirAttributeIsAArray(attrs) ||
@@ -113,26 +113,11 @@ tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *
   return TINYML_OK;
 }
 
-static void free_tensors(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a) {
+void tc_signature_free(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a) {
   for (uint32_t i = 0; t && i < n; ++i) {
     tinyml__free(a, (void *)t[i].name);
     tinyml__free(a, (void *)t[i].scales);
     tinyml__free(a, (void *)t[i].zero_points);
   }
   tinyml__free(a, t);
-}
-
-void tc_graph_free(tc_graph_t *g, const tinyml_allocator_t *a) {
-  for (uint32_t d = 0; g->dispatches && d < g->dispatch_count; ++d)
-    tinyml__free(a, g->dispatches[d].args);
-  for (uint32_t c = 0; g->constants && c < g->constant_count; ++c)
-    if (g->constants[c].owned) tinyml__free(a, (void *)g->constants[c].data);
-  tinyml__free(a, g->dispatches);
-  tinyml__free(a, g->constants);
-  tinyml__free(a, g->buffers);
-  tinyml__free(a, g->outputs);
-  free_tensors(g->input_info, g->input_count, a);
-  free_tensors(g->output_info, g->output_count, a);
-  if (!mlirModuleIsNull(g->dispatch_module)) mlirModuleDestroy(g->dispatch_module);
-  memset(g, 0, sizeof(*g));
 }

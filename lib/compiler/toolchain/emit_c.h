@@ -1,7 +1,7 @@
 /* Deployment without the module interpreter: the schedule as C source, and
- * the static library built from it (deploy.c). */
-#ifndef TINYML_COMPILER_EMIT_C_H
-#define TINYML_COMPILER_EMIT_C_H
+ * the static library built from it (static_lib.c). */
+#ifndef TINYML_COMPILER_TOOLCHAIN_EMIT_C_H
+#define TINYML_COMPILER_TOOLCHAIN_EMIT_C_H
 
 #include <stddef.h>
 

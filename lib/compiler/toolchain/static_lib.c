@@ -1,7 +1,7 @@
 /* `--emit static-lib`: the generated schedule (emit_c.c) compiled for the
  * target and archived with the kernels object, so firmware links one
  * library and calls NAME_invoke().  clang and llvm-ar run as child
- * processes, like ld.lld in link.c. */
+ * processes, like ld.lld in lld.c. */
 #include "static_lib.h"
 
 #include <stdio.h>
@@ -10,6 +10,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
+#include "spawn.h"
 
 #ifndef TINYML_CLANG_PATH
 #define TINYML_CLANG_PATH "clang"

@@ -1,8 +1,8 @@
 /* Packaging for firmware: the static library of `--emit static-lib`. */
-#ifndef TINYML_COMPILER_DEPLOY_H
-#define TINYML_COMPILER_DEPLOY_H
+#ifndef TINYML_COMPILER_TOOLCHAIN_STATIC_LIB_H
+#define TINYML_COMPILER_TOOLCHAIN_STATIC_LIB_H
 
-#include "../codegen/codegen.h"
+#include "../target/target.h"
 #include "emit_c.h"
 
 /* Compiles `c` for the target and archives it with the kernels object into

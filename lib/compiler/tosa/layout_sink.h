@@ -1,7 +1,7 @@
 /* Moves layout transposes below the TOSA ops that work in any layout, so
  * that transposes to and from NHWC meet and cancel (layout_sink.c). */
-#ifndef TINYML_COMPILER_LAYOUT_SINK_H
-#define TINYML_COMPILER_LAYOUT_SINK_H
+#ifndef TINYML_COMPILER_TOSA_LAYOUT_SINK_H
+#define TINYML_COMPILER_TOSA_LAYOUT_SINK_H
 
 #include <mlir-c/IR.h>
 

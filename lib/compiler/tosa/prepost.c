@@ -5,7 +5,6 @@
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,31 +16,6 @@
 /* Inlining leaves the model's body in the wrapper; symbol-dce drops the
  * then unused private model function. */
 #define INLINE_PIPELINE "builtin.module(inline,symbol-dce)"
-
-int pp_fail(pp_t *p, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(p->error, sizeof(p->error), fmt, ap);
-  va_end(ap);
-  return 1;
-}
-
-const char *pp_dtype_name(const pp_port_t *port) {
-  switch (port->type.elem) {
-    case TE_F32: return "float32";
-    case TE_I8: return port->is_unsigned ? "uint8" : "int8";
-    case TE_I16: return "int16";
-    case TE_I32: return "int32";
-    default: return "unsupported";
-  }
-}
-
-void pp_dims_text(const te_type_t *t, char *out, size_t cap) {
-  size_t n = (size_t)snprintf(out, cap, "[");
-  for (uint32_t i = 0; i < t->rank && n < cap; ++i)
-    n += (size_t)snprintf(out + n, cap - n, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
-  if (n < cap) snprintf(out + n, cap - n, "]");
-}
 
 /* ---- the model's signature ------------------------------------------- */
 
@@ -184,16 +158,12 @@ static int check_all(pp_t *p, int in_ok, int out_ok) {
 
 /* ---- the wrapper text -------------------------------------------------- */
 
-static void print_cb(MlirStringRef s, void *user) {
-  strbuf_printf(user, "%.*s", (int)s.length, s.data);
-}
-
-static void put_type(strbuf_t *sb, MlirType t) { mlirTypePrint(t, print_cb, sb); }
+static void put_type(strbuf_t *sb, MlirType t) { mlirTypePrint(t, tc_print_to_strbuf, sb); }
 
 static void put_attrs(strbuf_t *sb, MlirAttribute dict) {
   if (mlirAttributeIsNull(dict)) return;
   strbuf_append(sb, " ");
-  mlirAttributePrint(dict, print_cb, sb);
+  mlirAttributePrint(dict, tc_print_to_strbuf, sb);
 }
 
 static void put_name_attr(strbuf_t *sb, const char *name, int is_unsigned) {

@@ -7,8 +7,8 @@
  * normal pipeline (TOSA -> Linalg, elementwise fusion, dispatch formation)
  * sees one graph and fuses the stages with the model's ops like any others.
  * docs/PREPOST.md has the arithmetic. */
-#ifndef TINYML_COMPILER_PREPOST_H
-#define TINYML_COMPILER_PREPOST_H
+#ifndef TINYML_COMPILER_TOSA_PREPOST_H
+#define TINYML_COMPILER_TOSA_PREPOST_H
 
 #include <mlir-c/IR.h>
 

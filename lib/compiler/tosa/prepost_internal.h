@@ -1,8 +1,8 @@
-/* Shared by prepost*.c: the model's ports as the stages see them, and the
- * emitters of each stage.  The stages write TOSA (and one linalg.generic for
+/* Shared by prepost*.c: the model's ports as the stages see them, the
+ * message helpers (prepost_util.c) and the emitters of each stage.  The stages write TOSA (and one linalg.generic for
  * the image gather) with tosa_emit into the wrapper function's text. */
-#ifndef TINYML_COMPILER_PREPOST_INTERNAL_H
-#define TINYML_COMPILER_PREPOST_INTERNAL_H
+#ifndef TINYML_COMPILER_TOSA_PREPOST_INTERNAL_H
+#define TINYML_COMPILER_TOSA_PREPOST_INTERNAL_H
 
 #include "../../importers/common/tosa_emit.h"
 #include "tinyml.h"

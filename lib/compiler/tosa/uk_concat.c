@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
-#include "ukernel.h"
+#include "uk_concat.h"
 
 /* The conv kernel behind concat operand i: a plain conv_f32 whose only
  * user is the concat; its header in *p and elements in *blob. */
@@ -84,8 +84,9 @@ static int fuse_concat(const tc_uk_pass_t *ps, MlirOperation cat) {
   MlirValue blob = cat_blob(ctx, ea, eb, scratch, cat, al);
   if (mlirValueIsNull(blob)) return 0;
   MlirType t = mlirValueGetType(mlirOperationGetResult(cat, 0));
-  MlirOperation uk = tc_uk_op_create(ctx, mlirOperationGetLocation(cat),
-                                     mlirOperationGetOperand(a, 0), blob, t, "convcat_f32", scratch);
+  MlirOperation uk =
+      tc_uk_op_create(ctx, mlirOperationGetLocation(cat), mlirOperationGetOperand(a, 0), blob, t,
+                      "convcat_f32", scratch);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(cat), cat, uk);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(cat, 0), mlirOperationGetResult(uk, 0));
   MlirValue old[2] = {mlirOperationGetOperand(a, 1), mlirOperationGetOperand(b, 1)};

@@ -1,5 +1,5 @@
 /* Depthwise convs into the 1x1 conv kernel that reads them, after the
- * residual adds went into theirs (ukernel_residual.c).
+ * residual adds went into theirs (uk_residual.c).
  *
  * MobileNetV2's blocks are a 1x1 expansion, a depthwise conv and a 1x1
  * projection.  Apart, the depthwise result (up to 56x56x144 floats, more
@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
-#include "ukernel.h"
+#include "uk_dwpw.h"
 
 /* A chunk of the depthwise result: at most MID_PIXELS pixels (the
  * kernels' most per run, FB_MAX) and the tuning's chunk_bytes. */
@@ -84,37 +84,6 @@ static int64_t block_bytes(const tc_f32_tuning_t *t, const tinyml_uk_params_t *e
                            const tinyml_uk_params_t *d) {
   return (window_rows(d) * d->iw + mid_pixels(t, d, d->ow)) * 4 * d->ic +
          (int64_t)tinyml_uk_window_cols(e) * e->k * 4;
-}
-
-MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
-                           int64_t scratch, MlirOperation before, const tinyml_allocator_t *al) {
-  MlirValue none = {NULL};
-  size_t dn = (size_t)mlirElementsAttrGetNumElements(da);
-  size_t cn = (size_t)mlirElementsAttrGetNumElements(ca);
-  size_t off = (dn + 63) / 64 * 64;
-  if (off + cn > INT32_MAX || scratch > INT32_MAX) return none;
-  uint8_t *blob = tinyml__calloc(al, 1, off + cn, 64);
-  if (!blob) return none;
-  memcpy(blob, mlirDenseElementsAttrGetRawData(da), dn);
-  memcpy(blob + off, mlirDenseElementsAttrGetRawData(ca), cn);
-  tinyml_uk_params_t *p = (tinyml_uk_params_t *)(void *)blob;
-  p->kind = kind;
-  p->next_off = (int32_t)off;
-  p->scratch_bytes = (int32_t)scratch;
-  return tc_uk_blob_const(ctx, blob, off + cn, al, before);
-}
-
-void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
-                    const char *kind, int64_t scratch) {
-  MlirValue old_from = mlirOperationGetOperand(from, 1), old_into = mlirOperationGetOperand(into, 1);
-  mlirOperationSetOperand(into, 0, mlirOperationGetOperand(from, 0));
-  mlirOperationSetOperand(into, 1, blob);
-  mlirOperationSetAttributeByName(into, tc_str("kind"), mlirStringAttrGet(ctx, tc_str(kind)));
-  mlirOperationSetAttributeByName(
-      into, tc_str("scratch"), mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), scratch));
-  mlirOperationDestroy(from);
-  tc_uk_drop_if_unused(old_from);
-  tc_uk_drop_if_unused(old_into);
 }
 
 static int fuse_depthwise(const tc_uk_pass_t *ps, MlirOperation dw) {

@@ -1,5 +1,5 @@
 /* Microkernel selection for max pools, on TOSA (the rest of the selection
- * is in ukernel_match.c).  A float tosa.max_pool2d on a static NHWC tensor
+ * is in uk_select.c).  A float tosa.max_pool2d on a static NHWC tensor
  * that propagates NaN becomes
  *
  *   %y = "tinyml.uk"(%x, %blob) {kind = "maxpool_f32", scratch = 0}
@@ -21,7 +21,8 @@
 
 #include "../../common/alloc.h"
 #include "../../ukernels/uk_abi.h"
-#include "ukernel.h"
+#include "uk_dwpw.h"
+#include "uk_pool.h"
 
 static int64_t dim(MlirValue v, intptr_t i) {
   return mlirShapedTypeGetDimSize(mlirValueGetType(v), i);

@@ -15,18 +15,14 @@
  * has no clamp qualifies: TOSA clamps after the add, and so must the
  * kernel.  This runs after the layout sink because only then do the add's
  * operands meet in NHWC, the layout the kernel writes; and %skip must be
- * computed before the conv's op in the block, where the call will be.
- *
- * The helpers the fusions after the layout sink share (ukernel.h:
- * tc_uk_fuse_all, tc_uk_kind_is, tc_uk_blob_params, tc_uk_drop_if_unused)
- * live here too. */
+ * computed before the conv's op in the block, where the call will be. */
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <string.h>
 
 #include "../../common/alloc.h"
 #include "../../ukernels/uk_abi.h"
-#include "ukernel.h"
+#include "uk_residual.h"
 
 /* Whether `v` is available at `op`: a block argument, or made by an op
  * before `op` in the same block. */
@@ -38,18 +34,6 @@ static int defined_before(MlirValue v, MlirOperation op) {
        o = mlirOperationGetNextInBlock(o))
     if (mlirOperationEqual(o, op)) return 1;
   return 0;
-}
-
-int tc_uk_blob_params(MlirValue v, tinyml_uk_params_t *p, MlirAttribute *out) {
-  MlirOperation c = tc_value_owner_op(v);
-  if (mlirOperationIsNull(c) || !tc_op_is(c, "tosa.const")) return 0;
-  MlirAttribute a = mlirOperationGetAttributeByName(c, tc_str("values"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseElements(a) ||
-      mlirDenseElementsAttrIsSplat(a) || mlirElementsAttrGetNumElements(a) < (int64_t)sizeof(*p))
-    return 0;
-  memcpy(p, mlirDenseElementsAttrGetRawData(a), sizeof(*p));
-  *out = a;
-  return p->version == TINYML_UK_VERSION;
 }
 
 static int is_inf_bits(int32_t bits, int negative) {
@@ -122,40 +106,6 @@ static int fuse_one(const tc_uk_pass_t *ps, MlirOperation uk) {
   if (!mlirOperationIsNull(clamp)) mlirOperationDestroy(clamp);
   mlirOperationDestroy(add);
   return 1;
-}
-
-void tc_uk_drop_if_unused(MlirValue v) {
-  MlirOperation op = tc_value_owner_op(v);
-  if (!mlirOperationIsNull(op) && mlirOpOperandIsNull(mlirValueGetFirstUse(v)))
-    mlirOperationDestroy(op);
-}
-
-int tc_uk_kind_is(MlirOperation op, const char *kind) {
-  if (!tc_op_is(op, TC_UKERNEL_OP)) return 0;
-  MlirAttribute k = mlirOperationGetAttributeByName(op, tc_str("kind"));
-  return !mlirAttributeIsNull(k) && mlirAttributeIsAString(k) &&
-         mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str(kind));
-}
-
-unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
-                        const char *kind2, tc_uk_fuse_fn fuse) {
-  unsigned n = 0;
-  for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
-       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
-    if (!tc_op_is(f, "func.func")) continue;
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    if (mlirBlockIsNull(b)) continue;
-    /* A fusion erases ops around `op`: start over after each. */
-    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
-      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(pass, op)) {
-        ++n;
-        op = mlirBlockGetFirstOperation(b);
-      } else {
-        op = mlirOperationGetNextInBlock(op);
-      }
-    }
-  }
-  return n;
 }
 
 unsigned tc_ukernels_fuse_residual(const tc_uk_pass_t *pass, MlirModule m) {

@@ -12,7 +12,7 @@
  * 0.51-0.61 of the direct sum's time with F(2x2, 3x3); F(4x4, 3x3) takes
  * the 56x56 and 28x28 ones (and SqueezeNet's 27x27 ones) down to 0.65-0.7
  * of that. */
-#include "ukernel.h"
+#include "uk_wino.h"
 
 static int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
 

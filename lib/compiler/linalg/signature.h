@@ -1,0 +1,17 @@
+/* The model's inputs and outputs as the module records them. */
+#ifndef TINYML_COMPILER_LINALG_SIGNATURE_H
+#define TINYML_COMPILER_LINALG_SIGNATURE_H
+
+#include "graph.h"
+
+/* Fills g->input_info/output_info from the function signature: names from
+ * the `tinyml.name` argument/result attribute (default input_<i>/output_<i>)
+ * and quantisation from `tinyml.scale`, `tinyml.zero_point` and
+ * `tinyml.quant_axis`. */
+tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
+                                  tc_graph_t *g);
+
+/* Frees `n` tensor records as tc_signature_read made them, and the array. */
+void tc_signature_free(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a);
+
+#endif
