@@ -1,15 +1,8 @@
 /* tfl_read: verifies a TFLite FlatBuffer and decodes subgraph 0.
  *
- * As in lib/module/reader.c, the bytes are hostile until proven otherwise.
- * Every position is a uint64_t no greater than the size, so a position plus
- * a 32-bit quantity never overflows, and each range is checked before any
- * byte of it is loaded.  Loads are assembled byte by byte (little-endian), so
- * neither alignment nor host byte order matters.
- *
- * The FlatBuffer primitives come first and report a fb_err_t; the reader
- * turns those into statuses naming the object and field, and the tfl_table_*
- * accessors turn them into defaults.  The accessors re-check everything on
- * each call, since option tables are only verified down to their vtable. */
+ * The bytes are read through the bounds-checked primitives of tflite_fb.h.
+ * The reader turns their fb_err_t into statuses naming the object and
+ * field. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +10,7 @@
 
 #include "lib/common/alloc.h"
 #include "lib/common/status.h"
+#include "tflite_fb.h"
 #include "tflite_reader.h"
 
 /* Caps on counts, so a corrupt count cannot ask for a giant allocation.
@@ -35,205 +29,6 @@
  * comes from at least 8 bytes of file (an offset and a table). */
 #define BUDGET_PER_BYTE 32u
 #define BUDGET_BASE (1u << 20)
-
-/* ------------------------------------------------------------------------
- * FlatBuffer primitives
- * ---------------------------------------------------------------------- */
-
-typedef struct fb {
-  const uint8_t *data;
-  uint64_t size;
-} fb_t;
-
-/* A table whose header and vtable lie in bounds. */
-typedef struct tbl {
-  uint64_t pos, vtable;
-  uint32_t vtable_size, size;
-} tbl_t;
-
-/* A vector whose elements lie in bounds; present == 0 when absent. */
-typedef struct vec {
-  uint64_t pos;
-  uint32_t count;
-  int present;
-} vec_t;
-
-typedef enum fb_err {
-  FB_OK, FB_TABLE_BOUNDS, FB_VTABLE_BOUNDS, FB_VTABLE_SIZE, FB_TABLE_SIZE,
-  FB_FIELD_BOUNDS, FB_OFFSET_BOUNDS, FB_VECTOR_BOUNDS, FB_VECTOR_END,
-  FB_STRING_NUL,
-} fb_err_t;
-
-static const char *const fb_err_text[] = {
-    "ok",
-    "table is misaligned or lies outside the file",
-    "vtable is misaligned or lies outside the file",
-    "vtable size is invalid",
-    "table size is invalid",
-    "field lies outside its table",
-    "offset points outside the file",
-    "vector is misaligned or lies outside the file",
-    "vector runs past the end of the file",
-    "string is not NUL-terminated",
-};
-
-/* Little-endian load of `n` bytes at `pos`; the caller checked bounds. */
-static uint64_t load(const fb_t *b, uint64_t pos, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned i = n; i-- > 0;) v = (v << 8) | b->data[pos + i];
-  return v;
-}
-
-/* Sign-extends the low `bytes` bytes of `v`, without the implementation-
- * defined conversion of an out-of-range value to a signed type. */
-static int64_t sext(uint64_t v, unsigned bytes) {
-  unsigned bits = 8 * bytes;
-  if (bits < 64) {
-    uint64_t mask = (UINT64_C(1) << bits) - 1;
-    v &= mask;
-    if (v >> (bits - 1)) v |= ~mask;
-  }
-  int64_t s;
-  memcpy(&s, &v, sizeof(s));
-  return s;
-}
-
-static int32_t as_i32(uint64_t v) { return (int32_t)sext(v, 4); }
-static int32_t as_i8(uint64_t v) { return (int32_t)sext(v, 1); }
-
-static fb_err_t open_table(const fb_t *b, uint64_t pos, tbl_t *t) {
-  if (pos % 4 || pos > b->size || b->size - pos < 4) return FB_TABLE_BOUNDS;
-  int64_t vtable = (int64_t)pos - (int64_t)as_i32(load(b, pos, 4));
-  if (vtable < 0 || vtable % 2 || (uint64_t)vtable > b->size - 4)
-    return FB_VTABLE_BOUNDS;
-  t->pos = pos;
-  t->vtable = (uint64_t)vtable;
-  t->vtable_size = (uint32_t)load(b, t->vtable, 2);
-  t->size = (uint32_t)load(b, t->vtable + 2, 2);
-  if (t->vtable_size < 4 || t->vtable_size % 2 ||
-      t->vtable_size > b->size - t->vtable)
-    return FB_VTABLE_SIZE;
-  if (t->size < 4 || t->size > b->size - pos) return FB_TABLE_SIZE;
-  return FB_OK;
-}
-
-/* Position of field `id` (`n` bytes wide) in *at, or 0 when absent (0 is
- * never a field position: the root offset lives there). */
-static fb_err_t field_at(const fb_t *b, const tbl_t *t, uint64_t id, unsigned n,
-                         uint64_t *at) {
-  *at = 0;
-  uint64_t slot = 4 + 2 * id;
-  if (id > 0xFFFF || slot + 2 > t->vtable_size) return FB_OK;
-  uint32_t offset = (uint32_t)load(b, t->vtable + slot, 2);
-  if (offset == 0) return FB_OK;
-  if (offset < 4 || offset + n > t->size) return FB_FIELD_BOUNDS;
-  *at = t->pos + offset;
-  return FB_OK;
-}
-
-/* Follows the uoffset stored at `at` (4 bytes already in bounds). */
-static fb_err_t follow(const fb_t *b, uint64_t at, uint64_t *target) {
-  uint64_t offset = load(b, at, 4);
-  if (offset == 0 || offset > INT32_MAX || at + offset >= b->size)
-    return FB_OFFSET_BOUNDS;
-  *target = at + offset;
-  return FB_OK;
-}
-
-static fb_err_t vector_at(const fb_t *b, uint64_t pos, uint32_t elem_size,
-                          vec_t *v) {
-  if (pos % 4 || pos > b->size || b->size - pos < 4) return FB_VECTOR_BOUNDS;
-  v->count = (uint32_t)load(b, pos, 4);
-  v->pos = pos + 4;
-  v->present = 1;
-  if ((uint64_t)v->count * elem_size > b->size - v->pos) return FB_VECTOR_END;
-  return FB_OK;
-}
-
-/* The vector referenced by field `id`; absent gives present == 0. */
-static fb_err_t field_vector(const fb_t *b, const tbl_t *t, uint64_t id,
-                             uint32_t elem_size, vec_t *v) {
-  uint64_t at, pos;
-  fb_err_t e;
-  memset(v, 0, sizeof(*v));
-  if ((e = field_at(b, t, id, 4, &at)) || !at) return e;
-  if ((e = follow(b, at, &pos))) return e;
-  return vector_at(b, pos, elem_size, v);
-}
-
-/* The table referenced by field `id`; *present = 0 when absent. */
-static fb_err_t field_table(const fb_t *b, const tbl_t *t, uint64_t id,
-                            tbl_t *out, int *present) {
-  uint64_t at, pos;
-  fb_err_t e;
-  *present = 0;
-  if ((e = field_at(b, t, id, 4, &at)) || !at) return e;
-  if ((e = follow(b, at, &pos)) || (e = open_table(b, pos, out))) return e;
-  *present = 1;
-  return FB_OK;
-}
-
-/* ------------------------------------------------------------------------
- * Option table accessors
- * ---------------------------------------------------------------------- */
-
-/* Position of an option field, 0 when the table or field is absent or out
- * of bounds (then *bad is set). */
-static uint64_t option_field(const tfl_table_t *t, unsigned field, unsigned n,
-                             int *bad) {
-  if (!t || !t->buf) return 0;
-  fb_t b = {t->buf, t->size};
-  tbl_t tb;
-  uint64_t at = 0;
-  if (open_table(&b, t->pos, &tb) || field_at(&b, &tb, field, n, &at)) {
-    if (bad) *bad = 1;
-    return 0;
-  }
-  return at;
-}
-
-int32_t tfl_table_i32(const tfl_table_t *t, unsigned field, int32_t def, int *bad) {
-  uint64_t at = option_field(t, field, 4, bad);
-  if (!at) return def;
-  fb_t b = {t->buf, t->size};
-  return as_i32(load(&b, at, 4));
-}
-
-int8_t tfl_table_i8(const tfl_table_t *t, unsigned field, int8_t def, int *bad) {
-  uint64_t at = option_field(t, field, 1, bad);
-  return at ? (int8_t)as_i8(t->buf[at]) : def;
-}
-
-float tfl_table_f32(const tfl_table_t *t, unsigned field, float def, int *bad) {
-  uint64_t at = option_field(t, field, 4, bad);
-  if (!at) return def;
-  fb_t b = {t->buf, t->size};
-  uint32_t bits = (uint32_t)load(&b, at, 4);
-  float v;
-  memcpy(&v, &bits, sizeof(v));
-  return v;
-}
-
-uint8_t tfl_table_bool(const tfl_table_t *t, unsigned field, uint8_t def, int *bad) {
-  uint64_t at = option_field(t, field, 1, bad);
-  return at ? t->buf[at] != 0 : def;
-}
-
-uint32_t tfl_table_i32_vector(const tfl_table_t *t, unsigned field,
-                              int32_t *out, uint32_t cap, int *bad) {
-  uint64_t at = option_field(t, field, 4, bad);
-  if (!at) return 0;
-  fb_t b = {t->buf, t->size};
-  uint64_t pos;
-  vec_t v;
-  if (follow(&b, at, &pos) || vector_at(&b, pos, 4, &v)) {
-    if (bad) *bad = 1;
-    return 0;
-  }
-  for (uint32_t i = 0; out && i < v.count && i < cap; i++)
-    out[i] = as_i32(load(&b, v.pos + 4 * (uint64_t)i, 4));
-  return v.count;
-}
 
 /* ------------------------------------------------------------------------
  * Reader plumbing: the same primitives, failing with a status that names
@@ -301,23 +96,23 @@ static tinyml_status_t scalar(reader_t *r, const tbl_t *t, unsigned id,
                               const char *name, uint64_t *out) {
   uint64_t at;
   *out = def; /* also on failure, which keeps gcc's flow analysis happy */
-  fb_err_t e = field_at(&r->b, t, id, n, &at);
+  fb_err_t e = fb_field_at(&r->b, t, id, n, &at);
   if (e) return fb_bad(r, what, name, e);
-  if (at) *out = load(&r->b, at, n);
+  if (at) *out = fb_load(&r->b, at, n);
   return TINYML_OK;
 }
 
 static tinyml_status_t vector(reader_t *r, const tbl_t *t, unsigned id,
                               uint32_t elem_size, const char *what,
                               const char *name, vec_t *v) {
-  fb_err_t e = field_vector(&r->b, t, id, elem_size, v);
+  fb_err_t e = fb_field_vector(&r->b, t, id, elem_size, v);
   return e ? fb_bad(r, what, name, e) : TINYML_OK;
 }
 
 static tinyml_status_t table(reader_t *r, const tbl_t *t, unsigned id,
                              const char *what, const char *name, tbl_t *out,
                              int *present) {
-  fb_err_t e = field_table(&r->b, t, id, out, present);
+  fb_err_t e = fb_field_table(&r->b, t, id, out, present);
   return e ? fb_bad(r, what, name, e) : TINYML_OK;
 }
 
@@ -325,8 +120,8 @@ static tinyml_status_t table(reader_t *r, const tbl_t *t, unsigned id,
 static tinyml_status_t element(reader_t *r, const vec_t *v, uint32_t i,
                                const char *what, const char *name, tbl_t *t) {
   uint64_t pos;
-  fb_err_t e = follow(&r->b, v->pos + 4 * (uint64_t)i, &pos);
-  if (!e) e = open_table(&r->b, pos, t);
+  fb_err_t e = fb_follow(&r->b, v->pos + 4 * (uint64_t)i, &pos);
+  if (!e) e = fb_open_table(&r->b, pos, t);
   return e ? bad(r, "%s: %s %" PRIu32 ": %s", what, name, i, fb_err_text[e])
            : TINYML_OK;
 }
@@ -359,7 +154,7 @@ static tinyml_status_t string(reader_t *r, const tbl_t *t, unsigned id,
 }
 
 static int32_t i32_at(reader_t *r, const vec_t *v, uint32_t i) {
-  return as_i32(load(&r->b, v->pos + 4 * (uint64_t)i, 4));
+  return fb_as_i32(fb_load(&r->b, v->pos + 4 * (uint64_t)i, 4));
 }
 
 /* Copies an int vector into a new array (NULL when empty). */
@@ -450,7 +245,7 @@ static tinyml_status_t copy_quant(reader_t *r, const vec_t *scale,
   q->scale = p;
   q->scale_count = scale->count;
   for (uint32_t i = 0; i < scale->count; i++) {
-    uint32_t bits = (uint32_t)load(&r->b, scale->pos + 4 * (uint64_t)i, 4);
+    uint32_t bits = (uint32_t)fb_load(&r->b, scale->pos + 4 * (uint64_t)i, 4);
     memcpy(&q->scale[i], &bits, sizeof(bits));
   }
   TINYML_RETURN_IF_ERROR(alloc_array(r, zero_point->count, sizeof(int64_t),
@@ -458,7 +253,7 @@ static tinyml_status_t copy_quant(reader_t *r, const vec_t *scale,
   q->zero_point = p;
   q->zero_point_count = zero_point->count;
   for (uint32_t i = 0; i < zero_point->count; i++)
-    q->zero_point[i] = sext(load(&r->b, zero_point->pos + 8 * (uint64_t)i, 8), 8);
+    q->zero_point[i] = fb_sext(fb_load(&r->b, zero_point->pos + 8 * (uint64_t)i, 8), 8);
   return TINYML_OK;
 }
 
@@ -513,7 +308,7 @@ static tinyml_status_t read_quant(reader_t *r, const tbl_t *t,
     return bad(r, "%s: %" PRIu32 " scales but %" PRIu32 " zero points", what,
                scale.count, zero_point.count);
   out->quant.has_details = details_type != 0;
-  out->quant.quantized_dimension = as_i32(dim);
+  out->quant.quantized_dimension = fb_as_i32(dim);
   TINYML_RETURN_IF_ERROR(copy_quant(r, &scale, &zero_point, &out->quant));
   TINYML_RETURN_IF_ERROR(check_scales(r, what, &out->quant));
   return check_quant_dim(r, what, out);
@@ -566,7 +361,7 @@ static tinyml_status_t read_tensor_fields(reader_t *r, const tbl_t *t,
   tbl_t sparsity;
   TINYML_RETURN_IF_ERROR(string(r, t, 3, what, "name", 0, &out->name));
   TINYML_RETURN_IF_ERROR(scalar(r, t, 1, 1, 0, what, "type", &type));
-  out->type = as_i8(type); /* TensorType is a signed byte */
+  out->type = fb_as_i8(type); /* TensorType is a signed byte */
   TINYML_RETURN_IF_ERROR(scalar(r, t, 2, 4, 0, what, "buffer", &buffer));
   out->buffer = (uint32_t)buffer;
   TINYML_RETURN_IF_ERROR(scalar(r, t, 5, 1, 0, what, "is_variable", &variable));
@@ -648,9 +443,9 @@ static tinyml_status_t read_opcode(reader_t *r, const vec_t *codes,
   TINYML_RETURN_IF_ERROR(scalar(r, t, 3, 4, 0, what, "builtin_code", &code));
   /* Old files set only the byte, new ones both (the byte saturating at
    * PLACEHOLDER_FOR_GREATER_OP_CODES), so the larger one is meant. */
-  int32_t old = as_i8(deprecated);
-  out->builtin_code = old > as_i32(code) ? old : as_i32(code);
-  out->version = as_i32(version);
+  int32_t old = fb_as_i8(deprecated);
+  out->builtin_code = old > fb_as_i32(code) ? old : fb_as_i32(code);
+  out->version = fb_as_i32(version);
   return TINYML_OK;
 }
 
@@ -780,11 +575,11 @@ static tinyml_status_t read_header(reader_t *r, tbl_t *root) {
     return bad(r, "%" PRIu64 " bytes are too few for a model", r->b.size);
   if (memcmp(r->b.data + 4, "TFL3", 4) != 0)
     return bad(r, "wrong file identifier (expected \"TFL3\" at byte 4)");
-  uint64_t pos = load(&r->b, 0, 4);
+  uint64_t pos = fb_load(&r->b, 0, 4);
   if (pos < 8 || pos >= r->b.size)
     return bad(r, "root table offset %" PRIu64 " is out of range (%" PRIu64 " bytes)",
                pos, r->b.size);
-  fb_err_t e = open_table(&r->b, pos, root);
+  fb_err_t e = fb_open_table(&r->b, pos, root);
   return e ? fb_bad(r, "model", "root table", e) : TINYML_OK;
 }
 
