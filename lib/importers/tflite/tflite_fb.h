@@ -6,7 +6,7 @@
  * byte of it is loaded.  Loads are assembled byte by byte (little-endian), so
  * neither alignment nor host byte order matters.
  *
- * The primitives report a fb_err_t; the reader (tflite_reader.c) turns those
+ * The primitives report a fb_err_t; the reader (tflite_decode.h) turns those
  * into statuses naming the object and field, and the tfl_table_* accessors
  * (tflite_reader.h, defined in tflite_fb.c) turn them into defaults. */
 #ifndef TINYML_IMPORTERS_TFLITE_FB_H

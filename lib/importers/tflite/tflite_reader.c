@@ -4,185 +4,20 @@
  * The reader turns their fb_err_t into statuses naming the object and
  * field. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/common/alloc.h"
 #include "lib/common/status.h"
-#include "tflite_fb.h"
+#include "tflite_decode.h"
 #include "tflite_reader.h"
 
-/* Caps on counts, so a corrupt count cannot ask for a giant allocation.
- * Counts are also bounded by the bytes present (4 per element at least),
- * but the decoded structs are ~25 times larger than that. */
-#define MAX_COUNT 1000000u
+/* A cap on the rank, as MAX_COUNT in tflite_decode.c caps counts, so a
+ * corrupt shape cannot ask for a giant allocation. */
 #define MAX_RANK 8u
 /* At most 2^59 elements per shape, so that a consumer can compute any
  * tensor's byte size (16 bytes per element at most) in an int64_t. */
 #define MAX_ELEMENTS (UINT64_C(1) << 59)
-/* A FlatBuffer may point many entries at one table, vector or string, so a
- * small file could make a naive reader copy or scan the same bytes millions
- * of times.  Decoding therefore gets a budget: bytes allocated plus bytes
- * scanned without allocating, at most BUDGET_PER_BYTE per file byte plus
- * BUDGET_BASE.  Real models stay well under it: a 104-byte tensor struct
- * comes from at least 8 bytes of file (an offset and a table). */
-#define BUDGET_PER_BYTE 32u
-#define BUDGET_BASE (1u << 20)
-
-/* ------------------------------------------------------------------------
- * Reader plumbing: the same primitives, failing with a status that names
- * the object (`what`, e.g. "subgraph 0 tensor 12") and field (`name`).
- * ---------------------------------------------------------------------- */
-
-typedef struct reader {
-  fb_t b;
-  const tinyml_allocator_t *user; /* as given, for statuses */
-  tinyml_allocator_t alloc;       /* resolved, for the model */
-  uint64_t budget;                /* what decoding may still cost, in bytes */
-} reader_t;
-
-static tinyml_status_t bad(reader_t *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static tinyml_status_t bad(reader_t *r, const char *fmt, ...) {
-  char message[320];
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(message, sizeof(message), fmt, args);
-  va_end(args);
-  return tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODEL,
-                             "tflite: %s", message);
-}
-
-static tinyml_status_t fb_bad(reader_t *r, const char *what,
-                              const char *name, fb_err_t e) {
-  return bad(r, "%s: %s: %s", what, name, fb_err_text[e]);
-}
-
-static tinyml_status_t out_of_memory(reader_t *r, const char *what,
-                                     uint64_t bytes) {
-  return tinyml__status_make(r->user, TINYML_STATUS_OUT_OF_MEMORY,
-                             "tflite: out of memory for %s (%" PRIu64 " bytes)",
-                             what, bytes);
-}
-
-/* Charges `bytes` of work for `what` against the budget. */
-static tinyml_status_t spend(reader_t *r, uint64_t bytes, const char *what) {
-  if (bytes > r->budget)
-    return bad(r, "decoding %s takes the work past %u bytes per byte of the "
-               "file: too many entries share one table, vector or string",
-               what, BUDGET_PER_BYTE);
-  r->budget -= bytes;
-  return TINYML_OK;
-}
-
-/* Allocates count * size zeroed bytes; *out = NULL (and OK) when count is
- * 0, so empty arrays cost no allocation. */
-static tinyml_status_t alloc_array(reader_t *r, uint32_t count,
-                                   size_t size, size_t align, const char *what,
-                                   void **out) {
-  *out = NULL;
-  if (!count) return TINYML_OK;
-  TINYML_RETURN_IF_ERROR(spend(r, (uint64_t)count * size, what));
-  *out = tinyml__calloc(&r->alloc, count, size, align);
-  if (!*out) return out_of_memory(r, what, (uint64_t)count * size);
-  return TINYML_OK;
-}
-
-/* Scalar field `id` of `n` bytes, zero-extended; `def` when absent. */
-static tinyml_status_t scalar(reader_t *r, const tbl_t *t, unsigned id,
-                              unsigned n, uint64_t def, const char *what,
-                              const char *name, uint64_t *out) {
-  uint64_t at;
-  *out = def; /* also on failure, which keeps gcc's flow analysis happy */
-  fb_err_t e = fb_field_at(&r->b, t, id, n, &at);
-  if (e) return fb_bad(r, what, name, e);
-  if (at) *out = fb_load(&r->b, at, n);
-  return TINYML_OK;
-}
-
-static tinyml_status_t vector(reader_t *r, const tbl_t *t, unsigned id,
-                              uint32_t elem_size, const char *what,
-                              const char *name, vec_t *v) {
-  fb_err_t e = fb_field_vector(&r->b, t, id, elem_size, v);
-  return e ? fb_bad(r, what, name, e) : TINYML_OK;
-}
-
-static tinyml_status_t table(reader_t *r, const tbl_t *t, unsigned id,
-                             const char *what, const char *name, tbl_t *out,
-                             int *present) {
-  fb_err_t e = fb_field_table(&r->b, t, id, out, present);
-  return e ? fb_bad(r, what, name, e) : TINYML_OK;
-}
-
-/* A vector of tables: `name` names the vector, entry `i` is read. */
-static tinyml_status_t element(reader_t *r, const vec_t *v, uint32_t i,
-                               const char *what, const char *name, tbl_t *t) {
-  uint64_t pos;
-  fb_err_t e = fb_follow(&r->b, v->pos + 4 * (uint64_t)i, &pos);
-  if (!e) e = fb_open_table(&r->b, pos, t);
-  return e ? bad(r, "%s: %s %" PRIu32 ": %s", what, name, i, fb_err_text[e])
-           : TINYML_OK;
-}
-
-static tinyml_status_t check_count(reader_t *r, const vec_t *v,
-                                   const char *what, const char *name) {
-  if (v->count > MAX_COUNT)
-    return bad(r, "%s: %" PRIu32 " %s exceed the maximum %u", what, v->count,
-               name, MAX_COUNT);
-  return TINYML_OK;
-}
-
-/* Copies the string in field `id`; absent gives "" or, with `null_if_absent`,
- * NULL. */
-static tinyml_status_t string(reader_t *r, const tbl_t *t, unsigned id,
-                              const char *what, const char *name,
-                              int null_if_absent, char **out) {
-  vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, t, id, 1, what, name, &v));
-  if (v.present && (v.count >= r->b.size - v.pos || r->b.data[v.pos + v.count]))
-    return fb_bad(r, what, name, FB_STRING_NUL);
-  if (!v.present && null_if_absent) return TINYML_OK;
-  TINYML_RETURN_IF_ERROR(spend(r, (uint64_t)v.count + 1, name));
-  char *s = tinyml__alloc(&r->alloc, (size_t)v.count + 1, 1);
-  if (!s) return out_of_memory(r, name, (uint64_t)v.count + 1);
-  if (v.count) memcpy(s, r->b.data + v.pos, v.count);
-  s[v.count] = '\0';
-  *out = s;
-  return TINYML_OK;
-}
-
-static int32_t i32_at(reader_t *r, const vec_t *v, uint32_t i) {
-  return fb_as_i32(fb_load(&r->b, v->pos + 4 * (uint64_t)i, 4));
-}
-
-/* Copies an int vector into a new array (NULL when empty). */
-static tinyml_status_t copy_i32(reader_t *r, const vec_t *v,
-                                const char *name, int32_t **out) {
-  void *p;
-  TINYML_RETURN_IF_ERROR(alloc_array(r, v->count, sizeof(int32_t),
-                                     _Alignof(int32_t), name, &p));
-  int32_t *a = p;
-  for (uint32_t i = 0; i < v->count; i++) a[i] = i32_at(r, v, i);
-  *out = a;
-  return TINYML_OK;
-}
-
-/* Every entry must index a tensor; -1 also passes with `allow_omitted`. */
-static tinyml_status_t check_indices(reader_t *r, const vec_t *v,
-                                     uint32_t tensor_count, int allow_omitted,
-                                     const char *what, const char *name) {
-  TINYML_RETURN_IF_ERROR(spend(r, 4 * (uint64_t)v->count, name));
-  for (uint32_t i = 0; i < v->count; i++) {
-    int32_t index = i32_at(r, v, i);
-    if (index == -1 && allow_omitted) continue;
-    if (index < 0 || (uint32_t)index >= tensor_count)
-      return bad(r, "%s: %s[%" PRIu32 "] = %" PRId32 " is not a tensor index (%" PRIu32 " tensors)",
-                 what, name, i, index, tensor_count);
-  }
-  return TINYML_OK;
-}
 
 /* ------------------------------------------------------------------------
  * Tensors
@@ -211,27 +46,27 @@ static uint64_t element_count(const tfl_tensor_t *t) {
 static tinyml_status_t read_shape(reader_t *r, const tbl_t *t,
                                   const char *what, tfl_tensor_t *out) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, t, 0, 4, what, "shape", &v));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, t, 0, 4, what, "shape", &v));
   if (v.count > MAX_RANK)
-    return bad(r, "%s: rank %" PRIu32 " exceeds the maximum %u", what, v.count,
-               MAX_RANK);
+    return rd_bad(r, "%s: rank %" PRIu32 " exceeds the maximum %u", what, v.count,
+                  MAX_RANK);
   for (uint32_t i = 0; i < v.count; i++)
-    if (i32_at(r, &v, i) < 0)
-      return bad(r, "%s: dimension %" PRIu32 " is negative (%" PRId32 ")", what,
-                 i, i32_at(r, &v, i));
-  TINYML_RETURN_IF_ERROR(copy_i32(r, &v, "shape", &out->shape));
+    if (rd_i32_at(r, &v, i) < 0)
+      return rd_bad(r, "%s: dimension %" PRIu32 " is negative (%" PRId32 ")", what,
+                    i, rd_i32_at(r, &v, i));
+  TINYML_RETURN_IF_ERROR(rd_copy_i32(r, &v, "shape", &out->shape));
   out->rank = v.count;
   if (element_count(out) > MAX_ELEMENTS)
-    return bad(r, "%s: shape has more than 2^59 elements", what);
+    return rd_bad(r, "%s: shape has more than 2^59 elements", what);
   /* shape_signature repeats the shape with -1 for unknown dimensions. */
-  TINYML_RETURN_IF_ERROR(vector(r, t, 7, 4, what, "shape_signature", &v));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, t, 7, 4, what, "shape_signature", &v));
   if (v.count > MAX_RANK)
-    return bad(r, "%s: shape_signature rank %" PRIu32 " exceeds the maximum %u",
-               what, v.count, MAX_RANK);
+    return rd_bad(r, "%s: shape_signature rank %" PRIu32 " exceeds the maximum %u",
+                  what, v.count, MAX_RANK);
   for (uint32_t i = 0; i < v.count; i++) {
-    int32_t d = i32_at(r, &v, i);
+    int32_t d = rd_i32_at(r, &v, i);
     if (d < -1)
-      return bad(r, "%s: shape_signature[%" PRIu32 "] is %" PRId32, what, i, d);
+      return rd_bad(r, "%s: shape_signature[%" PRIu32 "] is %" PRId32, what, i, d);
     if (d == -1) out->has_dynamic_dims = 1;
   }
   return TINYML_OK;
@@ -240,16 +75,16 @@ static tinyml_status_t read_shape(reader_t *r, const tbl_t *t,
 static tinyml_status_t copy_quant(reader_t *r, const vec_t *scale,
                                   const vec_t *zero_point, tfl_quant_t *q) {
   void *p;
-  TINYML_RETURN_IF_ERROR(alloc_array(r, scale->count, sizeof(float),
-                                     _Alignof(float), "scale", &p));
+  TINYML_RETURN_IF_ERROR(rd_alloc_array(r, scale->count, sizeof(float),
+                                        _Alignof(float), "scale", &p));
   q->scale = p;
   q->scale_count = scale->count;
   for (uint32_t i = 0; i < scale->count; i++) {
     uint32_t bits = (uint32_t)fb_load(&r->b, scale->pos + 4 * (uint64_t)i, 4);
     memcpy(&q->scale[i], &bits, sizeof(bits));
   }
-  TINYML_RETURN_IF_ERROR(alloc_array(r, zero_point->count, sizeof(int64_t),
-                                     _Alignof(int64_t), "zero_point", &p));
+  TINYML_RETURN_IF_ERROR(rd_alloc_array(r, zero_point->count, sizeof(int64_t),
+                                        _Alignof(int64_t), "zero_point", &p));
   q->zero_point = p;
   q->zero_point_count = zero_point->count;
   for (uint32_t i = 0; i < zero_point->count; i++)
@@ -265,8 +100,8 @@ static tinyml_status_t check_scales(reader_t *r, const char *what,
     uint32_t bits;
     memcpy(&bits, &q->scale[i], sizeof(bits));
     if ((bits & 0x7f800000u) == 0x7f800000u)
-      return bad(r, "%s: scale[%" PRIu32 "] is not finite (bits 0x%08" PRIx32 ")",
-                 what, i, bits);
+      return rd_bad(r, "%s: scale[%" PRIu32 "] is not finite (bits 0x%08" PRIx32 ")",
+                    what, i, bits);
   }
   return TINYML_OK;
 }
@@ -283,11 +118,11 @@ static tinyml_status_t check_quant_dim(reader_t *r, const char *what,
     q->quantized_dimension = 0;
   int32_t d = q->quantized_dimension;
   if (d < 0 || (uint32_t)d >= t->rank)
-    return bad(r, "%s: quantized_dimension %" PRId32 " is out of range for rank %" PRIu32,
-               what, d, t->rank);
+    return rd_bad(r, "%s: quantized_dimension %" PRId32 " is out of range for rank %" PRIu32,
+                  what, d, t->rank);
   if ((uint32_t)t->shape[d] != q->scale_count)
-    return bad(r, "%s: %" PRIu32 " scales but dimension %" PRId32 " has size %" PRId32,
-               what, q->scale_count, d, t->shape[d]);
+    return rd_bad(r, "%s: %" PRIu32 " scales but dimension %" PRId32 " has size %" PRId32,
+                  what, q->scale_count, d, t->shape[d]);
   return TINYML_OK;
 }
 
@@ -297,16 +132,16 @@ static tinyml_status_t read_quant(reader_t *r, const tbl_t *t,
   vec_t scale, zero_point;
   uint64_t details_type, dim;
   int present;
-  TINYML_RETURN_IF_ERROR(table(r, t, 4, what, "quantization", &qt, &present));
+  TINYML_RETURN_IF_ERROR(rd_table(r, t, 4, what, "quantization", &qt, &present));
   if (!present) return TINYML_OK;
-  TINYML_RETURN_IF_ERROR(vector(r, &qt, 2, 4, what, "scale", &scale));
-  TINYML_RETURN_IF_ERROR(vector(r, &qt, 3, 8, what, "zero_point", &zero_point));
-  TINYML_RETURN_IF_ERROR(scalar(r, &qt, 4, 1, 0, what, "details_type", &details_type));
-  TINYML_RETURN_IF_ERROR(table(r, &qt, 5, what, "details", &details, &present));
-  TINYML_RETURN_IF_ERROR(scalar(r, &qt, 6, 4, 0, what, "quantized_dimension", &dim));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, &qt, 2, 4, what, "scale", &scale));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, &qt, 3, 8, what, "zero_point", &zero_point));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, &qt, 4, 1, 0, what, "details_type", &details_type));
+  TINYML_RETURN_IF_ERROR(rd_table(r, &qt, 5, what, "details", &details, &present));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, &qt, 6, 4, 0, what, "quantized_dimension", &dim));
   if (scale.count && zero_point.count && scale.count != zero_point.count)
-    return bad(r, "%s: %" PRIu32 " scales but %" PRIu32 " zero points", what,
-               scale.count, zero_point.count);
+    return rd_bad(r, "%s: %" PRIu32 " scales but %" PRIu32 " zero points", what,
+                  scale.count, zero_point.count);
   out->quant.has_details = details_type != 0;
   out->quant.quantized_dimension = fb_as_i32(dim);
   TINYML_RETURN_IF_ERROR(copy_quant(r, &scale, &zero_point, &out->quant));
@@ -323,14 +158,14 @@ static tinyml_status_t buffer_data(reader_t *r, const vec_t *buffers,
   tbl_t t;
   vec_t data;
   uint64_t offset, size;
-  TINYML_RETURN_IF_ERROR(element(r, buffers, index, "model", "buffer", &t));
-  TINYML_RETURN_IF_ERROR(vector(r, &t, 0, 1, what, "data", &data));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 1, 8, 0, what, "offset", &offset));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 2, 8, 0, what, "size", &size));
+  TINYML_RETURN_IF_ERROR(rd_element(r, buffers, index, "model", "buffer", &t));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, &t, 0, 1, what, "data", &data));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, &t, 1, 8, 0, what, "offset", &offset));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, &t, 2, 8, 0, what, "size", &size));
   if (offset > 1) {
     if (offset > r->b.size || size > r->b.size - offset)
-      return bad(r, "%s: %" PRIu64 " bytes at offset %" PRIu64 " lie outside the file (%" PRIu64 " bytes)",
-                 what, size, offset, r->b.size);
+      return rd_bad(r, "%s: %" PRIu64 " bytes at offset %" PRIu64 " lie outside the file (%" PRIu64 " bytes)",
+                    what, size, offset, r->b.size);
     data.pos = offset;
     data.count = 0;
   } else {
@@ -351,23 +186,23 @@ static tinyml_status_t check_data_size(reader_t *r, const char *what,
   uint64_t bytes = bits >= 8 ? n * (bits / 8) : (n * bits + 7) / 8;
   /* Sub-byte types are accepted packed or one element per byte. */
   if (t->data_size == bytes || (bits < 8 && t->data_size == n)) return TINYML_OK;
-  return bad(r, "%s: %zu data bytes do not match its shape and type %s (%" PRIu64 " bytes)",
-             what, t->data_size, tfl_type_name(t->type), bytes);
+  return rd_bad(r, "%s: %zu data bytes do not match its shape and type %s (%" PRIu64 " bytes)",
+                what, t->data_size, tfl_type_name(t->type), bytes);
 }
 
 static tinyml_status_t read_tensor_fields(reader_t *r, const tbl_t *t,
                                           const char *what, tfl_tensor_t *out) {
   uint64_t type, buffer, variable, external;
   tbl_t sparsity;
-  TINYML_RETURN_IF_ERROR(string(r, t, 3, what, "name", 0, &out->name));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 1, 1, 0, what, "type", &type));
+  TINYML_RETURN_IF_ERROR(rd_string(r, t, 3, what, "name", 0, &out->name));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 1, 1, 0, what, "type", &type));
   out->type = fb_as_i8(type); /* TensorType is a signed byte */
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 2, 4, 0, what, "buffer", &buffer));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 2, 4, 0, what, "buffer", &buffer));
   out->buffer = (uint32_t)buffer;
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 5, 1, 0, what, "is_variable", &variable));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 5, 1, 0, what, "is_variable", &variable));
   out->is_variable = variable != 0;
-  TINYML_RETURN_IF_ERROR(table(r, t, 6, what, "sparsity", &sparsity, &out->has_sparsity));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 10, 4, 0, what, "external_buffer", &external));
+  TINYML_RETURN_IF_ERROR(rd_table(r, t, 6, what, "sparsity", &sparsity, &out->has_sparsity));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 10, 4, 0, what, "external_buffer", &external));
   /* Data in another file: reading on would take the tensor for a
    * non-constant, so refuse it plainly. */
   if (external)
@@ -383,14 +218,14 @@ static tinyml_status_t read_tensor(reader_t *r, const vec_t *tensors,
   char what[40];
   snprintf(what, sizeof(what), "subgraph 0 tensor %" PRIu32, i);
   tbl_t t;
-  TINYML_RETURN_IF_ERROR(element(r, tensors, i, "subgraph 0", "tensor", &t));
+  TINYML_RETURN_IF_ERROR(rd_element(r, tensors, i, "subgraph 0", "tensor", &t));
   TINYML_RETURN_IF_ERROR(read_tensor_fields(r, &t, what, out));
   TINYML_RETURN_IF_ERROR(read_shape(r, &t, what, out));
   TINYML_RETURN_IF_ERROR(read_quant(r, &t, what, out));
   if (out->buffer >= buffers->count) {
     if (out->buffer == 0) return TINYML_OK; /* no buffers, no data */
-    return bad(r, "%s: buffer %" PRIu32 " is out of range (%" PRIu32 " buffers)",
-               what, out->buffer, buffers->count);
+    return rd_bad(r, "%s: buffer %" PRIu32 " is out of range (%" PRIu32 " buffers)",
+                  what, out->buffer, buffers->count);
   }
   TINYML_RETURN_IF_ERROR(buffer_data(r, buffers, out->buffer, out));
   return check_data_size(r, what, out);
@@ -399,11 +234,11 @@ static tinyml_status_t read_tensor(reader_t *r, const vec_t *tensors,
 static tinyml_status_t read_tensors(reader_t *r, const tbl_t *sg,
                                     const vec_t *buffers, tfl_model_t *m) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, sg, 0, 4, "subgraph 0", "tensors", &v));
-  TINYML_RETURN_IF_ERROR(check_count(r, &v, "subgraph 0", "tensors"));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, 0, 4, "subgraph 0", "tensors", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_count(r, &v, "subgraph 0", "tensors"));
   void *p;
-  TINYML_RETURN_IF_ERROR(alloc_array(r, v.count, sizeof(tfl_tensor_t),
-                                     _Alignof(tfl_tensor_t), "tensors", &p));
+  TINYML_RETURN_IF_ERROR(rd_alloc_array(r, v.count, sizeof(tfl_tensor_t),
+                                        _Alignof(tfl_tensor_t), "tensors", &p));
   m->tensors = p;
   m->tensor_count = v.count; /* zeroed entries: tfl_model_free copes */
   for (uint32_t i = 0; i < v.count; i++)
@@ -416,9 +251,9 @@ static tinyml_status_t read_io(reader_t *r, const tbl_t *sg, unsigned id,
                                const char *name, tfl_model_t *m,
                                int32_t **out, uint32_t *count) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, sg, id, 4, "subgraph 0", name, &v));
-  TINYML_RETURN_IF_ERROR(check_indices(r, &v, m->tensor_count, 0, "subgraph 0", name));
-  TINYML_RETURN_IF_ERROR(copy_i32(r, &v, name, out));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, id, 4, "subgraph 0", name, &v));
+  TINYML_RETURN_IF_ERROR(rd_check_indices(r, &v, m->tensor_count, 0, "subgraph 0", name));
+  TINYML_RETURN_IF_ERROR(rd_copy_i32(r, &v, name, out));
   *count = v.count;
   return TINYML_OK;
 }
@@ -437,10 +272,10 @@ static tinyml_status_t read_opcode(reader_t *r, const vec_t *codes,
   char what[40];
   snprintf(what, sizeof(what), "operator code %" PRIu32, i);
   uint64_t deprecated, version, code;
-  TINYML_RETURN_IF_ERROR(element(r, codes, i, "model", "operator code", t));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 0, 1, 0, what, "deprecated_builtin_code", &deprecated));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 2, 4, 1, what, "version", &version));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 3, 4, 0, what, "builtin_code", &code));
+  TINYML_RETURN_IF_ERROR(rd_element(r, codes, i, "model", "operator code", t));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 0, 1, 0, what, "deprecated_builtin_code", &deprecated));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 2, 4, 1, what, "version", &version));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 3, 4, 0, what, "builtin_code", &code));
   /* Old files set only the byte, new ones both (the byte saturating at
    * PLACEHOLDER_FOR_GREATER_OP_CODES), so the larger one is meant. */
   int32_t old = fb_as_i8(deprecated);
@@ -451,11 +286,11 @@ static tinyml_status_t read_opcode(reader_t *r, const vec_t *codes,
 
 static tinyml_status_t read_opcodes(reader_t *r, const tbl_t *root,
                                     tfl_model_t *m, vec_t *codes) {
-  TINYML_RETURN_IF_ERROR(vector(r, root, 1, 4, "model", "operator_codes", codes));
-  TINYML_RETURN_IF_ERROR(check_count(r, codes, "model", "operator_codes"));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, root, 1, 4, "model", "operator_codes", codes));
+  TINYML_RETURN_IF_ERROR(rd_check_count(r, codes, "model", "operator_codes"));
   void *p;
-  TINYML_RETURN_IF_ERROR(alloc_array(r, codes->count, sizeof(char *),
-                                     _Alignof(char *), "operator codes", &p));
+  TINYML_RETURN_IF_ERROR(rd_alloc_array(r, codes->count, sizeof(char *),
+                                        _Alignof(char *), "operator codes", &p));
   m->custom_codes = p;
   m->opcode_count = codes->count;
   for (uint32_t i = 0; i < codes->count; i++) {
@@ -464,7 +299,7 @@ static tinyml_status_t read_opcodes(reader_t *r, const tbl_t *root,
     opcode_t oc;
     tbl_t t;
     TINYML_RETURN_IF_ERROR(read_opcode(r, codes, i, &oc, &t));
-    TINYML_RETURN_IF_ERROR(string(r, &t, 1, what, "custom_code", 1, &m->custom_codes[i]));
+    TINYML_RETURN_IF_ERROR(rd_string(r, &t, 1, what, "custom_code", 1, &m->custom_codes[i]));
   }
   return TINYML_OK;
 }
@@ -478,12 +313,12 @@ static tinyml_status_t read_options(reader_t *r, const tbl_t *t,
   uint64_t tag;
   tbl_t options;
   int present;
-  TINYML_RETURN_IF_ERROR(scalar(r, t, id, 1, 0, what, name, &tag));
-  TINYML_RETURN_IF_ERROR(table(r, t, id + 1, what, name, &options, &present));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, id, 1, 0, what, name, &tag));
+  TINYML_RETURN_IF_ERROR(rd_table(r, t, id + 1, what, name, &options, &present));
   *type = (uint8_t)tag;
   if (!present) return TINYML_OK;
   if (options.pos > UINT32_MAX)
-    return bad(r, "%s: %s: table lies beyond 4 GiB", what, name);
+    return rd_bad(r, "%s: %s: table lies beyond 4 GiB", what, name);
   out->buf = r->b.data;
   out->size = (size_t)r->b.size;
   out->pos = (uint32_t)options.pos;
@@ -497,12 +332,12 @@ static tinyml_status_t read_custom_options(reader_t *r, const tbl_t *t,
                                            tfl_operator_t *op) {
   vec_t v;
   uint64_t offset, size;
-  TINYML_RETURN_IF_ERROR(vector(r, t, 5, 1, what, "custom_options", &v));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 9, 8, 0, what, "large_custom_options_offset", &offset));
-  TINYML_RETURN_IF_ERROR(scalar(r, t, 10, 8, 0, what, "large_custom_options_size", &size));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, t, 5, 1, what, "custom_options", &v));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 9, 8, 0, what, "large_custom_options_offset", &offset));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, t, 10, 8, 0, what, "large_custom_options_size", &size));
   if (offset > 1 && (offset > r->b.size || size > r->b.size - offset))
-    return bad(r, "%s: %" PRIu64 " custom option bytes at offset %" PRIu64 " lie outside the file",
-               what, size, offset);
+    return rd_bad(r, "%s: %" PRIu64 " custom option bytes at offset %" PRIu64 " lie outside the file",
+                  what, size, offset);
   op->has_custom_options = v.present || offset > 1;
   return TINYML_OK;
 }
@@ -511,16 +346,16 @@ static tinyml_status_t read_operator_io(reader_t *r, const tbl_t *t,
                                         const char *what, uint32_t tensor_count,
                                         tfl_operator_t *op) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, t, 1, 4, what, "inputs", &v));
-  TINYML_RETURN_IF_ERROR(check_indices(r, &v, tensor_count, 1, what, "inputs"));
-  TINYML_RETURN_IF_ERROR(copy_i32(r, &v, "inputs", &op->inputs));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, t, 1, 4, what, "inputs", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_indices(r, &v, tensor_count, 1, what, "inputs"));
+  TINYML_RETURN_IF_ERROR(rd_copy_i32(r, &v, "inputs", &op->inputs));
   op->input_count = v.count;
-  TINYML_RETURN_IF_ERROR(vector(r, t, 2, 4, what, "outputs", &v));
-  TINYML_RETURN_IF_ERROR(check_indices(r, &v, tensor_count, 0, what, "outputs"));
-  TINYML_RETURN_IF_ERROR(copy_i32(r, &v, "outputs", &op->outputs));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, t, 2, 4, what, "outputs", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_indices(r, &v, tensor_count, 0, what, "outputs"));
+  TINYML_RETURN_IF_ERROR(rd_copy_i32(r, &v, "outputs", &op->outputs));
   op->output_count = v.count;
-  TINYML_RETURN_IF_ERROR(vector(r, t, 8, 4, what, "intermediates", &v));
-  TINYML_RETURN_IF_ERROR(check_indices(r, &v, tensor_count, 0, what, "intermediates"));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, t, 8, 4, what, "intermediates", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_indices(r, &v, tensor_count, 0, what, "intermediates"));
   op->intermediate_count = v.count;
   return TINYML_OK;
 }
@@ -533,11 +368,11 @@ static tinyml_status_t read_operator(reader_t *r, const vec_t *ops,
   tbl_t t, code_table;
   uint64_t index;
   opcode_t oc;
-  TINYML_RETURN_IF_ERROR(element(r, ops, i, "subgraph 0", "operator", &t));
-  TINYML_RETURN_IF_ERROR(scalar(r, &t, 0, 4, 0, what, "opcode_index", &index));
+  TINYML_RETURN_IF_ERROR(rd_element(r, ops, i, "subgraph 0", "operator", &t));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, &t, 0, 4, 0, what, "opcode_index", &index));
   if (index >= m->opcode_count)
-    return bad(r, "%s: opcode_index %" PRIu64 " is out of range (%" PRIu32 " operator codes)",
-               what, index, m->opcode_count);
+    return rd_bad(r, "%s: opcode_index %" PRIu64 " is out of range (%" PRIu32 " operator codes)",
+                  what, index, m->opcode_count);
   op->opcode_index = (uint32_t)index;
   TINYML_RETURN_IF_ERROR(read_opcode(r, codes, op->opcode_index, &oc, &code_table));
   op->builtin_code = oc.builtin_code;
@@ -554,11 +389,11 @@ static tinyml_status_t read_operator(reader_t *r, const vec_t *ops,
 static tinyml_status_t read_operators(reader_t *r, const tbl_t *sg,
                                       const vec_t *codes, tfl_model_t *m) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(vector(r, sg, 3, 4, "subgraph 0", "operators", &v));
-  TINYML_RETURN_IF_ERROR(check_count(r, &v, "subgraph 0", "operators"));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, 3, 4, "subgraph 0", "operators", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_count(r, &v, "subgraph 0", "operators"));
   void *p;
-  TINYML_RETURN_IF_ERROR(alloc_array(r, v.count, sizeof(tfl_operator_t),
-                                     _Alignof(tfl_operator_t), "operators", &p));
+  TINYML_RETURN_IF_ERROR(rd_alloc_array(r, v.count, sizeof(tfl_operator_t),
+                                        _Alignof(tfl_operator_t), "operators", &p));
   m->operators = p;
   m->operator_count = v.count;
   for (uint32_t i = 0; i < v.count; i++)
@@ -572,15 +407,15 @@ static tinyml_status_t read_operators(reader_t *r, const tbl_t *sg,
 
 static tinyml_status_t read_header(reader_t *r, tbl_t *root) {
   if (r->b.size < 8)
-    return bad(r, "%" PRIu64 " bytes are too few for a model", r->b.size);
+    return rd_bad(r, "%" PRIu64 " bytes are too few for a model", r->b.size);
   if (memcmp(r->b.data + 4, "TFL3", 4) != 0)
-    return bad(r, "wrong file identifier (expected \"TFL3\" at byte 4)");
+    return rd_bad(r, "wrong file identifier (expected \"TFL3\" at byte 4)");
   uint64_t pos = fb_load(&r->b, 0, 4);
   if (pos < 8 || pos >= r->b.size)
-    return bad(r, "root table offset %" PRIu64 " is out of range (%" PRIu64 " bytes)",
-               pos, r->b.size);
+    return rd_bad(r, "root table offset %" PRIu64 " is out of range (%" PRIu64 " bytes)",
+                  pos, r->b.size);
   fb_err_t e = fb_open_table(&r->b, pos, root);
-  return e ? fb_bad(r, "model", "root table", e) : TINYML_OK;
+  return e ? rd_fb_bad(r, "model", "root table", e) : TINYML_OK;
 }
 
 static tinyml_status_t read_model(reader_t *r, tfl_model_t *m) {
@@ -588,17 +423,17 @@ static tinyml_status_t read_model(reader_t *r, tfl_model_t *m) {
   vec_t codes, subgraphs, buffers;
   uint64_t version;
   TINYML_RETURN_IF_ERROR(read_header(r, &root));
-  TINYML_RETURN_IF_ERROR(scalar(r, &root, 0, 4, 0, "model", "version", &version));
+  TINYML_RETURN_IF_ERROR(rd_scalar(r, &root, 0, 4, 0, "model", "version", &version));
   m->version = (uint32_t)version;
-  TINYML_RETURN_IF_ERROR(string(r, &root, 3, "model", "description", 0, &m->description));
+  TINYML_RETURN_IF_ERROR(rd_string(r, &root, 3, "model", "description", 0, &m->description));
   TINYML_RETURN_IF_ERROR(read_opcodes(r, &root, m, &codes));
-  TINYML_RETURN_IF_ERROR(vector(r, &root, 2, 4, "model", "subgraphs", &subgraphs));
-  TINYML_RETURN_IF_ERROR(check_count(r, &subgraphs, "model", "subgraphs"));
-  if (!subgraphs.count) return bad(r, "model: no subgraphs");
+  TINYML_RETURN_IF_ERROR(rd_vector(r, &root, 2, 4, "model", "subgraphs", &subgraphs));
+  TINYML_RETURN_IF_ERROR(rd_check_count(r, &subgraphs, "model", "subgraphs"));
+  if (!subgraphs.count) return rd_bad(r, "model: no subgraphs");
   m->subgraph_count = subgraphs.count;
-  TINYML_RETURN_IF_ERROR(element(r, &subgraphs, 0, "model", "subgraph", &sg));
+  TINYML_RETURN_IF_ERROR(rd_element(r, &subgraphs, 0, "model", "subgraph", &sg));
   /* Buffers are read when a tensor refers to them. */
-  TINYML_RETURN_IF_ERROR(vector(r, &root, 4, 4, "model", "buffers", &buffers));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, &root, 4, 4, "model", "buffers", &buffers));
   TINYML_RETURN_IF_ERROR(read_tensors(r, &sg, &buffers, m));
   TINYML_RETURN_IF_ERROR(read_io(r, &sg, 1, "inputs", m, &m->inputs, &m->input_count));
   TINYML_RETURN_IF_ERROR(read_io(r, &sg, 2, "outputs", m, &m->outputs, &m->output_count));
@@ -611,13 +446,10 @@ tinyml_status_t tfl_read(const void *bytes, size_t size,
   if (!out || (!bytes && size))
     return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
                                "tflite: NULL argument");
-  uint64_t budget = (uint64_t)size > (UINT64_MAX - BUDGET_BASE) / BUDGET_PER_BYTE
-                        ? UINT64_MAX
-                        : (uint64_t)size * BUDGET_PER_BYTE + BUDGET_BASE;
-  reader_t r = {{bytes, size}, allocator, tinyml__allocator_or_default(allocator),
-                budget};
+  reader_t r;
+  rd_init(&r, bytes, size, allocator);
   tfl_model_t *m = tinyml__calloc(&r.alloc, 1, sizeof(*m), _Alignof(tfl_model_t));
-  if (!m) return out_of_memory(&r, "the model", sizeof(*m));
+  if (!m) return rd_out_of_memory(&r, "the model", sizeof(*m));
   tinyml_status_t status = read_model(&r, m);
   if (status) {
     tfl_model_free(m, allocator);
