@@ -1,31 +1,13 @@
-/* The list of built backends.  Adding a backend: its folder, a meson option
- * value, and one line here. */
-#include <string.h>
-
+/* The list of built backends (registry.h).  Its table is generated from
+ * the backends meson built (registry_table.h, backends/meson.build), so
+ * adding a backend never edits this file. */
 #include "registry.h"
 
-#ifdef TINYML_BACKEND_X86
-extern const tinyml_backend_t tinyml__backend_x86;
-#endif
-#ifdef TINYML_BACKEND_RVV
-extern const tinyml_backend_t tinyml__backend_rvv;
-#endif
-#ifdef TINYML_BACKEND_ARMV7EM
-extern const tinyml_backend_t tinyml__backend_armv7em;
-#endif
+#include <string.h>
 
-static const tinyml_backend_t *const backends[] = {
-#ifdef TINYML_BACKEND_X86
-    &tinyml__backend_x86,
-#endif
-#ifdef TINYML_BACKEND_RVV
-    &tinyml__backend_rvv,
-#endif
-#ifdef TINYML_BACKEND_ARMV7EM
-    &tinyml__backend_armv7em,
-#endif
-    NULL,
-};
+#include "registry_table.h"
+
+static const tinyml_backend_t *const backends[] = {TINYML_BACKEND_TABLE NULL};
 
 const tinyml_backend_t *tinyml__backend_find(const char *name) {
   for (size_t i = 0; name && backends[i]; ++i)

@@ -15,6 +15,17 @@ rm -rf build-clang
 CC=clang-22 meson setup build-clang -Dtests=true >/dev/null
 ninja -C build-clang
 
+# Each backend is one folder plus one line in backends/meson.build, so the
+# tree must build with any one alone, and that build must compile for it
+# and name it as the only target (docs/DESIGN.md, "Adding a backend").
+echo "== each backend alone (-Dbackends=NAME)"
+for b in x86 rvv armv7em; do
+  rm -rf "build-only-$b"
+  meson setup "build-only-$b" -Dbackends="$b" -Dtests=false >/dev/null
+  ninja -C "build-only-$b" >/dev/null
+  bash tests/tools/check_backend_alone.sh "build-only-$b"
+done
+
 echo "== install and build a consumer with pkg-config"
 bash tests/install/check_install.sh build
 
