@@ -11,7 +11,7 @@
  * repacking at run time. */
 #include <arm_acle.h>
 
-#include "../../lib/ukernels/uk_common.h"
+#include "../../lib/ukernels/uk_depthwise.h"
 
 UK_INLINE uint32_t ld32(const void *p) {
   uint32_t v;

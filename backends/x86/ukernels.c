@@ -11,7 +11,7 @@
  * (ukernels_dot4.h). */
 #include <immintrin.h>
 
-#include "../../lib/ukernels/uk_common.h"
+#include "../../lib/ukernels/uk_depthwise.h"
 
 /* Built a second time with AVX-512 (F, BW, VL) for CPUs that have it: then
  * 16 channels share a vector. */
