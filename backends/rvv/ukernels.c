@@ -650,10 +650,9 @@ static int dw_use_pixels(const tinyml_uk_params_t *p) {
 void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
                             int32_t wg, int32_t count) {
   (void)scratch;
-  uk_ctx_t c = uk_ctx(blob);
-  const tinyml_uk_params_t *p = c.p;
+  uk_ctx_t c;
   int32_t lo, hi;
-  uk_band(p, wg, count, &lo, &hi);
+  const tinyml_uk_params_t *p = uk_dw_start(&c, blob, wg, count, &lo, &hi);
   if (dw_use_pixels(p))
     dw_pixels(&c, in, out, lo, hi);
   else if (p->kh * p->kw > UK_MAX_TAPS)

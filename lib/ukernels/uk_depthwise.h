@@ -1,8 +1,10 @@
-/* What the backends' depthwise kernels share: the portable int8 kernel
- * for windows too large to list, and the in-image tap lists of the output
- * pixels whose window crosses the image's border.  The walk over a band's
- * rows and a row's interior columns is uk_common.h's.  Everything here
- * inlines into each backend's own loops. */
+/* What the backends' int8 depthwise kernels share: their start (the
+ * context and the workgroup's band), the portable kernel for windows too
+ * large to list, and the in-image tap lists of the output pixels whose
+ * window crosses the image's border.  The walk over a band's rows and a
+ * row's interior columns is uk_common.h's.  Everything here inlines into
+ * each backend's own loops, as the same statements it had written out:
+ * the Cortex-M4's and RVV's instructions do not move. */
 #ifndef TINYML_UKERNELS_UK_DEPTHWISE_H
 #define TINYML_UKERNELS_UK_DEPTHWISE_H
 
@@ -45,9 +47,27 @@ UK_INLINE void uk_depthwise_generic(const uk_ctx_t *c, const int8_t *in, int8_t 
 
 enum { UK_MAX_TAPS = 64 }; /* 512 bytes of stack on a microcontroller */
 
-/* Whether the window has more than UK_MAX_TAPS taps, too many for the tap
- * lists: then the kernel runs on uk_depthwise_generic. */
-UK_INLINE int uk_dw_large(const tinyml_uk_params_t *p) { return p->kh * p->kw > UK_MAX_TAPS; }
+/* The start of tinyml_uk_depthwise_s8: the blob's context in *c, and
+ * workgroup wg's band [*lo, *hi) of output pixels; returns c->p. */
+UK_INLINE const tinyml_uk_params_t *uk_dw_start(uk_ctx_t *c, const void *blob, int32_t wg,
+                                                int32_t count, int32_t *lo, int32_t *hi) {
+  *c = uk_ctx(blob);
+  const tinyml_uk_params_t *p = c->p;
+  uk_band(p, wg, count, lo, hi);
+  return p;
+}
+
+/* With more than UK_MAX_TAPS taps (too many for the tap lists below),
+ * runs the band [lo, hi) on uk_depthwise_generic and returns 1: the
+ * kernel is done.  Otherwise 0. */
+UK_INLINE int uk_dw_large_generic(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                  int32_t lo, int32_t hi) {
+  if (c->p->kh * c->p->kw > UK_MAX_TAPS) {
+    uk_depthwise_generic(c, in, out, lo, hi);
+    return 1;
+  }
+  return 0;
+}
 
 /* The in-image taps of output pixel (oy, ox) for a depthwise kernel: input
  * and weight offsets; kh * kw <= UK_MAX_TAPS. */
