@@ -31,7 +31,7 @@ const tinyml_backend_t tinyml__backend_x86 = {
     .ukernel_cpus = "x86-64-v3,x86-64-v4,haswell,broadwell,skylake,skylake-avx512,"
                     "cascadelake,icelake-server,icelake-client,tigerlake,alderlake,"
                     "sapphirerapids,znver1,znver2,znver3,znver4,znver5",
-    /* The same kernels with 12x32 zmm f32 tiles (ukernels_avx512.h). */
+    /* The same kernels with 12x32 zmm f32 tiles (conv_f32_avx512.c). */
     .ukernel_wide_bitcode = tinyml__x86_ukernels_avx512,
     .ukernel_wide_bitcode_size = &tinyml__x86_ukernels_avx512_size,
     .ukernel_wide_feature = "+avx512f,+avx512bw,+avx512vl,+avx512dq",
@@ -40,7 +40,7 @@ const tinyml_backend_t tinyml__backend_x86 = {
                          "graniterapids,znver4,znver5",
     .ukernel_wide_scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
     .wide_transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
-    /* vpdpbusd (ukernels_dot4.h); not skylake-avx512 or x86-64-v4. */
+    /* vpdpbusd (conv_s8_vnni.c); not skylake-avx512 or x86-64-v4. */
     .ukernel_dot4_feature = "+avx512vnni",
     .ukernel_dot4_cpus = "cascadelake,cooperlake,icelake-server,icelake-client,tigerlake,"
                          "rocketlake,sapphirerapids,emeraldrapids,graniterapids,znver4,znver5",
