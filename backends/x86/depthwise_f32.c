@@ -14,10 +14,12 @@ UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xst
 }
 
 #if defined(__AVX512F__)
-/* n interior pixels of a row: DW_NP-pixel chunks, the rest in pairs.
- * Each output is the same sum whichever path takes it. */
-UK_INLINE void dw_run(const ukf_ctx_t *c, const float *x, int32_t xstep, const int32_t *xo,
+/* n pixels of a row (window_row's span; k: the ukf_ctx_t): DW_NP-pixel
+ * chunks, the rest in pairs.  Each output is the same sum whichever path
+ * takes it. */
+UK_INLINE void dw_run(const void *k, const float *x, int32_t xstep, const int32_t *xo,
                       const int32_t *wo, int32_t taps, int32_t n, float *dst) {
+  const ukf_ctx_t *c = (const ukf_ctx_t *)k;
   const int32_t ic = c->p->ic;
   int32_t i = 0;
   for (; i + DW_NP <= n; i += DW_NP)
@@ -28,9 +30,11 @@ UK_INLINE void dw_run(const ukf_ctx_t *c, const float *x, int32_t xstep, const i
 }
 
 #else
-/* n interior pixels of a row (x at the first one's origin), two at a time. */
-UK_INLINE void dw_run(const ukf_ctx_t *c, const float *x, int32_t xstep, const int32_t *xo,
+/* n pixels of a row (window_row's span; k: the ukf_ctx_t), x at the
+ * first one's origin, two at a time. */
+UK_INLINE void dw_run(const void *k, const float *x, int32_t xstep, const int32_t *xo,
                       const int32_t *wo, int32_t taps, int32_t n, float *dst) {
+  const ukf_ctx_t *c = (const ukf_ctx_t *)k;
   const int32_t ic = c->p->ic;
   int32_t i = 0;
   for (; i + 1 < n; i += 2)
@@ -40,8 +44,8 @@ UK_INLINE void dw_run(const ukf_ctx_t *c, const float *x, int32_t xstep, const i
 #endif
 
 /* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
-static void dw_large(const ukf_ctx_t *c, const dw_src_t *s, int32_t oy, int32_t ox,
-                     float *dst) {
+static void dw_large(const void *k, const dw_src_t *s, int32_t oy, int32_t ox, float *dst) {
+  const ukf_ctx_t *c = (const ukf_ctx_t *)k;
   const tinyml_uk_params_t *p = c->p;
   for (int32_t ch = 0; ch < p->ic; ++ch) {
     float acc = c->bias[ch];
@@ -58,41 +62,10 @@ static void dw_large(const ukf_ctx_t *c, const dw_src_t *s, int32_t oy, int32_t 
   }
 }
 
-/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
- * pixel).  Interior pixels of a row whose taps all lie inside the image
- * run as one span (dw_run) over the row's tap offsets; border pixels list
- * their in-image taps.  Which of these a pixel takes depends only on the
- * pixel, and each is the same sum. */
+/* Its rows are window_row's, on the kernels above. */
 void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t oy, int32_t x0,
             int32_t x1, float *dst) {
-  const tinyml_uk_params_t *p = c->p;
-  const int32_t ic = p->ic, xstep = p->stride_w * ic;
-  const int32_t xe = pl->x_hi < x1 ? pl->x_hi : x1; /* pairs stay inside the span */
-  const int32_t iy0 = oy * p->stride_h - p->pad_top;
-  const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 &&
-                     iy0 + (p->kh - 1) * p->dil_h < p->ih;
-  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
-  const int32_t *io = pl->io;
-  if (inside && s->ring) {
-    dw_ring_taps(p, s, iy0, pl->taps, ring_io);
-    io = ring_io;
-  }
-  for (int32_t ox = x0; ox < x1;) {
-    float *d = dst + (size_t)(ox - x0) * ic;
-    if (pl->taps > UK_MAX_TAPS) {
-      dw_large(c, s, oy, ox, d);
-      ++ox;
-    } else if (inside && ox >= pl->x_lo && ox < pl->x_hi) {
-      const float *x = s->img + dw_at(s, iy0) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
-      dw_run(c, x, xstep, io, pl->iwo, pl->taps, xe - ox, d);
-      ox = xe;
-    } else {
-      int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-      dw_place_taps(s, taps, xo);
-      dw_pixels(c, 1, s->img, 0, xo, wo, taps, d);
-      ++ox;
-    }
-  }
+  window_row(c->p, pl, s, oy, x0, x1, dst, c, dw_large, dw_run);
 }
 
 /* Output pixels [lo, hi), pixel q's channels at out + (q - lo) * ic. */

@@ -39,8 +39,10 @@ UK_INLINE float max_exact1(float acc, float x) {
   return a != a ? a : m;
 }
 
-static void pool_large(const tinyml_uk_params_t *p, const dw_src_t *s, int32_t oy, int32_t ox,
-                       float *dst) {
+/* Every tap, one channel at a time (window_row's large; k: the pool's
+ * parameters). */
+static void pool_large(const void *k, const dw_src_t *s, int32_t oy, int32_t ox, float *dst) {
+  const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)k;
   for (int32_t ch = 0; ch < p->ic; ++ch) {
     float acc = POOL_LOWEST;
     for (int32_t ky = 0; ky < p->kh; ++ky) {
@@ -65,39 +67,19 @@ UK_INLINE void pool_pixels(const float *x, int32_t xstep, const int32_t *xo, int
 #endif
 }
 
-/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
- * pixel), each pixel from the taps of its window that lie inside the
- * image, in window order, the input rows where `s` has them (dw_row's
- * sources: the image, or convpool_f32's window of conv rows).  Pixels
- * whose window lies wholly inside run as one span over the row's tap
- * offsets; border pixels list their taps. */
+/* window_row's span: n pixels, k the pool's parameters; a pool has no
+ * weights. */
+UK_INLINE void pool_span(const void *k, const float *x, int32_t xstep, const int32_t *io,
+                         const int32_t *iwo, int32_t taps, int32_t n, float *dst) {
+  (void)iwo;
+  pool_pixels(x, xstep, io, taps, n, ((const tinyml_uk_params_t *)k)->ic, dst);
+}
+
+/* Output row oy of one image, columns [x0, x1), into dst: window_row on
+ * the kernels above (a pool's dilations are 1). */
 static void pool_row(const tinyml_uk_params_t *p, const dw_plan_t *pl, const dw_src_t *s,
                      int32_t oy, int32_t x0, int32_t x1, float *dst) {
-  const int32_t ic = p->ic, xstep = p->stride_w * ic, iy0 = oy * p->stride_h - p->pad_top;
-  const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 && iy0 + p->kh <= p->ih;
-  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
-  const int32_t *io = pl->io;
-  if (inside && s->ring) {
-    dw_ring_taps(p, s, iy0, pl->taps, ring_io);
-    io = ring_io;
-  }
-  for (int32_t ox = x0; ox < x1;) {
-    float *d = dst + (size_t)(ox - x0) * ic;
-    if (pl->taps > UK_MAX_TAPS) {
-      pool_large(p, s, oy, ox, d);
-      ++ox;
-    } else if (inside && ox >= pl->x_lo && ox < pl->x_hi) {
-      const int32_t n = (pl->x_hi < x1 ? pl->x_hi : x1) - ox;
-      const float *x = s->img + dw_at(s, iy0) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
-      pool_pixels(x, xstep, io, pl->taps, n, ic, d);
-      ox += n;
-    } else {
-      const int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-      dw_place_taps(s, taps, xo);
-      pool_pixels(s->img, 0, xo, taps, 1, ic, d);
-      ++ox;
-    }
-  }
+  window_row(p, pl, s, oy, x0, x1, dst, p, pool_large, pool_span);
 }
 
 /* Output pixels [lo, hi) of workgroup wg (uk_abi.h), row by row. */

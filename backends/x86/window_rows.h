@@ -48,6 +48,56 @@ typedef struct dw_plan {
 
 void dw_plan(const tinyml_uk_params_t *p, dw_plan_t *pl);
 
+/* A window kernel's work on a row's pixels (window_row), k its context:
+ * `large`, pixel (oy, ox) of a window of more than UK_MAX_TAPS taps;
+ * `span`, n pixels from x, xstep floats apart, over taps at x + io[t]
+ * (the kernel's weights at iwo[t]), into dst, ic floats a pixel. */
+typedef void (*window_large_fn)(const void *k, const dw_src_t *s, int32_t oy, int32_t ox,
+                                float *dst);
+typedef void (*window_span_fn)(const void *k, const float *x, int32_t xstep, const int32_t *io,
+                               const int32_t *iwo, int32_t taps, int32_t n, float *dst);
+
+/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
+ * pixel), each pixel from the taps of its window that lie inside the
+ * image, in window order, the input rows where `s` has them (the image,
+ * or a ring of conv rows).  Interior pixels of a row whose taps all lie
+ * inside the image run as one span over the row's tap offsets; border
+ * pixels list their in-image taps, a span of one.  Which of these a pixel
+ * takes depends only on the pixel, and each is the same sum.  Called with
+ * constant functions, which inline: the depthwise conv's (dw_row) and the
+ * max pool's (pool_row). */
+UK_INLINE void window_row(const tinyml_uk_params_t *p, const dw_plan_t *pl, const dw_src_t *s,
+                          int32_t oy, int32_t x0, int32_t x1, float *dst, const void *k,
+                          window_large_fn large, window_span_fn span) {
+  const int32_t ic = p->ic, xstep = p->stride_w * ic;
+  const int32_t xe = pl->x_hi < x1 ? pl->x_hi : x1; /* pairs stay inside the span */
+  const int32_t iy0 = oy * p->stride_h - p->pad_top;
+  const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 &&
+                     iy0 + (p->kh - 1) * p->dil_h < p->ih;
+  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
+  const int32_t *io = pl->io;
+  if (inside && s->ring) {
+    dw_ring_taps(p, s, iy0, pl->taps, ring_io);
+    io = ring_io;
+  }
+  for (int32_t ox = x0; ox < x1;) {
+    float *d = dst + (size_t)(ox - x0) * ic;
+    if (pl->taps > UK_MAX_TAPS) {
+      large(k, s, oy, ox, d);
+      ++ox;
+    } else if (inside && ox >= pl->x_lo && ox < pl->x_hi) {
+      const float *x = s->img + dw_at(s, iy0) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
+      span(k, x, xstep, io, pl->iwo, pl->taps, xe - ox, d);
+      ox = xe;
+    } else {
+      int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
+      dw_place_taps(s, taps, xo);
+      span(k, s->img, 0, xo, wo, taps, 1, d);
+      ++ox;
+    }
+  }
+}
+
 /* A conv's output rows that a window kernel reads (pwdwpw_f32's
  * depthwise conv, convpool_f32's pool), in a ring of `span` rows (row y in
  * slot y % span: dw_src_t): as the band's output rows go down the image,
