@@ -43,7 +43,8 @@ UK_INLINE void dw_run(const void *k, const float *x, int32_t xstep, const int32_
 }
 #endif
 
-/* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS. */
+/* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS
+ * (window_row's large; k: the ukf_ctx_t). */
 static void dw_large(const void *k, const dw_src_t *s, int32_t oy, int32_t ox, float *dst) {
   const ukf_ctx_t *c = (const ukf_ctx_t *)k;
   const tinyml_uk_params_t *p = c->p;
@@ -62,7 +63,8 @@ static void dw_large(const void *k, const dw_src_t *s, int32_t oy, int32_t ox, f
   }
 }
 
-/* Its rows are window_row's, on the kernels above. */
+/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
+ * pixel): window_row on the kernels above. */
 void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t oy, int32_t x0,
             int32_t x1, float *dst) {
   window_row(c->p, pl, s, oy, x0, x1, dst, c, dw_large, dw_run);
