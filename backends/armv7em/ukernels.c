@@ -11,7 +11,7 @@
  * repacking at run time. */
 #include <arm_acle.h>
 
-#include "../../lib/ukernels/uk_common.h"
+#include "../../lib/ukernels/uk_depthwise.h"
 
 UK_INLINE uint32_t ld32(const void *p) {
   uint32_t v;
@@ -264,14 +264,10 @@ static void dw_inner(const uk_ctx_t *c, const int8_t *x0, int8_t *dst) {
 void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
                             int32_t wg, int32_t count) {
   (void)scratch;
-  uk_ctx_t c = uk_ctx(blob);
-  const tinyml_uk_params_t *p = c.p;
+  uk_ctx_t c;
   int32_t lo, hi;
-  uk_band(p, wg, count, &lo, &hi);
-  if (p->kh * p->kw > UK_MAX_TAPS) {
-    uk_depthwise_generic(&c, in, out, lo, hi);
-    return;
-  }
+  const tinyml_uk_params_t *p = uk_dw_start(&c, blob, wg, count, &lo, &hi);
+  if (uk_dw_large_generic(&c, in, out, lo, hi)) return;
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
   for (int32_t r = lo / p->ow; r * p->ow < hi; ++r) { /* rows of batch * oh */
     const int32_t oy = r % p->oh;

@@ -20,6 +20,8 @@
  *   values come straight from the image by strided loads, one scalar weight
  *   per output channel multiplies them (vwmacc.vx), and the per-channel
  *   rescale uses scalar parameters.  Good for many pixels and few channels.
+ *   They take a row's interior columns (uk_interior_cols), whose taps all
+ *   lie inside the image's width; the channel kernels take the others.
  *
  * Zero points: TOSA pads the input with its zero point, so
  * sum over taps of (x - zp) * w = sum of x' * w - zp * sum of w, where x' is
@@ -34,12 +36,9 @@
  * of x >> shift), + out_zp, clamp to [act_min, act_max], narrow to int8. */
 #include <riscv_vector.h>
 
-#include "../../lib/ukernels/uk_common.h"
+#include "../../lib/ukernels/uk_depthwise.h"
 
 enum { OB = 32, PIX = 3 };
-
-UK_INLINE int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
-UK_INLINE int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
 
 /* ---- the rescale, lanes = channels --------------------------------------- */
 
@@ -113,16 +112,6 @@ UK_INLINE void px_store(const tinyml_uk_params_t *p, const tinyml_uk_chan_t *ch,
                     dst + (ptrdiff_t)half * stride, stride);
 }
 
-/* The output columns [*c0, *c1) whose taps all lie inside the image's width
- * (pixel kernels take those; channel kernels the others). */
-UK_INLINE void interior_cols(const tinyml_uk_params_t *p, int32_t *c0, int32_t *c1) {
-  const int32_t sw = p->stride_w, pl = p->pad_left, span = (p->kw - 1) * p->dil_w;
-  int32_t a = (pl + sw - 1) / sw, last = p->iw - 1 + pl - span;
-  int32_t b = last < 0 ? 0 : last / sw + 1;
-  *c0 = min32(a, p->ow);
-  *c1 = max32(min32(b, p->ow), *c0);
-}
-
 /* Lanes per pixel-kernel chunk: VLMAX(e32m8), at most 256. */
 UK_INLINE size_t px_vlmax(void) {
   size_t v = __riscv_vsetvlmax_e32m8();
@@ -175,8 +164,8 @@ static void im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, i
     const int8_t *row = img + (size_t)iy * p->iw * ic;
     if (p->dil_w == 1) {
       int32_t a = ix0 < 0 ? -ix0 : 0, b = p->iw - ix0; /* the kx inside: [a, b) */
-      a = min32(a, p->kw);
-      b = max32(min32(b, p->kw), a);
+      a = uk_min32(a, p->kw);
+      b = uk_max32(uk_min32(b, p->kw), a);
       zero16(cp, a * ic);
       widen16(cp + a * ic, row + (ptrdiff_t)(ix0 + a) * ic, (b - a) * ic, zp);
       zero16(cp + b * ic, (p->kw - b) * ic);
@@ -256,7 +245,7 @@ static void conv_group(const uk_ctx_t *c, const int8_t *img, int8_t *dst, const 
   }
   for (int32_t i = np; i < PIX; ++i) xs[i] = col;
   for (int32_t o0 = 0; o0 < p->oc; o0 += OB) {
-    size_t vl = (size_t)min32(p->oc - o0, OB);
+    size_t vl = (size_t)uk_min32(p->oc - o0, OB);
     if (np == PIX)
       conv_block(c, xs[0], xs[1], xs[2], o0, vl, PIX, outs);
     else if (np == 2)
@@ -274,10 +263,10 @@ static void conv_channels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int1
   for (int32_t n = lo / pixels; n * pixels < hi; ++n) {
     const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
     int8_t *dst = out + (size_t)n * pixels * p->oc;
-    const int32_t end = min32(hi - n * pixels, pixels);
-    for (int32_t q = max32(lo - n * pixels, 0); q < end; q += PIX) {
+    const int32_t end = uk_min32(hi - n * pixels, pixels);
+    for (int32_t q = uk_max32(lo - n * pixels, 0); q < end; q += PIX) {
       int32_t pix[PIX] = {q, q + 1, q + 2};
-      conv_group(c, img, dst, pix, min32(end - q, PIX), col);
+      conv_group(c, img, dst, pix, uk_min32(end - q, PIX), col);
     }
   }
 }
@@ -326,9 +315,9 @@ static void conv_px_chunk(const uk_ctx_t *c, const tinyml_uk_params_t *p, const 
   const int8_t zp = (int8_t)p->in_zp;
   const int8_t *x00 = img + (ptrdiff_t)(ox0 * p->stride_w - p->pad_left) * ic;
   for (int32_t b = o0; b < o0 + on; b += OB) {
-    const int32_t nb = min32(o0 + on - b, OB), last = max32(nb - 3, 0);
+    const int32_t nb = uk_min32(o0 + on - b, OB), last = uk_max32(nb - 3, 0);
     for (int32_t t = 0; t < nb; t += 3) {
-      const int32_t o = b + min32(t, last), r = o - o0;
+      const int32_t o = b + uk_min32(t, last), r = o - o0;
       const int8_t *w = c->weights + (size_t)b * kp + (o - b); /* rows of OB */
       vint32m8_t a0 = __riscv_vmv_v_x_i32m8(adj[r], vl);
       vint32m8_t a1 = __riscv_vmv_v_x_i32m8(adj[r + 1], vl);
@@ -382,8 +371,8 @@ static void conv_group_of(const uk_ctx_t *c, const tinyml_uk_params_t *p, const 
 static void conv_border(const uk_ctx_t *c, const tinyml_uk_params_t *p, const int8_t *in,
                         int8_t *out, int16_t *col, int32_t lo, int32_t hi) {
   int32_t cx0, cx1, pix[PIX], np = 0, img = lo / (p->oh * p->ow);
-  interior_cols(p, &cx0, &cx1);
-  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  uk_interior_cols(p, &cx0, &cx1);
+  const int32_t r1 = uk_rows_end(p, lo, hi);
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     int32_t x0, x1;
     uk_row_span(p, r, lo, hi, &x0, &x1);
@@ -410,7 +399,7 @@ static void conv_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_
     q.ih = q.oh = q.batch = 1;
   }
   int32_t cx0, cx1;
-  interior_cols(p, &cx0, &cx1);
+  uk_interior_cols(p, &cx0, &cx1);
   if (cx0 > 0 || cx1 < q.ow) conv_border(c, p, in, out, col, lo, hi);
   if (cx1 <= cx0) return;
   const size_t vlmax = px_vlmax();
@@ -427,15 +416,15 @@ static void conv_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int16_
             s, (int16_t)-zp, __riscv_vsext_vf2_i16m4(__riscv_vle8_v_i8m2(w, vb), vb), vb);
       __riscv_vse32_v_i32m8(adj + (b - o0), s, vb);
     }
-    int32_t on = min32(q.oc - o0, SB), r1 = hi > lo ? (hi - 1) / q.ow + 1 : 0;
+    int32_t on = uk_min32(q.oc - o0, SB), r1 = uk_rows_end(p, lo, hi);
     for (int32_t r = lo / q.ow; r < r1; ++r) {
       const int8_t *img = in + (size_t)(r / q.oh) * q.ih * q.iw * q.ic;
       int8_t *drow = out + (size_t)r * q.ow * q.oc;
       int32_t x0, x1;
       uk_row_span(p, r, lo, hi, &x0, &x1);
-      const int32_t end = min32(cx1, x1);
-      for (int32_t ox = max32(cx0, x0); ox < end;) {
-        size_t vl = (size_t)min32(end - ox, (int32_t)vlmax);
+      const int32_t end = uk_min32(cx1, x1);
+      for (int32_t ox = uk_max32(cx0, x0); ox < end;) {
+        size_t vl = (size_t)uk_min32(end - ox, (int32_t)vlmax);
         conv_px_chunk(c, p, adj, img, r % q.oh, ox, vl, o0, on, drow + (size_t)ox * q.oc);
         ox += (int32_t)vl;
       }
@@ -461,7 +450,7 @@ static int conv_use_pixels(const tinyml_uk_params_t *p) {
     rows = 1, width = np, border = 0;
   } else {
     int32_t c0, c1;
-    interior_cols(p, &c0, &c1);
+    uk_interior_cols(p, &c0, &c1);
     width = c1 - c0, border = (p->ow - width) * rows;
   }
   const int64_t chunks = rows * ((width + vlmax - 1) / vlmax);
@@ -614,8 +603,8 @@ static void dw_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t 
   const tinyml_uk_params_t *p = c->p;
   const size_t vlmax = __riscv_vsetvlmax_e32m8();
   int32_t cx0, cx1, xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
-  interior_cols(p, &cx0, &cx1);
-  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  uk_interior_cols(p, &cx0, &cx1);
+  const int32_t r1 = uk_rows_end(p, lo, hi);
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     const int8_t *img = in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic;
     const int32_t oy = r % p->oh;
@@ -628,9 +617,9 @@ static void dw_pixels(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t 
       int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
       dw_pixel_taps(c, img, xo, wo, taps, drow + (size_t)ox * p->oc);
     }
-    const int32_t end = min32(cx1, x1);
-    for (int32_t ox = max32(cx0, x0); ox < end;) {
-      size_t vl = (size_t)min32(end - ox, (int32_t)vlmax);
+    const int32_t end = uk_min32(cx1, x1);
+    for (int32_t ox = uk_max32(cx0, x0); ox < end;) {
+      size_t vl = (size_t)uk_min32(end - ox, (int32_t)vlmax);
       dw_px_chunk(c, img, oy, ox, vl, drow + (size_t)ox * p->oc);
       ox += (int32_t)vl;
     }
@@ -645,7 +634,7 @@ static int dw_use_pixels(const tinyml_uk_params_t *p) {
   const int64_t np = (int64_t)p->batch * p->oh * p->ow, taps = (int64_t)p->kh * p->kw;
   const int64_t ic = p->ic, rows = (int64_t)p->batch * p->oh;
   int32_t c0, c1;
-  interior_cols(p, &c0, &c1);
+  uk_interior_cols(p, &c0, &c1);
   const int64_t width = c1 - c0, border = (p->ow - width) * rows;
   const int64_t cb = (ic + vlmax - 1) / vlmax, hc = (ic < vlmax ? ic : vlmax) > half ? 2 : 1;
   const int64_t pixel = cb * (taps * 8 + hc * 30 + 20) + 30;
@@ -661,10 +650,9 @@ static int dw_use_pixels(const tinyml_uk_params_t *p) {
 void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
                             int32_t wg, int32_t count) {
   (void)scratch;
-  uk_ctx_t c = uk_ctx(blob);
-  const tinyml_uk_params_t *p = c.p;
+  uk_ctx_t c;
   int32_t lo, hi;
-  uk_band(p, wg, count, &lo, &hi);
+  const tinyml_uk_params_t *p = uk_dw_start(&c, blob, wg, count, &lo, &hi);
   if (dw_use_pixels(p))
     dw_pixels(&c, in, out, lo, hi);
   else if (p->kh * p->kw > UK_MAX_TAPS)

@@ -17,7 +17,7 @@ extern const unsigned long tinyml__x86_ukernels_avx512_size;
 #define AVX512 "+avx512f,+avx512bw,+avx512vl,+avx512dq"
 static const tc_ukernel_build_t ukernel_builds[] = {
     {
-        /* vpdpbusd (ukernels_dot4.h); not skylake-avx512 or x86-64-v4. */
+        /* vpdpbusd (conv_s8_vnni.c); not skylake-avx512 or x86-64-v4. */
         .name = "avx512-vnni",
         .bitcode = tinyml__x86_ukernels_avx512,
         .bitcode_size = &tinyml__x86_ukernels_avx512_size,
@@ -30,7 +30,7 @@ static const tc_ukernel_build_t ukernel_builds[] = {
         .transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
     },
     {
-        /* The same kernels with 12x32 zmm f32 tiles (ukernels_avx512.h). */
+        /* The same kernels with 12x32 zmm f32 tiles (conv_f32_avx512.c). */
         .name = "avx512",
         .bitcode = tinyml__x86_ukernels_avx512,
         .bitcode_size = &tinyml__x86_ukernels_avx512_size,

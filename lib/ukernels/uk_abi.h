@@ -7,7 +7,8 @@
  * below).  The blob is a module constant: this header, then per-channel
  * bias/multiplier/shift, then the weights packed the way the target's
  * kernel wants them.  Each backend compiles its kernels
- * (backends/<name>/ukernels.c, on top of uk_common.h) to LLVM bitcode that
+ * (backends/<name>/ukernels.c, or x86-64's units beside
+ * ukernels_common.h, on top of uk_common.h) to LLVM bitcode that
  * the compiler links into every executable, in the spirit of IREE's
  * ukernels.
  *
@@ -95,7 +96,7 @@ typedef struct tinyml_uk_params {
   /* conv (int8): 0, or where the module's CPU has 4-tap byte dot products
    * (x86: AVX512-VNNI), which the kernel may then use, the byte offset of
    * int32 bias4[round_up(oc_padded, 16)]: bias - (in_zp + 128) * the sum
-   * of the channel's weights, modulo 2^32 (backends/x86/ukernels_dot4.h). */
+   * of the channel's weights, modulo 2^32 (backends/x86/conv_s8_vnni.c). */
   int32_t dot4;
 } tinyml_uk_params_t;
 
@@ -118,7 +119,7 @@ typedef struct tinyml_uk_params {
  *   k per pixel); 0 means the input rows are the columns (1x1, stride 1,
  *   no padding: also matmuls, as 1x1 convs over M pixels);
  * - conv with wino_tiles > 0 (Winograd F(m x m, 3x3), m = wino_m,
- *   backends/x86/ukernels_wino.h): weights_off holds U = G g G^T, nn =
+ *   backends/x86/wino_f32.c): weights_off holds U = G g G^T, nn =
  *   (m + 2)^2 matrices of ic taps x oc channels, position xi (row-major
  *   in the (m + 2)^2 patch) at element xi * ic * oc_padded, each packed
  *   as a conv's weights with k = ic; the scratch holds 3 *
@@ -134,7 +135,7 @@ typedef struct tinyml_uk_params {
  *   the image, which is TOSA's padding with the lowest float, and each
  *   output is the Linalg path's max bit for bit, starting from that lowest
  *   float (so a window of -inf gives -FLT_MAX) and propagating the same
- *   NaN (ukernels_pool.h in backends/x86 says which).
+ *   NaN (pool_f32.c in backends/x86 says which).
  *
  * `tinyml_uk_conv_add_f32(in, blob, out, scratch, wg, count, res)` is the
  * f32 conv with one more step: res, a tensor of the output's shape and

@@ -1,7 +1,9 @@
 /* Target-independent parts of the microkernels: parameter access, the
- * exact requantisation, im2col, and portable kernels.  Included by each
- * backend's ukernels.c, which is compiled to LLVM bitcode for its target;
- * a backend replaces only the inner loops worth hand-writing.
+ * exact requantisation, im2col, the walks over a band's pixels and rows,
+ * and the portable conv.  Included by each backend's kernels, which are
+ * compiled to LLVM bitcode for its target; a backend replaces only the
+ * inner loops worth hand-writing (uk_depthwise.h: the depthwise kernels'
+ * shared part).
  *
  * Kernels read `blob` (a module constant) and `in`, write every byte of
  * their band of `out`, and use at most params->scratch_bytes of their
@@ -84,13 +86,34 @@ UK_INLINE void uk_pos_next(const tinyml_uk_params_t *p, uk_pos_t *s) {
   ++s->n;
 }
 
+/* Kernels that walk rows take rows [lo / ow, uk_rows_end) of batch * oh
+ * for the band [lo, hi) of output pixels, and of row r the columns
+ * uk_row_span gives. */
+UK_INLINE int32_t uk_rows_end(const tinyml_uk_params_t *p, int32_t lo, int32_t hi) {
+  return hi > lo ? (hi - 1) / p->ow + 1 : 0;
+}
+
 /* Row r (of batch * oh) as far as the band [lo, hi) covers it: columns
- * [*x0, *x1), empty when *x0 >= *x1.  For kernels that walk rows. */
+ * [*x0, *x1), empty when *x0 >= *x1. */
 UK_INLINE void uk_row_span(const tinyml_uk_params_t *p, int32_t r, int32_t lo, int32_t hi,
                            int32_t *x0, int32_t *x1) {
   const int32_t start = r * p->ow;
   *x0 = lo > start ? lo - start : 0;
   *x1 = hi - start < p->ow ? hi - start : p->ow;
+}
+
+UK_INLINE int32_t uk_min32(int32_t a, int32_t b) { return a < b ? a : b; }
+UK_INLINE int32_t uk_max32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+/* The output columns [*c0, *c1) whose every tap lies inside the image's
+ * width (convs and depthwise convs alike): a row's interior, which
+ * kernels may read in place or with a fixed tap pattern. */
+UK_INLINE void uk_interior_cols(const tinyml_uk_params_t *p, int32_t *c0, int32_t *c1) {
+  const int32_t sw = p->stride_w, pl = p->pad_left, span = (p->kw - 1) * p->dil_w;
+  int32_t a = (pl + sw - 1) / sw, last = p->iw - 1 + pl - span;
+  int32_t b = last < 0 ? 0 : last / sw + 1;
+  *c0 = uk_min32(a, p->ow);
+  *c1 = uk_max32(uk_min32(b, p->ow), *c0);
 }
 
 /* The f32 kinds' view of the blob (uk_abi.h, "f32 kinds"). */
@@ -206,61 +229,6 @@ UK_INLINE void uk_conv_pixel_generic(const uk_ctx_t *c, const int16_t *col, int8
     for (int32_t j = 0; j < ob && o0 + j < p->oc; ++j)
       out[o0 + j] = uk_requant_ch(c, acc[j], o0 + j);
   }
-}
-
-/* Depthwise, channel multiplier 1: channels are independent, so the inner
- * loop runs over contiguous channels and vectorises on targets with SIMD.
- * Output pixels [lo, hi) (uk_band). */
-UK_INLINE void uk_depthwise_generic(const uk_ctx_t *c, const int8_t *in, int8_t *out,
-                                    int32_t lo, int32_t hi) {
-  const tinyml_uk_params_t *p = c->p;
-  enum { CB = 16 };
-  uk_pos_t at = uk_pos_at(p, lo);
-  for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
-    const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
-    int8_t *dst = out + (size_t)q * p->oc;
-    for (int32_t c0 = 0; c0 < p->ic; c0 += CB) {
-      int32_t cn = p->ic - c0 < CB ? p->ic - c0 : CB;
-      int32_t acc[CB];
-      for (int32_t j = 0; j < CB; ++j) acc[j] = 0;
-      for (int32_t ky = 0; ky < p->kh; ++ky) {
-        int32_t iy = at.oy * p->stride_h - p->pad_top + ky * p->dil_h;
-        if (iy < 0 || iy >= p->ih) continue;
-        for (int32_t kx = 0; kx < p->kw; ++kx) {
-          int32_t ix = at.ox * p->stride_w - p->pad_left + kx * p->dil_w;
-          if (ix < 0 || ix >= p->iw) continue;
-          const int8_t *x = img + ((size_t)iy * p->iw + ix) * p->ic + c0;
-          const int8_t *w = c->weights + ((size_t)ky * p->kw + kx) * p->ic + c0;
-          if (cn == CB) {
-            for (int32_t j = 0; j < CB; ++j) acc[j] += (x[j] - p->in_zp) * w[j];
-          } else {
-            for (int32_t j = 0; j < cn; ++j) acc[j] += (x[j] - p->in_zp) * w[j];
-          }
-        }
-      }
-      for (int32_t j = 0; j < cn; ++j) dst[c0 + j] = uk_requant_ch(c, acc[j], c0 + j);
-    }
-  }
-}
-
-enum { UK_MAX_TAPS = 64 }; /* 512 bytes of stack on a microcontroller */
-
-/* The in-image taps of output pixel (oy, ox) for a depthwise kernel: input
- * and weight offsets; kh * kw <= UK_MAX_TAPS. */
-UK_INLINE int32_t uk_dw_taps(const tinyml_uk_params_t *p, int32_t oy, int32_t ox,
-                             int32_t *xo, int32_t *wo) {
-  int32_t n = 0;
-  for (int32_t ky = 0; ky < p->kh; ++ky) {
-    int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-    if (iy < 0 || iy >= p->ih) continue;
-    for (int32_t kx = 0; kx < p->kw; ++kx) {
-      int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-      if (ix < 0 || ix >= p->iw) continue;
-      xo[n] = (iy * p->iw + ix) * p->ic;
-      wo[n++] = (ky * p->kw + kx) * p->ic;
-    }
-  }
-  return n;
 }
 
 /* Drives a conv over output pixels [lo, hi): one im2col column per pixel

@@ -17,7 +17,7 @@ uk_dw_avx2); compiled a third time with the AVX-512 features, it must have
 the AVX-512 ones (uk_tile_avx512, uk_dw_avx512) and, where the CPU has
 AVX-512, give the same bytes too.  The conv and fully-connected cases are
 compiled a fourth time with +avx512vnni as well, where the int8 conv may
-sum 4 byte taps per instruction (backends/x86/ukernels_dot4.h): their
+sum 4 byte taps per instruction (backends/x86/conv_s8_vnni.c): their
 blobs must set dot4 (the offset of their second bias; 0 without it, or for
 --cpu skylake-avx512 and x86-64-v4, set for cascadelake and znver5), and
 where the CPU has VNNI the module must give the same bytes.  Every build
@@ -40,7 +40,7 @@ when there are more channels than pixels) and must give the same bits.
 The AVX-512 modules run only where the CPU has AVX-512.
 
 3x3 stride-1 convs may run as Winograd F(2x2, 3x3) or F(4x4, 3x3)
-(backends/x86/ukernels_wino.h).  Cases that test the direct sum's driver (row batches,
+(backends/x86/wino_f32.c).  Cases that test the direct sum's driver (row batches,
 tap chunks, channel bands) compile their kernel builds with
 --no-winograd.  The wino_* cases must take Winograd: their AVX2 module
 must give other bits than the same build with --no-winograd (the
@@ -483,7 +483,7 @@ def f32_cases(rng):
         c(rng, "f32_conv_k576", 1, 6, 5, 64, 70, 3, 3, (1, 2), (1, 1), (1, 1, 1, 1)),
         # 1x1 stride 1: the input rows are the columns (no im2col)
         c(rng, "f32_conv1x1_direct", 1, 5, 6, 24, 50, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), bn=True),
-        # read in place (ukernels_fconv.h): a 3-channel first conv, stride 2, padding;
+        # read in place (backends/x86/conv_f32.c): a 3-channel first conv, stride 2, padding;
         # border pixels of many rows gathered into whole tiles; batch 2
         c(rng, "f32_conv_first_3ch", 2, 33, 40, 3, 20, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           bn=True, relu6=True),
@@ -492,7 +492,7 @@ def f32_cases(rng):
         # k = 648 in place: the first tap chunk ends inside kernel row 2; dilated rows
         c(rng, "f32_conv_inplace_k648", 1, 9, 16, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
           bn=True),
-        # interior rows batched (ukernels_fconv.h, finplace_t): 4 rows of 26 a batch, over
+        # interior rows batched (conv_f32.c, finplace_t): 4 rows of 26 a batch, over
         # two tap chunks and two images
         direct(c(rng, "f32_conv_row_batches", 2, 9, 28, 64, 40, 3, 3, (1, 1), (1, 1),
                  (1, 1, 1, 1), bn=True)),

@@ -1,6 +1,6 @@
 /* Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3 stride-1 f32 convs
- * (uk_abi.h, wino_tiles and wino_m), included by ukernels_fconv.h: the
- * GEMMs run on its register tiles.
+ * (uk_abi.h, wino_tiles and wino_m), built into both bitcodes: the GEMMs
+ * run on the conv's register tiles (conv_f32.h).
  *
  * Each m x m block of outputs (a tile; m = 2 or 4) comes from an n x n
  * patch d of the input (n = m + 2): V = B^T d B per input channel, then
@@ -22,8 +22,9 @@
  * the same arithmetic whatever the band, block or ISA (the GEMMs are the
  * conv tiles', which give the same bits with AVX2 and AVX-512; the
  * transforms here use 8-lane vectors and explicit FMAs in both builds). */
-#ifndef TINYML_BACKENDS_X86_UKERNELS_WINO_H
-#define TINYML_BACKENDS_X86_UKERNELS_WINO_H
+#include "wino_f32.h"
+
+#include "conv_f32.h"
 
 UK_INLINE int32_t wround8(int32_t n) { return (n + 7) & ~7; }
 
@@ -251,8 +252,8 @@ static void wino_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, in
   if (!fchannel_band(p, wg / halves, count / halves, o_lo, o_hi)) *t1 = *t0;
 }
 
-static void wino_f32(const ukf_ctx_t *c, const float *in, float *out, float *scratch,
-                     int32_t wg, int32_t count) {
+void wino_f32(const ukf_ctx_t *c, const float *in, float *out, float *scratch, int32_t wg,
+              int32_t count) {
   const tinyml_uk_params_t *p = c->p;
   /* At most FB_MAX (wino_gemms' output rows); the compiler gives <= 96. */
   const int32_t tiles = p->wino_tiles < FB_MAX ? p->wino_tiles : FB_MAX;
@@ -284,5 +285,3 @@ static void wino_f32(const ukf_ctx_t *c, const float *in, float *out, float *scr
     t0 += nt;
   }
 }
-
-#endif

@@ -1,5 +1,5 @@
-/* The f32 conv driver, included by ukernels.c after the register tiles
- * (fconv_tile, MR, KC, OC_TILE: the AVX2 ones or ukernels_avx512.h's).
+/* The f32 conv driver (tinyml_uk_conv_f32, _conv_add_f32, _convcat_f32),
+ * built into both bitcodes on its ISA's register tiles (conv_f32.h).
  *
  * A GEMM of pixels x taps by taps x channels.  A pixel's taps come from
  * one of three places:
@@ -28,12 +28,19 @@
  * sums stored between tap chunks as exact floats, whichever source, tile,
  * run or band it falls in: results do not depend on the workgroup count
  * nor on the ISA's tile and chunk sizes. */
-#ifndef TINYML_BACKENDS_X86_UKERNELS_FCONV_H
-#define TINYML_BACKENDS_X86_UKERNELS_FCONV_H
+#include "conv_f32.h"
+#include "wino_f32.h"
 
-/* FB_MAX: pixels per run, at most (bounds the output pointer list).
- * FP_MAX: pieces per tap chunk when reading in place. */
-enum { FB_MAX = TINYML_UK_F32_BLOCK, FP_MAX = 16 };
+/* The ISA's tile (conv_f32.h). */
+UK_INLINE void fconv_tile(const ukf_ctx_t *c, int np, const float *a, int32_t lda,
+                          const fpiece_t *pc, int npc, int32_t k0, float *const *outs,
+                          int32_t o0, int first, int last) {
+#if defined(__AVX512F__)
+  ukf_tile_avx512(c, np, a, lda, pc, npc, k0, outs, o0, first, last);
+#else
+  ukf_tile_avx2(c, np, a, lda, pc, npc, k0, outs, o0, first, last);
+#endif
+}
 
 UK_INLINE void fcopy(const float *src, float *dst, int32_t n) {
   int32_t i = 0;
@@ -76,34 +83,6 @@ static void fim2col(const tinyml_uk_params_t *p, const float *img, int32_t oy, i
   }
 }
 
-/* Workgroup wg's band (uk_abi.h): output pixels [*lo, *hi) and channels
- * [*o_lo, *o_hi).  Bands of pixels keep each thread on the pixels it had
- * in the layers around (which it wrote or will read: from its own cache,
- * not the other core's), but each band reads every weight.  So with more
- * channels than pixels and weights of BAND_W_FLOATS or more, bands are
- * groups of 32 channels instead: two panels, and whole register tiles of
- * any width up to 32 (a tile spanning two bands would have both keep
- * partial sums in the same outputs).  Measured on 2 threads (docs/
- * PERF.md): pixel bands made MobileNetV2's 14x14 and 7x7 convs and
- * SqueezeNet's 13x13 ones 15-20% faster, but its 1.2-1.6 MB 7x7 layers
- * and ResNet-50's 2.4-9.4 MB ones slower. */
-enum { BAND_W_FLOATS = 1 << 18 }; /* 1 MB */
-
-/* Whether a conv whose weights take w_floats bands its channels. */
-UK_INLINE int fband_channels(const tinyml_uk_params_t *p, int64_t w_floats) {
-  return p->oc > p->batch * p->oh * p->ow && w_floats >= BAND_W_FLOATS;
-}
-
-/* Workgroup wg's 32-channel band [*o_lo, *o_hi); returns whether it has any. */
-static int fchannel_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *o_lo,
-                         int32_t *o_hi) {
-  int32_t a, b;
-  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
-  *o_lo = a * 32;
-  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
-  return a < b;
-}
-
 static void fband(const tinyml_uk_params_t *p, int32_t wg, int32_t count, int32_t *lo,
                   int32_t *hi, int32_t *o_lo, int32_t *o_hi) {
   if (!fband_channels(p, (int64_t)p->k * p->oc_padded)) {
@@ -130,19 +109,11 @@ static int fpieces_inplace(const tinyml_uk_params_t *p, int32_t k0, int32_t kc, 
   return n;
 }
 
-/* A run of n pixels: pixel i's taps from a + i * lda (in place or as
- * columns), its output row at outs[i]. */
-typedef struct frun {
-  const float *a;
-  int32_t n;
-  float *const *outs;
-} frun_t;
-
 /* The runs' pixels into channels [o_lo, o_hi).  Every run's tiles pass
  * under one tap chunk of a panel before the next, so a chunk's weights
  * are fetched once for all the runs' pixels, not once per run. */
-static void fgemm_runs(const ukf_ctx_t *c, const frun_t *runs, int nr, int32_t lda, int inplace,
-                       int32_t o_lo, int32_t o_hi) {
+void fgemm_runs(const ukf_ctx_t *c, const frun_t *runs, int nr, int32_t lda, int inplace,
+                int32_t o_lo, int32_t o_hi) {
   const int32_t k = c->p->k;
   for (int32_t k0 = 0; k0 < k; k0 += KC) {
     const int32_t kc = k - k0 < KC ? k - k0 : KC;
@@ -164,27 +135,6 @@ static void fgemm_runs(const ukf_ctx_t *c, const frun_t *runs, int nr, int32_t l
     }
   }
 }
-
-/* One run of n pixels (fgemm_runs). */
-static void fgemm(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
-                  float *const *outs, int32_t o_lo, int32_t o_hi) {
-  const frun_t r = {a, n, outs};
-  fgemm_runs(c, &r, 1, lda, inplace, o_lo, o_hi);
-}
-
-/* n pixels whose outputs follow each other from dst: runs of FB_MAX. */
-static void fgemm_rows(const ukf_ctx_t *c, const float *a, int32_t lda, int inplace, int32_t n,
-                       float *dst, int32_t o_lo, int32_t o_hi) {
-  float *outs[FB_MAX];
-  const int32_t oc = c->pitch;
-  for (int32_t b0 = 0; b0 < n; b0 += FB_MAX) {
-    const int32_t nb = n - b0 < FB_MAX ? n - b0 : FB_MAX;
-    for (int32_t i = 0; i < nb; ++i) outs[i] = dst + (size_t)(b0 + i) * oc;
-    fgemm(c, a + (size_t)b0 * lda, lda, inplace, nb, outs, o_lo, o_hi);
-  }
-}
-
-#include "ukernels_wino.h" /* wino_f32 */
 
 /* Pixels that need im2col, gathered into a block of up to `cap`. */
 typedef struct fgather {
@@ -233,18 +183,6 @@ static void finplace_add(const ukf_ctx_t *c, finplace_t *b, const float *a, int3
   }
 }
 
-/* Interior columns: every tap of output column ox in [*x_lo, *x_hi) lies
- * inside the image horizontally (convs and depthwise convs alike). */
-static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi) {
-  int32_t a = 0, b;
-  while (a < p->ow && a * p->stride_w - p->pad_left < 0) ++a;
-  for (b = a; b < p->ow && b * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w < p->iw;
-       ++b) {
-  }
-  *x_lo = a;
-  *x_hi = b;
-}
-
 /* Output pixels [lo, hi) (batch * oh rows, flattened) into channels
  * [o_lo, o_hi), row by row: interior runs read in place when rows have at
  * least a tile of them, every other pixel goes through gathered im2col
@@ -252,9 +190,8 @@ static void finterior(const tinyml_uk_params_t *p, int32_t *x_lo, int32_t *x_hi)
  * the columns).  Pixel (r, ox) goes to out + ((r - row0) * ow + ox) *
  * pitch, so a caller may point `out` at row row0's place (pwdwpw_f32's
  * window of rows). */
-static void conv_pixels(const ukf_ctx_t *c, const float *in, float *out, int32_t row0,
-                        float *cols, int32_t ccap, int32_t lo, int32_t hi, int32_t o_lo,
-                        int32_t o_hi) {
+void conv_pixels(const ukf_ctx_t *c, const float *in, float *out, int32_t row0, float *cols,
+                 int32_t ccap, int32_t lo, int32_t hi, int32_t o_lo, int32_t o_hi) {
   const tinyml_uk_params_t *p = c->p;
   const int32_t k = p->k, pitch = c->pitch, ic = p->ic;
   if (ccap == 0) {
@@ -276,7 +213,7 @@ static void conv_pixels(const ukf_ctx_t *c, const float *in, float *out, int32_t
   batch.nr = 0;
   batch.n = 0;
   batch.lda = p->stride_w * ic;
-  const int32_t r1 = hi > lo ? (hi - 1) / p->ow + 1 : 0;
+  const int32_t r1 = uk_rows_end(p, lo, hi);
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     const int32_t oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
     const float *img = in + (size_t)(r / p->oh) * p->ih * p->iw * ic;
@@ -345,5 +282,3 @@ void tinyml_uk_convcat_f32(const float *in, const void *blob, float *out, void *
   conv_f32(&ca, in, out, cols, wg, count);
   conv_f32(&cb, in, out + ca.p->oc, cols, wg, count);
 }
-
-#endif

@@ -1,6 +1,6 @@
 /* The int8 conv with 4-tap dot products (AVX512-VNNI's vpdpbusd), for
- * modules whose CPU has them (uk_abi.h, dot4), included by ukernels.c in
- * its AVX-512 build.
+ * modules whose CPU has them (uk_abi.h, dot4), in the AVX-512 bitcode
+ * only; tinyml_uk_conv_s8 (conv_s8.c) calls dot4_conv.
  *
  * vpdpbusd multiplies unsigned by signed bytes, four taps per 32-bit lane,
  * where vpmaddwd takes two int16 taps: half the instructions per tap, and
@@ -18,10 +18,7 @@
  *
  * The functions carry the feature themselves: the bitcode is built
  * without it, and a module whose blob has dot4 = 0 never calls them. */
-#ifndef TINYML_BACKENDS_X86_UKERNELS_DOT4_H
-#define TINYML_BACKENDS_X86_UKERNELS_DOT4_H
-
-#define UK_DOT4 __attribute__((target("avx512vnni")))
+#include "conv_s8.h"
 
 /* Word j of the 32 in a zmm: 16-channel half h = j / 16, channel
  * (j % 16) / 2 of its panel, tap pair j % 2; the source holds a panel's
@@ -130,8 +127,8 @@ static void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t 
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it). */
-UK_DOT4 static void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
-                              int32_t lo, int32_t hi) {
+UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
+                       int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c0->p; /* the blob's start */
   uk_ctx_t c = *c0;
   c.bias = (const int32_t *)(const void *)((const uint8_t *)p + p->dot4);
@@ -153,5 +150,3 @@ UK_DOT4 static void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out,
     uk_tile_dot4(&c, col, np, outs);
   }
 }
-
-#endif

@@ -4,11 +4,10 @@
  * (dwpw_f32), and MobileNetV2's whole block, 1x1 expansion (or the
  * network's first conv), depthwise, 1x1 projection (pwdwpw_f32);
  * uk_abi.h lays out their blobs and lib/compiler/ukernel_dwpw.c makes
- * them.  Included by ukernels.c after the conv driver (conv_pixels) and
- * the depthwise rows (dw_row).  Every value is the one the kernels give
- * apart, whatever the band. */
-#ifndef TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
-#define TINYML_BACKENDS_X86_UKERNELS_BLOCK_H
+ * them.  Built into both bitcodes on the conv driver (conv_f32.h) and the
+ * depthwise rows (depthwise_f32.h).  Every value is the one the kernels
+ * give apart, whatever the band. */
+#include "depthwise_f32.h"
 
 /* Pixels of depthwise result that `bytes` of scratch hold (ic floats
  * each), at most a run (the compiler sizes it so). */
@@ -57,34 +56,6 @@ void tinyml_uk_dwpw_add_f32(const float *in, const void *blob, float *out, void 
   dwpw_f32(in, blob, out, scratch, wg, count, res);
 }
 
-/* The first conv's output rows that the depthwise conv reads, in a ring
- * of `span` rows (row y in slot y % span: dw_src_t): as the band's output
- * rows go down the image, each new row is computed once into the slot of
- * one no longer needed, and nothing moves. */
-typedef struct xwin {
-  const ukf_ctx_t *ex;
-  const float *in; /* the block's input */
-  float *ring;
-  float *cols; /* the first conv's im2col columns, ccap of them */
-  int32_t ccap;
-  dw_src_t src;  /* the ring, as the depthwise conv reads it */
-  int32_t b, hi; /* rows [hi - span, hi) of image b are in the ring */
-} xwin_t;
-
-/* Makes the ring hold rows [ya, yb) of image b (yb - ya <= span, and ya
- * and yb never go back up within an image). */
-static void xwin_slide(xwin_t *w, int32_t b, int32_t ya, int32_t yb) {
-  const tinyml_uk_params_t *ep = w->ex->p;
-  const int32_t held = w->b == b && ya >= w->hi - w->src.ring && ya <= w->hi;
-  for (int32_t y = held ? w->hi : ya; y < yb; ++y) {
-    const int32_t r = b * ep->oh + y;
-    conv_pixels(w->ex, w->in, w->ring + dw_at(&w->src, y), r, w->cols, w->ccap, r * ep->ow,
-                (r + 1) * ep->ow, 0, ep->oc_padded);
-  }
-  if (!held || yb > w->hi) w->hi = yb;
-  w->b = b;
-}
-
 /* The band's output rows in order: the ring gets the first conv's rows the
  * row's taps need, the depthwise row goes into the chunk after the ring,
  * and a full chunk runs through the projection.  A band's first row
@@ -107,7 +78,7 @@ static void pwdwpw_f32(const float *in, const void *blob, float *out, void *scra
   int32_t lo, hi, q, m = 0;
   uk_band(dp, wg, count, &lo, &hi);
   q = lo;
-  const int32_t r1 = hi > lo ? (hi - 1) / dp->ow + 1 : 0;
+  const int32_t r1 = uk_rows_end(dp, lo, hi);
   for (int32_t r = lo / dp->ow; r < r1; ++r) {
     const int32_t oy = r % dp->oh, iy0 = oy * dp->stride_h - dp->pad_top;
     int32_t x0, x1;
@@ -134,5 +105,3 @@ void tinyml_uk_pwdwpw_add_f32(const float *in, const void *blob, float *out, voi
                               int32_t wg, int32_t count, const float *res) {
   pwdwpw_f32(in, blob, out, scratch, wg, count, res);
 }
-
-#endif

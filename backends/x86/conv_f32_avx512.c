@@ -1,0 +1,120 @@
+/* The f32 conv's register tile with AVX-512 (conv_f32.h), in the bitcode
+ * built with -mavx512f (the compiler links it for targets that have
+ * AVX-512).  Same packed weights as the AVX2 tiles (uk_abi.h, "f32
+ * kinds"); only the register tile changes.
+ *
+ * Conv: 12 pixels x 32 channels, i.e. two 16-channel weight panels side by
+ * side: 24 zmm accumulators and two weight vectors, and the pixel's value
+ * broadcast once (vbroadcastss) for its two FMAs, 24 FMAs per tap.  That
+ * is twice the AVX2 tile's work per tap at the same FMA count, which is
+ * where onnxruntime gets its 175-195 GFLOP/s; with its data in L1 the loop
+ * runs at the core's peak, about 220 GFLOP/s here.  Folding the broadcast
+ * into both FMAs ({1to16}, twice the loads) made ResNet-50 15% slower.
+ * The last panel may be 8 channels wide and the channel count need not
+ * fill it: masks cover both, so one code path serves every tile width.
+ * KC taps of the two panels (64 KB) stay in L2 across a run's tiles
+ * (conv_f32.c).  Each tap also prefetches the same row of the next
+ * block (the weights are one forward stream, uk_abi.h): where there are
+ * few pixels (ResNet-50's 14x14 and 7x7 stages) a block's tiles take
+ * about as long as fetching the next from memory, and the hardware
+ * prefetcher alone left the first tile of every block waiting
+ * (docs/PERF.md, "Prefetches, tap chunks of 512, ...").  Past the last
+ * block it prefetches nothing useful, which is harmless (no fault). */
+#include "conv_f32.h"
+
+/* Where a tile's two panels are: panel j holds channels [o0 + 16j, +width)
+ * at rows of `width` floats; the second is unused when nv is 1. */
+typedef struct ftile_w {
+  const float *w[2];
+  int32_t width[2];
+  ptrdiff_t ahead; /* floats from a weight row to the same row of the next block */
+} ftile_w_t;
+
+/* np pixels (pixel i's taps at a + i * lda) x nv panels, over the tap
+ * chunk's pieces (fpiece_t); `valid` channels from o0 exist in each
+ * outs[i] (pixel i's output row, channel 0).  The accumulators stay in
+ * registers across pieces.  The bias, scale and offset arrays are whole
+ * multiples of 16 long, so they load unmasked. */
+UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
+                     const fpiece_t *pc, int npc, const ftile_w_t *pw, float *const *outs,
+                     int32_t o0, int32_t valid, int first, int last) {
+  __m512 acc[MR][2];
+  const __mmask16 m[2] = {mask_below(valid), mask_below(valid - 16)};
+  const __mmask16 wm0 = mask_below(pw->width[0]), wm1 = mask_below(pw->width[1]);
+  /* From the bias or the partial sums, by one load either way: a branch
+   * here would make the compiler pass the accumulators through the stack.
+   * Lanes past `valid` are never stored, so zeroing them does no harm. */
+  for (int i = 0; i < np; ++i) {
+    const float *src = first ? c->bias + o0 : outs[i] + o0;
+    for (int v = 0; v < nv; ++v) acc[i][v] = _mm512_maskz_loadu_ps(m[v], src + 16 * v);
+  }
+  ftile_prefetch_out(c, np, nv, 16, outs, o0, first, last);
+  const float *w0 = pw->w[0], *w1 = pw->w[1];
+  const int32_t s0 = pw->width[0], s1 = pw->width[1];
+  /* do-while: pieces are never empty, and loops that may not run make the
+   * compiler pass the accumulators through the stack around them. */
+  int j = 0;
+  do {
+    const float *aj = a + pc[j].off;
+    const int32_t len = pc[j].len;
+    const float *w0e = w0 + (size_t)len * s0;
+    do {
+      _mm_prefetch((const char *)(w0 + pw->ahead), _MM_HINT_T0);
+      if (nv == 2) _mm_prefetch((const char *)(w1 + pw->ahead), _MM_HINT_T0);
+      __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0);
+      __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1) : x0;
+      for (int i = 0; i < np; ++i) {
+        __m512 b = _mm512_set1_ps(aj[(size_t)i * lda]);
+        acc[i][0] = _mm512_fmadd_ps(b, x0, acc[i][0]);
+        if (nv == 2) acc[i][1] = _mm512_fmadd_ps(b, x1, acc[i][1]);
+      }
+      ++aj;
+      w0 += s0;
+      w1 += s1;
+    } while (w0 != w0e);
+  } while (++j < npc);
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  /* Unrolled, or the accumulators go through the stack. */
+#pragma GCC unroll 12
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      __m512 r = acc[i][v];
+      float *o = outs[i] + o0 + 16 * v;
+      if (last)
+        r = fepi16(r, c->scale + o0 + 16 * v, c->offset + o0 + 16 * v,
+                   c->res ? c->res + (o - c->out0) : 0, m[v], lo, hi);
+      _mm512_mask_storeu_ps(o, m[v], r);
+    }
+}
+
+/* One tile (np pixels from `a`, channels [o0, o0 + 32), taps [k0, k0 +
+ * kc) in pieces) with np and nv as constants in each variant, so the
+ * accumulators stay in registers.  Not inlined: its name in the object
+ * tells which kernels a module got (tests/compiler/test_ukernels.py). */
+__attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np, const float *a,
+                                               int32_t lda, const fpiece_t *pc, int npc,
+                                               int32_t k0, float *const *outs, int32_t o0,
+                                               int first, int last) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t k = p->k, ocp = p->oc_padded;
+  const int nv = ocp - o0 > 16 ? 2 : 1;
+  const int32_t valid = p->oc - o0 < 32 ? p->oc - o0 : 32;
+  ftile_w_t pw;
+  pw.width[0] = ocp - o0 < 16 ? ocp - o0 : 16;
+  pw.width[1] = nv == 2 ? (ocp - o0 - 16 < 16 ? ocp - o0 - 16 : 16) : 0;
+  const int32_t kc = tinyml_uk_f32_chunk(k, k0);
+  pw.w[0] = c->weights + (size_t)k0 * ocp + (size_t)o0 * kc;
+  pw.w[1] = nv == 2 ? pw.w[0] + (size_t)16 * kc : pw.w[0];
+  pw.ahead = (ptrdiff_t)(pw.width[0] + pw.width[1]) * kc;
+#define FT(N)                                                                      \
+  case N:                                                                          \
+    if (nv == 2)                                                                   \
+      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last);          \
+    else                                                                           \
+      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last);          \
+    break;
+  switch (np) {
+    FT(12) FT(11) FT(10) FT(9) FT(8) FT(7) FT(6) FT(5) FT(4) FT(3) FT(2) default: FT(1)
+  }
+#undef FT
+}

@@ -1,0 +1,90 @@
+/* The int8 conv's units: the driver (conv_s8.c, both bitcodes) and the
+ * tiles it calls, vpmaddwd with AVX2 (conv_s8_avx2.c) or AVX-512
+ * (conv_s8_avx512.c), and vpdpbusd (conv_s8_vnni.c).  Here: what they
+ * share, and the tiles' entry points. */
+#ifndef TINYML_BACKENDS_X86_CONV_S8_H
+#define TINYML_BACKENDS_X86_CONV_S8_H
+
+#include "ukernels_common.h"
+
+/* Pixels per int8 conv tile (x86.c sizes the im2col scratch for them).
+ * With AVX-512, 8: a 16-channel layer's tile then has 8 accumulators,
+ * not 4, and each widened weight vector serves 8 pixels; resnet8 ran
+ * 0.155-0.161 ms against 0.173-0.176 with 4 (best of 2000, 3 runs each),
+ * kws and vww the same. */
+enum { PIX = UK_ZMM ? 8 : 4 };
+
+UK_INLINE __m256i load_w(const int8_t *w) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)w));
+}
+
+UK_INLINE __m256i pair(const int16_t *col, int32_t k) {
+  int32_t v;
+  __builtin_memcpy(&v, col + k, 4);
+  return _mm256_set1_epi32(v);
+}
+
+/* PIX pixels x 8 channels: the last panel of both ISAs' tiles. */
+UK_INLINE void tile8(const uk_ctx_t *c, const int16_t *col, int32_t o0, int32_t npix,
+                     int8_t *const *outs) {
+  const int32_t kp = c->p->k_padded;
+  const int8_t *w0 = c->weights + (size_t)o0 * kp;
+  __m256i a0[PIX];
+  for (int i = 0; i < PIX; ++i) a0[i] = _mm256_setzero_si256();
+  for (int32_t k = 0; k < kp; k += 2) {
+    __m256i x0 = load_w(w0 + k * 8);
+    for (int i = 0; i < PIX; ++i)
+      a0[i] = _mm256_add_epi32(a0[i], _mm256_madd_epi16(pair(col + (size_t)i * kp, k), x0));
+  }
+  for (int i = 0; i < npix; ++i) requant8(c, a0[i], o0, outs[i], left(c->p, o0));
+}
+
+/* Pixel (oy, ox)'s im2col column, for columns of any element type:
+ * put(col, t, src, n, zp) writes n taps from the image at tap t,
+ * pad(col, t, n, zp) n padded ones.  Called with constant functions, which
+ * inline: the int16 columns (conv_s8.c) and the byte ones (conv_s8_vnni.c). */
+typedef void (*im2col_put_fn)(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp);
+typedef void (*im2col_pad_fn)(void *col, int32_t t, int32_t n, int32_t zp);
+
+UK_INLINE void im2col_walk(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy,
+                           int32_t ox, void *col, im2col_put_fn put, im2col_pad_fn pad) {
+  const int32_t ic = p->ic;
+  int32_t iy0 = oy * p->stride_h - p->pad_top, ix0 = ox * p->stride_w - p->pad_left;
+  if (p->dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih &&
+      ix0 + p->kw - 1 < p->iw) {
+    /* Inside the image, each kernel row is one contiguous run of input. */
+    const int32_t run = p->kw * ic;
+    for (int32_t ky = 0; ky < p->kh; ++ky)
+      put(col, ky * run, img + ((size_t)(iy0 + ky * p->dil_h) * p->iw + ix0) * ic, run, p->in_zp);
+    return;
+  }
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    int32_t iy = iy0 + ky * p->dil_h;
+    for (int32_t kx = 0; kx < p->kw; ++kx) {
+      int32_t ix = ix0 + kx * p->dil_w, t = (ky * p->kw + kx) * ic;
+      if (iy < 0 || iy >= p->ih || ix < 0 || ix >= p->iw)
+        pad(col, t, ic, p->in_zp);
+      else
+        put(col, t, img + ((size_t)iy * p->iw + ix) * ic, ic, p->in_zp);
+    }
+  }
+}
+
+/* The tiles: npix (<= PIX) pixels' int16 columns (PIX of them, k_padded
+ * each) by every output channel, into outs[i].  Not inlined, so a
+ * module's object names the kernels it got. */
+#if UK_ZMM
+void uk_tile_avx512(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs);
+
+/* The VNNI kernels' feature, which they carry themselves (conv_s8_vnni.c). */
+#define UK_DOT4 __attribute__((target("avx512vnni")))
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
+ * whose dot4 is set (the caller tests it); col is the scratch. */
+UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
+                       int32_t lo, int32_t hi);
+#else
+void uk_tile_avx2(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs);
+#endif
+
+#endif

@@ -1,0 +1,96 @@
+/* The f32 depthwise conv (tinyml_uk_depthwise_f32), built into both
+ * bitcodes on its ISA's pixel kernels (depthwise_f32.h), and its rows,
+ * which dwpw_f32 and pwdwpw_f32 (block_f32.c) compute into their scratch. */
+#include "depthwise_f32.h"
+
+/* The ISA's kernel on np (1 or 2) pixels (depthwise_f32.h). */
+UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+#if defined(__AVX512F__)
+  ukf_dw_avx512(c, np, x, xstep, xo, wo, taps, dst);
+#else
+  ukf_dw_avx2(c, np, x, xstep, xo, wo, taps, dst);
+#endif
+}
+
+#if defined(__AVX512F__)
+/* n pixels of a row (window_row's span; k: the ukf_ctx_t): DW_NP-pixel
+ * chunks, the rest in pairs.  Each output is the same sum whichever path
+ * takes it. */
+UK_INLINE void dw_run(const void *k, const float *x, int32_t xstep, const int32_t *xo,
+                      const int32_t *wo, int32_t taps, int32_t n, float *dst) {
+  const ukf_ctx_t *c = (const ukf_ctx_t *)k;
+  const int32_t ic = c->p->ic;
+  int32_t i = 0;
+  for (; i + DW_NP <= n; i += DW_NP)
+    ukf_dw_chunk_avx512(c, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+  for (; i + 1 < n; i += 2)
+    dw_pixels(c, 2, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+  if (i < n) dw_pixels(c, 1, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+}
+
+#else
+/* n pixels of a row (window_row's span; k: the ukf_ctx_t), x at the
+ * first one's origin, two at a time. */
+UK_INLINE void dw_run(const void *k, const float *x, int32_t xstep, const int32_t *xo,
+                      const int32_t *wo, int32_t taps, int32_t n, float *dst) {
+  const ukf_ctx_t *c = (const ukf_ctx_t *)k;
+  const int32_t ic = c->p->ic;
+  int32_t i = 0;
+  for (; i + 1 < n; i += 2)
+    dw_pixels(c, 2, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+  if (i < n) dw_pixels(c, 1, x + (size_t)i * xstep, xstep, xo, wo, taps, dst + (size_t)i * ic);
+}
+#endif
+
+/* Every tap, one channel at a time: kernels larger than UK_MAX_TAPS
+ * (window_row's large; k: the ukf_ctx_t). */
+static void dw_large(const void *k, const dw_src_t *s, int32_t oy, int32_t ox, float *dst) {
+  const ukf_ctx_t *c = (const ukf_ctx_t *)k;
+  const tinyml_uk_params_t *p = c->p;
+  for (int32_t ch = 0; ch < p->ic; ++ch) {
+    float acc = c->bias[ch];
+    for (int32_t ky = 0; ky < p->kh; ++ky) {
+      int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+      for (int32_t kx = 0; kx < p->kw; ++kx) {
+        int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+        if (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw)
+          acc = __builtin_fmaf(s->img[dw_at(s, iy) + (ptrdiff_t)ix * p->ic + ch],
+                               c->weights[((size_t)ky * p->kw + kx) * p->ic + ch], acc);
+      }
+    }
+    dst[ch] = ukf_epilogue(c, acc, ch);
+  }
+}
+
+/* Output row oy of one image, columns [x0, x1), into dst (ic floats a
+ * pixel): window_row on the kernels above. */
+void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t oy, int32_t x0,
+            int32_t x1, float *dst) {
+  window_row(c->p, pl, s, oy, x0, x1, dst, c, dw_large, dw_run);
+}
+
+/* Output pixels [lo, hi), pixel q's channels at out + (q - lo) * ic. */
+void dw_f32(const ukf_ctx_t *c, const float *in, int32_t lo, int32_t hi, float *out) {
+  const tinyml_uk_params_t *p = c->p;
+  dw_plan_t pl;
+  dw_plan(p, &pl);
+  const int32_t r1 = uk_rows_end(p, lo, hi);
+  for (int32_t r = lo / p->ow; r < r1; ++r) {
+    int32_t x0, x1;
+    uk_row_span(p, r, lo, hi, &x0, &x1);
+    const dw_src_t src = {in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic, 0, 0,
+                          p->iw * p->ic};
+    dw_row(c, &pl, &src, r % p->oh, x0, x1, out + (size_t)(r * p->ow + x0 - lo) * p->ic);
+  }
+}
+
+/* Workgroup wg's band of output pixels (uk_abi.h). */
+void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch,
+                             int32_t wg, int32_t count) {
+  (void)scratch;
+  const ukf_ctx_t c = ukf_ctx(blob);
+  int32_t lo, hi;
+  uk_band(c.p, wg, count, &lo, &hi);
+  dw_f32(&c, in, lo, hi, out + (size_t)lo * c.p->ic);
+}

@@ -1,0 +1,83 @@
+/* The f32 depthwise pixels with AVX-512 (depthwise_f32.h), in the
+ * AVX-512 bitcode only: 16 channels per vector, the channel tail under a
+ * mask; a row's interior runs 8 pixels x 16 channels at a time (dw_run in
+ * depthwise_f32.c), the rest up to 4 vectors x 2 pixels. */
+#include "depthwise_f32.h"
+
+/* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
+ * from channel c0, over taps at x + xo[t] and weights + wo[t]; `last`
+ * masks the last vector to the channels left (which also keeps its loads
+ * inside the tensors).  Up to 8 independent accumulators (np x nv) hide
+ * the FMA latency over the few taps of a window. */
+UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, const float *x,
+                        int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
+                        int32_t c0, float *dst, int32_t dstep) {
+  __m512 a[DW_NP][4];
+  __mmask16 m[4];
+  for (int v = 0; v < nv; ++v) {
+    m[v] = v == nv - 1 ? last : (__mmask16)0xffff;
+    __m512 b = _mm512_loadu_ps(c->bias + c0 + 16 * v);
+    for (int i = 0; i < np; ++i) a[i][v] = b;
+  }
+  const float *w = c->weights + c0;
+  for (int32_t t = 0; t < taps; ++t) {
+    const float *xp = x + xo[t], *wp = w + wo[t];
+    for (int v = 0; v < nv; ++v) {
+      __m512 wv = _mm512_maskz_loadu_ps(m[v], wp + 16 * v);
+      for (int i = 0; i < np; ++i) {
+        __m512 xv = _mm512_maskz_loadu_ps(m[v], xp + (size_t)i * xstep + 16 * v);
+        a[i][v] = _mm512_fmadd_ps(xv, wv, a[i][v]);
+      }
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      __m512 r = fepi16(a[i][v], c->scale + c0 + 16 * v, c->offset + c0 + 16 * v, 0, 0, lo, hi);
+      _mm512_mask_storeu_ps(dst + (size_t)i * dstep + c0 + 16 * v, m[v], r);
+    }
+}
+
+/* 64 channels at a time, then the 1..63 left in one block. */
+UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                      const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+  const int32_t ic = c->p->ic;
+  int32_t c0 = 0;
+  for (; c0 + 64 <= ic; c0 += 64)
+    dw_block(c, np, 4, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
+  const int32_t left = ic - c0, nv = (left + 15) / 16;
+  const __mmask16 last = mask_below(left - (nv - 1) * 16);
+#define DW(N) dw_block(c, np, N, last, x + c0, xstep, xo, wo, taps, c0, dst, ic)
+  switch (nv) {
+    case 0: break;
+    case 1: DW(1); break;
+    case 2: DW(2); break;
+    case 3: DW(3); break;
+    default: DW(4); break;
+  }
+#undef DW
+}
+
+/* All channels of np (1 or 2) pixels; x points at pixel 0's origin.  Not
+ * inlined, for the same reason as ukf_tile_avx512 (conv_f32_avx512.c). */
+__attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const float *x,
+                                             int32_t xstep, const int32_t *xo, const int32_t *wo,
+                                             int32_t taps, float *dst) {
+  if (np == 2)
+    dw_all(c, 2, x, xstep, xo, wo, taps, dst);
+  else
+    dw_all(c, 1, x, xstep, xo, wo, taps, dst);
+}
+
+/* DW_NP pixels, all channels, 16 at a time: the chunk's input columns
+ * (3 x (DW_NP + 2) pixels for a 3x3 window at stride 1) stay in L1 while
+ * the channel blocks pass, and 8 accumulators share each weight load.
+ * Against 2 pixels x 64 channels: 112x112 layers 1.27-1.29x faster, others
+ * 0.95-1.12x (noisy); a whole row per 16-channel block was 0.85-0.97x. */
+__attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, const float *x,
+                                                   int32_t xstep, const int32_t *xo,
+                                                   const int32_t *wo, int32_t taps, float *dst) {
+  const int32_t ic = c->p->ic;
+  for (int32_t c0 = 0; c0 < ic; c0 += 16)
+    dw_block(c, DW_NP, 1, mask_below(ic - c0), x + c0, xstep, xo, wo, taps, c0, dst, ic);
+}

@@ -1,0 +1,149 @@
+/* What several of the x86-64 microkernel units share: the int8 rescale of
+ * 8 channels and the f32 epilogue on a vector.
+ *
+ * The kernels (lib/ukernels/uk_abi.h) are laid out as IREE lays out its
+ * ukernels: one unit per operation and ISA, a driver (conv_s8.c,
+ * conv_f32.c, ...) built into both bitcodes and its ISA's tiles
+ * (conv_s8_avx2.c, conv_s8_avx512.c, ...) built only into theirs.
+ * meson.build compiles each unit to LLVM bitcode with the bitcode's flags,
+ * links them into one module and internalizes all but the tinyml_uk_*
+ * entry points, so that a unit's helpers inline into their callers and
+ * never become a compiled model's exports.  The AVX2 bitcode is built with
+ * AVX2 and FMA, the wide one a second time with AVX-512 (F, BW, VL, DQ)
+ * for CPUs that have it: then 16 channels share a vector. */
+#ifndef TINYML_BACKENDS_X86_UKERNELS_COMMON_H
+#define TINYML_BACKENDS_X86_UKERNELS_COMMON_H
+
+#include <immintrin.h>
+
+#include "../../lib/ukernels/uk_common.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define UK_ZMM 1
+#else
+#define UK_ZMM 0
+#endif
+
+/* ---- int8: the rescale of 8 channels (conv and depthwise) -------------- */
+
+UK_INLINE __m256i ld8(const int32_t *p) { return _mm256_loadu_si256((const __m256i *)(const void *)p); }
+
+#if UK_ZMM
+/* Rescales 8 channels' accumulators (bias not yet added) and stores n:
+ * AVX-512 has the 64-bit arithmetic shift and the narrowing moves that the
+ * AVX2 version builds from shuffles. */
+UK_INLINE void requant8(const uk_ctx_t *c, __m256i acc, int32_t o0, int8_t *out, int32_t n) {
+  const tinyml_uk_params_t *p = c->p;
+  __m256i v = _mm256_add_epi32(acc, ld8(c->bias + o0));
+  __m512i prod =
+      _mm512_mul_epi32(_mm512_cvtepi32_epi64(v), _mm512_cvtepi32_epi64(ld8(c->mult + o0)));
+  __mmask8 neg = _mm256_cmplt_epi32_mask(v, _mm256_setzero_si256());
+  __m512i rnd = _mm512_mask_blend_epi64(neg, _mm512_loadu_si512(c->round_pos + o0),
+                                        _mm512_loadu_si512(c->round_neg + o0));
+  __m512i x = _mm512_srav_epi64(_mm512_add_epi64(prod, rnd),
+                               _mm512_cvtepu32_epi64(ld8(c->shift + o0)));
+  __m256i r = _mm256_add_epi32(_mm512_cvtepi64_epi32(x), _mm256_set1_epi32(p->out_zp));
+  r = _mm256_max_epi32(r, _mm256_set1_epi32(p->act_min));
+  r = _mm256_min_epi32(r, _mm256_set1_epi32(p->act_max));
+  _mm_mask_storeu_epi8(out + o0, (__mmask16)((1u << n) - 1), _mm256_cvtepi32_epi8(r));
+}
+
+#else
+/* apply_scale_32 on four 64-bit lanes: the product plus the rounding term
+ * of the lane's sign, shifted right arithmetically by s. */
+UK_INLINE __m256i scale64(__m256i prod, __m256i s, __m256i neg, __m256i rpos, __m256i rneg) {
+  const __m256i top = _mm256_set1_epi64x((int64_t)1 << 63);
+  __m256i x = _mm256_add_epi64(prod, _mm256_blendv_epi8(rpos, rneg, neg));
+  /* Arithmetic shift by a per-lane count, which AVX2 lacks for 64 bits. */
+  return _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_xor_si256(x, top), s),
+                          _mm256_srlv_epi64(top, s));
+}
+
+UK_INLINE __m256i ld4q(const int64_t *p) {
+  return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+/* Rescales 8 channels' accumulators (bias not yet added) and stores n. */
+UK_INLINE void requant8(const uk_ctx_t *c, __m256i acc, int32_t o0, int8_t *out, int32_t n) {
+  const tinyml_uk_params_t *p = c->p;
+  __m256i v = _mm256_add_epi32(acc, ld8(c->bias + o0));
+  __m256i m = ld8(c->mult + o0), s = ld8(c->shift + o0);
+  __m256i sign = _mm256_srai_epi32(v, 31);
+  /* Channel j sits in 64-bit lane j/2 of the even (j even) or odd half;
+   * the round arrays are permuted to match with one shuffle each. */
+  __m256i rp0 = ld4q(c->round_pos + o0), rp1 = ld4q(c->round_pos + o0 + 4);
+  __m256i rn0 = ld4q(c->round_neg + o0), rn1 = ld4q(c->round_neg + o0 + 4);
+  __m256i rpe = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(rp0, rp1), 0xD8);
+  __m256i rpo = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(rp0, rp1), 0xD8);
+  __m256i rne = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(rn0, rn1), 0xD8);
+  __m256i rno = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(rn0, rn1), 0xD8);
+  const __m256i lo = _mm256_set1_epi64x(0xffffffff);
+  __m256i ev = scale64(_mm256_mul_epi32(v, m), _mm256_and_si256(s, lo),
+                       _mm256_shuffle_epi32(sign, 0xA0), rpe, rne);
+  __m256i od = scale64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(m, 32)),
+                       _mm256_srli_epi64(s, 32), _mm256_shuffle_epi32(sign, 0xF5), rpo, rno);
+  __m256i r = _mm256_blend_epi32(ev, _mm256_slli_epi64(od, 32), 0xAA);
+  r = _mm256_add_epi32(r, _mm256_set1_epi32(p->out_zp));
+  r = _mm256_max_epi32(r, _mm256_set1_epi32(p->act_min));
+  r = _mm256_min_epi32(r, _mm256_set1_epi32(p->act_max));
+  __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+  __m128i w8 = _mm_packs_epi16(w16, w16);
+  if (n == 8) {
+    _mm_storel_epi64((__m128i *)(void *)(out + o0), w8);
+  } else {
+    int8_t t[16];
+    _mm_storeu_si128((__m128i *)(void *)t, w8);
+    for (int32_t j = 0; j < n; ++j) out[o0 + j] = t[j];
+  }
+}
+
+#endif
+
+UK_INLINE int32_t left(const tinyml_uk_params_t *p, int32_t o0) {
+  return p->oc - o0 < 8 ? p->oc - o0 : 8;
+}
+
+#if UK_ZMM
+UK_INLINE void requant16(const uk_ctx_t *c, __m512i a, int32_t o0, int8_t *out) {
+  requant8(c, _mm512_castsi512_si256(a), o0, out, left(c->p, o0));
+  requant8(c, _mm512_extracti64x4_epi64(a, 1), o0 + 8, out, left(c->p, o0 + 8));
+}
+#endif
+
+/* ---- f32: the epilogue (scale, offset, residual, clamp) on a vector ---- */
+
+/* 8-lane helpers for both builds: the AVX2 tiles' and the Winograd
+ * transforms' (wino_f32.c). */
+UK_INLINE __m256i lanes_below(int32_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* `res`, when not null, is the residual for these lanes (conv_add_f32),
+ * read under `m`. */
+UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, const float *res,
+                      __m256i m, __m256 lo, __m256 hi) {
+  v = _mm256_mul_ps(v, _mm256_loadu_ps(scale));
+  v = _mm256_add_ps(v, _mm256_loadu_ps(offset));
+  if (res) v = _mm256_add_ps(v, _mm256_maskload_ps(res, m));
+  /* max/min return their second operand when either is NaN: NaN passes. */
+  return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+}
+
+#if defined(__AVX512F__)
+UK_INLINE __mmask16 mask_below(int32_t n) {
+  return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
+}
+
+/* `res`, when not null, is the residual for these lanes (conv_add_f32),
+ * read under `m`. */
+UK_INLINE __m512 fepi16(__m512 v, const float *scale, const float *offset, const float *res,
+                        __mmask16 m, __m512 lo, __m512 hi) {
+  v = _mm512_mul_ps(v, _mm512_loadu_ps(scale));
+  v = _mm512_add_ps(v, _mm512_loadu_ps(offset));
+  if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res));
+  /* max/min return their second operand when either is NaN: NaN passes. */
+  return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+}
+#endif
+
+#endif
