@@ -9,7 +9,7 @@
 
 #include "../module/executable_abi.h"
 #include "../module/module.h"
-#include "elf_loader.h"
+#include "elf/elf_loader.h"
 #include "pool.h"
 #include "tinyml.h"
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../module/executable_abi.h"
+#include "../../module/executable_abi.h"
 #include "tinyml.h"
 
 typedef struct tinyml__elf tinyml__elf_t;

@@ -82,9 +82,9 @@
 #include <unistd.h>
 #endif
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "code_sync.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../code_sync.h"
 
 /* ELF numbers.  Our own copy: freestanding targets have no <elf.h>. */
 #define ELFCLASS32 1
