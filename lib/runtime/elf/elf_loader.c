@@ -1,4 +1,7 @@
-/* The ELF loader for module executables (see elf_loader.h).
+/* The ELF loader for module executables (see elf_loader.h).  The host's
+ * architecture (its e_machine, class, table kind and relocations) comes
+ * from its arch_<name>.h (elf_arch.h), the record decoders from
+ * elf_format.h.
  *
  * How executables must be linked (the compiler uses exactly these flags, and
  * tests/runtime/meson.build builds its fixtures with them):
@@ -34,32 +37,17 @@
  * sending execution to the wrong bytes; tests/runtime checks every
  * single-byte corruption outside the code.
  *
- * Symbol count.  .dynsym has no size in the dynamic section.  We take it
- * from DT_HASH (nchain) when present - our flags emit it - and otherwise
- * bound it by DT_STRTAB when the symbol table precedes it (lld places
- * .dynstr right after .dynsym and .gnu.hash).  Either way the table must lie
- * inside the mapping and every symbol index is checked against the count.
- * DT_GNU_HASH is not walked.
- *
  * Layout.  The whole span of PT_LOAD segments is one anonymous mapping, first
  * read-write; segments are copied in, relocated, then each gets its own
  * protection (never writable and executable), PT_GNU_RELRO becomes read-only
  * and the rest of the mapping becomes inaccessible.  Segments may not share a
  * host page, since a page has only one protection.
  *
- * Classes.  The host's class is the only one accepted: ELFCLASS64 with RELA
- * tables on x86-64 and riscv64, ELFCLASS32 on Arm (EM_ARM, Thumb code), where
- * lld emits REL tables whose addends are implicit: the word at r_offset.
- * Thumb function addresses carry bit 0 in symbol values, e_entry and the
- * relocated pointers; the loader keeps it, so calls go through BLX.
- *
  * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) take
  * the image memory from the caller's allocator instead of mmap and skip the
  * page protections, and the rules that exist only for them (no segment both
  * writable and executable, PT_GNU_RELRO inside a writable segment): there is
- * nothing to protect with.  They are also built for one architecture, so
- * only its ELF class, relocation table kind and word size are compiled in
- * (see HOST_CLASS and word_t). */
+ * nothing to protect with. */
 #include "elf_loader.h"
 
 #ifndef TINYML_FREESTANDING
@@ -85,98 +73,11 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "../code_sync.h"
-
-/* ELF numbers.  Our own copy: freestanding targets have no <elf.h>. */
-#define ELFCLASS32 1
-#define ELFCLASS64 2
-enum {
-  ELFDATA2LSB = 1, EV_CURRENT = 1, ET_DYN = 3,
-  ELFOSABI_NONE = 0, ELFOSABI_GNU = 3,
-  PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_TLS = 7,
-  PT_GNU_RELRO = 0x6474e552,
-  PF_X = 1, PF_W = 2, PF_R = 4,
-  SHN_UNDEF = 0, SHN_LORESERVE = 0xff00,
-  STT_FUNC = 2, STT_TLS = 6, STT_GNU_IFUNC = 10,
-  STB_GLOBAL = 1, STB_WEAK = 2,
-  DF_TEXTREL = 0x4, DF_STATIC_TLS = 0x10,
-};
-
-/* Dynamic tags. */
-enum {
-  DT_NULL = 0, DT_NEEDED = 1, DT_PLTRELSZ = 2, DT_PLTGOT = 3, DT_HASH = 4,
-  DT_STRTAB = 5, DT_SYMTAB = 6, DT_RELA = 7, DT_RELASZ = 8, DT_RELAENT = 9,
-  DT_STRSZ = 10, DT_SYMENT = 11, DT_INIT = 12, DT_FINI = 13, DT_SONAME = 14,
-  DT_RPATH = 15, DT_SYMBOLIC = 16, DT_REL = 17, DT_RELSZ = 18, DT_RELENT = 19,
-  DT_PLTREL = 20, DT_DEBUG = 21, DT_TEXTREL = 22, DT_JMPREL = 23,
-  DT_BIND_NOW = 24, DT_INIT_ARRAY = 25, DT_FINI_ARRAY = 26,
-  DT_INIT_ARRAYSZ = 27, DT_FINI_ARRAYSZ = 28, DT_RUNPATH = 29, DT_FLAGS = 30,
-  DT_PREINIT_ARRAY = 32, DT_PREINIT_ARRAYSZ = 33, DT_SYMTAB_SHNDX = 34,
-  DT_RELRSZ = 35, DT_RELR = 36, DT_RELRENT = 37,
-  DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_RELACOUNT = 0x6ffffff9,
-  DT_RELCOUNT = 0x6ffffffa,
-  DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd,
-  DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
-};
-
-/* The host architecture: its e_machine and relocation numbers.  To add one,
- * add a branch (e.g. __aarch64__: EM_AARCH64 183, ABS64 257, GLOB_DAT 1025,
- * JUMP_SLOT 1026, RELATIVE 1027, and there GLOB_DAT/JUMP_SLOT add the
- * addend). */
-#if defined(__x86_64__)
-#define HOST_MACHINE 62u /* EM_X86_64 */
-#define HOST_CLASS ELFCLASS64
-enum { R_NONE = 0, R_ABS = 1, R_GLOB_DAT = 6, R_JUMP_SLOT = 7, R_RELATIVE = 8 };
-#define SLOT_ADDS_ADDEND 0 /* x86-64 GLOB_DAT/JUMP_SLOT are S, not S + A */
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_MACHINE 243u /* EM_RISCV */
-#define HOST_CLASS ELFCLASS64
-/* RISC-V has no GLOB_DAT: GOT entries are R_RISCV_64.  0xffff never occurs. */
-enum { R_NONE = 0, R_ABS = 2, R_RELATIVE = 3, R_JUMP_SLOT = 5, R_GLOB_DAT = 0xffff };
-#define SLOT_ADDS_ADDEND 0
-#elif defined(__arm__)
-#define HOST_MACHINE 40u /* EM_ARM */
-#define HOST_CLASS ELFCLASS32
-#define HOST_USES_REL 1 /* lld emits DT_REL with implicit addends for Arm */
-enum { R_NONE = 0, R_ABS = 2, R_GLOB_DAT = 21, R_JUMP_SLOT = 22, R_RELATIVE = 23 };
-/* glibc's Arm ld.so stores S for GLOB_DAT/JUMP_SLOT, ignoring the word lld
- * leaves there (for JUMP_SLOT that is the PLT header's address). */
-#define SLOT_ADDS_ADDEND 0
-#else
-#error "elf_loader: add this architecture's e_machine and relocations"
-#endif
-
-#ifndef HOST_USES_REL
-#define HOST_USES_REL 0 /* RELA tables */
-#endif
-/* The relocation table tags this host's images use. */
-#if HOST_USES_REL
-#define TAG_REL DT_REL
-#define TAG_RELSZ DT_RELSZ
-#define TAG_RELENT DT_RELENT
-#define REL_NAME "DT_REL"
-#else
-#define TAG_REL DT_RELA
-#define TAG_RELSZ DT_RELASZ
-#define TAG_RELENT DT_RELAENT
-#define REL_NAME "DT_RELA"
-#endif
+#include "elf_arch.h"
+#include "elf_format.h"
 
 /* The ELF entry point's symbol name (lld -e); the loader insists on it. */
 #define QUERY_SYMBOL TINYML_EXE_QUERY_SYMBOL
-
-/* Addresses, offsets and sizes are words of the host's class: 64-bit on
- * ELFCLASS64 hosts, 32-bit on ELFCLASS32 ones (Cortex-M), where 64-bit
- * arithmetic would double the loader's code for values that cannot exceed
- * 32 bits anyway.  Every check below is written so that it cannot overflow
- * in either width (see range_ok and the caps on addresses in check_load). */
-#if HOST_CLASS == ELFCLASS64
-typedef uint64_t word_t;
-#define WORD_MAX UINT64_MAX
-#else
-typedef uint32_t word_t;
-#define WORD_MAX UINT32_MAX
-#endif
-_Static_assert(sizeof(word_t) == sizeof(uintptr_t), "the host class is the pointer width");
 
 #define MAX_PHNUM 64
 #define MAX_LOADS 16
@@ -185,136 +86,6 @@ _Static_assert(sizeof(word_t) == sizeof(uintptr_t), "the host class is the point
 #define MAX_ALIGN ((word_t)64 << 10)
 #define MAX_ENTRIES 65536u
 #define MAX_BINDINGS 4096u
-
-/* Class-independent views of the ELF records we read. */
-typedef struct {
-  uint16_t type, machine, phentsize, phnum;
-  uint32_t version;
-  word_t entry, phoff;
-} ehdr_t;
-typedef struct {
-  uint32_t type, flags;
-  word_t offset, vaddr, filesz, memsz, align;
-} phdr_t;
-typedef struct {
-  word_t tag, val;
-} dyn_t;
-typedef struct {
-  word_t offset, type, sym;
-  word_t addend; /* two's complement; relocation arithmetic wraps */
-  bool implicit; /* REL: the addend is the word at offset */
-} rela_t;
-typedef struct {
-  uint32_t name;
-  uint8_t info;
-  uint16_t shndx;
-  word_t value;
-} sym_t;
-
-/* Always inlined: a call costs more code than the load it makes (GCC -Os
- * keeps them out of line otherwise). */
-#define LOAD_FN static inline __attribute__((always_inline))
-LOAD_FN uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-LOAD_FN uint32_t le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-/* The decoders and record sizes of the host's class, the only one compiled
- * in: an image of another class is refused by check_ident. */
-#if HOST_CLASS == ELFCLASS64
-LOAD_FN uint64_t le64(const uint8_t *p) {
-  return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-#define EHDR_SIZE ((size_t)64)
-#define PHDR_SIZE ((size_t)56)
-#define DYN_SIZE ((size_t)16)
-#define REL_SIZE ((size_t)24)
-#define SYM_SIZE ((size_t)24)
-#define WORD_SIZE ((size_t)8)
-#define le_word le64
-static void read_ehdr(const uint8_t *p, ehdr_t *h) {
-  h->type = le16(p + 16);
-  h->machine = le16(p + 18);
-  h->version = le32(p + 20);
-  h->entry = le64(p + 24);
-  h->phoff = le64(p + 32);
-  h->phentsize = le16(p + 54);
-  h->phnum = le16(p + 56);
-}
-static void read_phdr(const uint8_t *p, phdr_t *h) {
-  h->type = le32(p);
-  h->flags = le32(p + 4);
-  h->offset = le64(p + 8);
-  h->vaddr = le64(p + 16);
-  h->filesz = le64(p + 32);
-  h->memsz = le64(p + 40);
-  h->align = le64(p + 48);
-}
-static void read_dyn(const uint8_t *p, dyn_t *d) {
-  d->tag = le64(p);
-  d->val = le64(p + 8);
-}
-static void read_rel(const uint8_t *p, rela_t *r) {
-  uint64_t info = le64(p + 8);
-  r->offset = le64(p);
-  r->type = info & 0xffffffffu;
-  r->sym = info >> 32;
-  r->addend = le64(p + 16);
-  r->implicit = false;
-}
-static void read_sym(const uint8_t *p, sym_t *s) {
-  s->name = le32(p);
-  s->info = p[4];
-  s->shndx = le16(p + 6);
-  s->value = le64(p + 8);
-}
-#else
-#define EHDR_SIZE ((size_t)52)
-#define PHDR_SIZE ((size_t)32)
-#define DYN_SIZE ((size_t)8)
-#define REL_SIZE ((size_t)(HOST_USES_REL ? 8 : 12))
-#define SYM_SIZE ((size_t)16)
-#define WORD_SIZE ((size_t)4)
-#define le_word le32
-static void read_ehdr(const uint8_t *p, ehdr_t *h) {
-  h->type = le16(p + 16);
-  h->machine = le16(p + 18);
-  h->version = le32(p + 20);
-  h->entry = le32(p + 24);
-  h->phoff = le32(p + 28);
-  h->phentsize = le16(p + 42);
-  h->phnum = le16(p + 44);
-}
-static void read_phdr(const uint8_t *p, phdr_t *h) {
-  h->type = le32(p);
-  h->offset = le32(p + 4);
-  h->vaddr = le32(p + 8);
-  h->filesz = le32(p + 16);
-  h->memsz = le32(p + 20);
-  h->flags = le32(p + 24);
-  h->align = le32(p + 28);
-}
-static void read_dyn(const uint8_t *p, dyn_t *d) {
-  d->tag = le32(p);
-  d->val = le32(p + 4);
-}
-static void read_rel(const uint8_t *p, rela_t *r) {
-  uint32_t info = le32(p + 4);
-  r->offset = le32(p);
-  r->type = info & 0xffu;
-  r->sym = info >> 8;
-  /* REL: read from r_offset once that is checked. */
-  r->addend = HOST_USES_REL ? 0 : le32(p + 8);
-  r->implicit = HOST_USES_REL;
-}
-static void read_sym(const uint8_t *p, sym_t *s) {
-  s->name = le32(p);
-  s->value = le32(p + 4);
-  s->info = p[12];
-  s->shndx = le16(p + 14);
-}
-#endif
 
 /* The dynamic section's table addresses and sizes, by tag: the loader keeps
  * only KEPT_TAGS, all below 32. */
@@ -447,7 +218,7 @@ static tinyml_status_t check_ident(loader_t *l) {
   const uint8_t *id = l->image;
   if (l->size < 16 || memcmp(id, magic, 4) != 0)
     return fail(l, "elf: not an ELF image (bad magic)");
-  if (id[4] != HOST_CLASS)
+  if (id[4] != TINYML_ELF_ARCH_CLASS)
     return fail(l, "elf: unsupported ELF class %u", id[4]);
   if (id[5] != ELFDATA2LSB)
     return fail(l, "elf: image is not little-endian");
@@ -464,9 +235,9 @@ static tinyml_status_t check_ehdr(loader_t *l) {
   const ehdr_t *h = &l->eh;
   if (h->type != ET_DYN)
     return fail(l, "elf: e_type %u is not ET_DYN (a shared object)", h->type);
-  if (h->machine != HOST_MACHINE)
+  if (h->machine != tinyml__elf_arch.machine)
     return fail(l, "elf: e_machine %u is not this host's (%u)", h->machine,
-                HOST_MACHINE);
+                tinyml__elf_arch.machine);
   if (h->version != EV_CURRENT)
     return fail(l, "elf: unsupported e_version %u", (unsigned)h->version);
   if (h->phentsize != PHDR_SIZE)
@@ -655,7 +426,7 @@ static tinyml_status_t reject_tag(loader_t *l, word_t tag) {
       return fail(l, "elf: constructors/destructors (dynamic tag %llu) are not "
                   "supported: the loader never runs them",
                   (unsigned long long)tag);
-#if HOST_USES_REL
+#if TINYML_ELF_ARCH_REL
     case DT_RELA: case DT_RELASZ: case DT_RELAENT:
       return fail(l, "elf: DT_RELA relocations are not supported (only REL)");
 #else
@@ -679,11 +450,7 @@ static bool harmless_tag(word_t tag) {
     case DT_PLTGOT: case DT_SONAME: case DT_RPATH: case DT_SYMBOLIC:
     case DT_DEBUG: case DT_BIND_NOW: case DT_RUNPATH: case DT_SYMTAB_SHNDX:
     case DT_GNU_HASH: case DT_VERSYM: case DT_FLAGS_1:
-#if HOST_USES_REL
-    case DT_RELCOUNT:
-#else
-    case DT_RELACOUNT:
-#endif
+    case TAG_RELCOUNT:
     case DT_VERDEF: case DT_VERDEFNUM: case DT_VERNEED: case DT_VERNEEDNUM:
       return true;
     default:
@@ -737,6 +504,12 @@ static tinyml_status_t check_rela_table(loader_t *l, word_t addr_tag,
   return TINYML_OK;
 }
 
+/* .dynsym has no size in the dynamic section.  We take it from DT_HASH
+ * (nchain) when present - our flags emit it - and otherwise bound it by
+ * DT_STRTAB when the symbol table precedes it (lld places .dynstr right
+ * after .dynsym and .gnu.hash).  Either way the table must lie inside the
+ * mapping and every symbol index is checked against the count.
+ * DT_GNU_HASH is not walked. */
 static tinyml_status_t count_symbols(loader_t *l) {
   dynamic_t *d = &l->dyn;
   if (has_tag(l, DT_HASH)) {
@@ -867,9 +640,9 @@ static word_t get_word(const loader_t *l, word_t vaddr) {
 }
 
 static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
-  if (r->type == R_NONE) return TINYML_OK;
-  if (r->type != R_RELATIVE && r->type != R_ABS && r->type != R_GLOB_DAT &&
-      r->type != R_JUMP_SLOT)
+  tinyml__elf_reloc_t how = tinyml__elf_arch_reloc((uint32_t)r->type);
+  if (how == TINYML__ELF_RELOC_NONE) return TINYML_OK;
+  if (how == TINYML__ELF_RELOC_UNSUPPORTED)
     return fail(l, "elf: unsupported relocation type %llu",
                 (unsigned long long)r->type);
   if (!in_segment(l, r->offset, WORD_SIZE, PF_W))
@@ -877,7 +650,7 @@ static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
                 (unsigned long long)r->offset);
   if (r->implicit) r->addend = get_word(l, r->offset);
   word_t value = 0;
-  if (r->type == R_RELATIVE) {
+  if (how == TINYML__ELF_RELOC_B_PLUS_A) {
     /* Pointers into the image; one past the end is still fine. */
     if (r->sym != 0 || r->addend < l->bias || r->addend - l->bias > l->span)
       return fail(l, "elf: RELATIVE relocation at 0x%llx points outside the "
@@ -885,7 +658,7 @@ static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
     value = runtime_address(l, r->addend);
   } else {
     TINYML_RETURN_IF_ERROR(resolve_symbol(l, r->sym, &value));
-    if (r->type == R_ABS || SLOT_ADDS_ADDEND) value += r->addend;
+    if (how == TINYML__ELF_RELOC_S_PLUS_A) value += r->addend;
   }
   /* A 32-bit class stores the low word; the arithmetic wraps there too. */
   put_word(l, r->offset, value);
