@@ -13,6 +13,7 @@
 static const tinyml__elf_arch_t tinyml__elf_arch = {
     .name = "arm", /* Armv7E-M, Thumb */
     .machine = 40, /* EM_ARM */
+    .check_cpu = NULL,
 };
 
 enum {

@@ -9,6 +9,7 @@
 static const tinyml__elf_arch_t tinyml__elf_arch = {
     .name = "riscv64",
     .machine = 243, /* EM_RISCV */
+    .check_cpu = NULL,
 };
 
 enum {

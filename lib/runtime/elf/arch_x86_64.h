@@ -1,14 +1,26 @@
 /* x86-64 (backends/x86, hosted).  ELFCLASS64 with RELA tables.
- * Relocation numbers from the System V x86-64 psABI. */
+ * Relocation numbers from the System V x86-64 psABI.  Modules record the
+ * CPU and features they were compiled for, which cpu_check_x86_64.c
+ * compares with this CPU's. */
 #ifndef TINYML_RUNTIME_ELF_ARCH_X86_64_H
 #define TINYML_RUNTIME_ELF_ARCH_X86_64_H
 
 #define TINYML_ELF_ARCH_CLASS ELFCLASS64
 #define TINYML_ELF_ARCH_REL 0
 
+#if TINYML_FREESTANDING
+#define TINYML__X86_64_CHECK_CPU NULL /* runs code built for its one board */
+#else
+/* cpu_check_x86_64.c; hosted builds only. */
+tinyml_status_t tinyml__x86_64_check_cpu(const tmod_module_t *module,
+                                         const tinyml_allocator_t *allocator);
+#define TINYML__X86_64_CHECK_CPU tinyml__x86_64_check_cpu
+#endif
+
 static const tinyml__elf_arch_t tinyml__elf_arch = {
     .name = "x86_64",
     .machine = 62, /* EM_X86_64 */
+    .check_cpu = TINYML__X86_64_CHECK_CPU,
 };
 
 enum {

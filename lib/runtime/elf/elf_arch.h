@@ -1,5 +1,5 @@
-/* The host's architecture: what the ELF loader must know about the machine
- * executables run on.
+/* The host's architecture: what the ELF loader and the module layer must
+ * know about the machine executables run on.
  *
  * Each architecture has one header, arch_<name>.h, which gives
  *   - TINYML_ELF_ARCH_CLASS: its ELF class (ELFCLASS32 or ELFCLASS64);
@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../module/module.h"
 #include "tinyml.h"
 
 /* How a relocation's value is computed, in the ABI documents' terms: B is
@@ -45,6 +46,11 @@ typedef struct {
    * module's executables[].arch; backends name it). */
   const char *name;
   uint16_t machine; /* e_machine */
+  /* Refuses a module that needs something this CPU lacks, before any of
+   * its code is mapped (running it would end the process on an illegal
+   * instruction).  NULL where nothing is checked. */
+  tinyml_status_t (*check_cpu)(const tmod_module_t *module,
+                               const tinyml_allocator_t *allocator);
 } tinyml__elf_arch_t;
 
 #ifndef TINYML_ELF_ARCH
