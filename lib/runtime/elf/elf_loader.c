@@ -1,7 +1,8 @@
-/* The ELF loader for module executables (see elf_loader.h).  The host's
+/* The ELF loader for module executables (see elf_loader.h): the checks
+ * common to every architecture and mapping strategy.  The host's
  * architecture (its e_machine, class, table kind and relocations) comes
- * from its arch_<name>.h (elf_arch.h), the record decoders from
- * elf_format.h.
+ * from its arch_<name>.h (elf_arch.h), the memory from the build's mapping
+ * strategy (elf_map.h), the record decoders from elf_format.h.
  *
  * How executables must be linked (the compiler uses exactly these flags, and
  * tests/runtime/meson.build builds its fixtures with them):
@@ -37,44 +38,36 @@
  * sending execution to the wrong bytes; tests/runtime checks every
  * single-byte corruption outside the code.
  *
- * Layout.  The whole span of PT_LOAD segments is one anonymous mapping, first
- * read-write; segments are copied in, relocated, then each gets its own
- * protection (never writable and executable), PT_GNU_RELRO becomes read-only
- * and the rest of the mapping becomes inaccessible.  Segments may not share a
- * host page, since a page has only one protection.
+ * Layout.  The whole span of PT_LOAD segments is one region of memory
+ * (elf_map.h), first read-write; segments are copied in and relocated.
+ * Where the strategy protects pages, each segment then gets its own
+ * protection (never writable and executable), PT_GNU_RELRO becomes
+ * read-only and the rest of the region becomes inaccessible.  Segments may
+ * not share a host page, since a page has only one protection.
  *
- * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) take
- * the image memory from the caller's allocator instead of mmap and skip the
- * page protections, and the rules that exist only for them (no segment both
- * writable and executable, PT_GNU_RELRO inside a writable segment): there is
- * nothing to protect with. */
+ * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) have
+ * no threads and run each entry as one call, and carry only what the
+ * compiler's link needs (see BINDS_DEFINED). */
 #include "elf_loader.h"
-
-#ifndef TINYML_FREESTANDING
-#define TINYML_FREESTANDING 0
-#endif
-/* Whether segments get page protections (see the top of this file). */
-#define PROTECTS (!TINYML_FREESTANDING)
-/* Whether relocations against the image's own symbols are bound.  The
- * compiler links with -Bsymbolic, which leaves only RELATIVE relocations
- * for them; a freestanding runtime carries only what that link needs. */
-#define BINDS_DEFINED (!TINYML_FREESTANDING)
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
-#if !TINYML_FREESTANDING
-#include <errno.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "../code_sync.h"
 #include "elf_arch.h"
 #include "elf_format.h"
+#include "elf_map.h"
+
+/* Whether relocations against the image's own symbols are bound.  The
+ * compiler links with -Bsymbolic, which leaves only RELATIVE relocations
+ * for them; a freestanding runtime carries only what that link needs. */
+#define BINDS_DEFINED (!TINYML_FREESTANDING)
+/* Whether the mapping strategy protects pages (elf_map.h). */
+#define PROTECTS TINYML__ELF_MAP_PROTECTS
 
 /* The ELF entry point's symbol name (lld -e); the loader insists on it. */
 #define QUERY_SYMBOL TINYML_EXE_QUERY_SYMBOL
@@ -107,51 +100,18 @@ typedef struct {
   const tinyml_allocator_t *allocator; /* for statuses */
   const uint8_t *image;
   size_t size;
-  word_t page;
+  word_t page; /* the layout unit */
   size_t load_count;
   bool has_dynamic, has_relro;
   word_t align;  /* largest PT_LOAD alignment */
-  word_t bias;   /* the vaddr that lands at `base` */
-  word_t span;   /* bytes from `base`, page-rounded */
-  uint8_t *region; /* what mmap (or the allocator) returned */
-  size_t region_size;
-  uint8_t *base;
+  word_t bias;   /* the vaddr that lands at mem.base */
+  word_t span;   /* bytes from mem.base, page-rounded */
+  tinyml__elf_memory_t mem; /* from the mapping strategy */
   ehdr_t eh;
   dynamic_t dyn;
   phdr_t dynamic, relro;
   phdr_t loads[MAX_LOADS];
 } loader_t;
-
-struct tinyml__elf {
-  void *region;
-  size_t region_size;
-};
-
-#if TINYML_FREESTANDING
-/* No MMU: the image lives in memory from the caller's allocator, aligned
- * to the largest p_align, and nothing is protected. */
-static void *region_alloc(const loader_t *l) {
-  tinyml_allocator_t a = tinyml__allocator_or_default(l->allocator);
-  return tinyml__alloc(&a, l->region_size, (size_t)l->align);
-}
-static void region_free(const tinyml_allocator_t *allocator, void *region,
-                        size_t size) {
-  (void)size;
-  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
-  tinyml__free(&a, region);
-}
-#else
-static void *region_alloc(const loader_t *l) {
-  void *m = mmap(NULL, l->region_size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return m == MAP_FAILED ? NULL : m;
-}
-static void region_free(const tinyml_allocator_t *allocator, void *region,
-                        size_t size) {
-  (void)allocator;
-  munmap(region, size);
-}
-#endif
 
 #if TINYML_STATUS_VALUES
 __attribute__((format(printf, 2, 3)))
@@ -198,14 +158,14 @@ static bool in_segment(const loader_t *l, word_t vaddr, word_t len,
 
 /* Callers check in_span first. */
 static uint8_t *at(const loader_t *l, word_t vaddr) {
-  return l->base + (vaddr - l->bias);
+  return l->mem.base + (vaddr - l->bias);
 }
 static word_t runtime_address(const loader_t *l, word_t vaddr) {
-  return (word_t)(uintptr_t)l->base + (vaddr - l->bias);
+  return (word_t)(uintptr_t)l->mem.base + (vaddr - l->bias);
 }
 /* Maps a runtime address back to a vaddr; false if below the mapping. */
 static bool to_vaddr(const loader_t *l, uintptr_t addr, word_t *vaddr) {
-  uintptr_t base = (uintptr_t)l->base;
+  uintptr_t base = (uintptr_t)l->mem.base;
   if (addr < base) return false;
   *vaddr = (word_t)(addr - base) + l->bias;
   return *vaddr >= l->bias; /* no wrap */
@@ -344,27 +304,8 @@ static tinyml_status_t plan_layout(loader_t *l) {
 /* ---- mapping ------------------------------------------------------------ */
 
 static tinyml_status_t map_segments(loader_t *l) {
-  /* Over-reserve so `base` can honour the largest p_align.  The allocator
-   * of a freestanding build aligns the region itself, and there the
-   * loader's bookkeeping (a tinyml__elf_t) follows the image, page-aligned:
-   * one allocation per executable. */
-  word_t extra = TINYML_FREESTANDING ? sizeof(tinyml__elf_t) : l->align - l->page;
-  l->region_size = (size_t)(l->span + extra);
-  void *m = region_alloc(l);
-  if (!m)
-    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                              "elf: cannot map %zu bytes", l->region_size);
-  l->region = m;
-  uintptr_t a = (uintptr_t)m;
-  uintptr_t aligned = (a + (uintptr_t)(l->align - 1)) & ~(uintptr_t)(l->align - 1);
-  /* Nothing was over-reserved: a misaligned region would push the image's
-   * tail past its end, over whatever the allocator hands out next. */
-  if (TINYML_FREESTANDING && aligned != a) /* the caller frees l->region */
-    return fail(l, "elf: the allocator returned %zu bytes that are not aligned "
-                "to %llu", l->region_size, (unsigned long long)l->align);
-  l->base = l->region + (aligned - a);
-  /* mmap gives zeros; an allocator may not (.bss and the gaps). */
-  if (TINYML_FREESTANDING) memset(l->region, 0, l->region_size);
+  TINYML_RETURN_IF_ERROR(tinyml__elf_map_reserve(l->allocator, (size_t)l->span,
+                                                 (size_t)l->align, &l->mem));
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
     if (p->filesz) memcpy(at(l, p->vaddr), l->image + p->offset, (size_t)p->filesz);
@@ -372,47 +313,28 @@ static tinyml_status_t map_segments(loader_t *l) {
   return TINYML_OK;
 }
 
-#if TINYML_FREESTANDING
-static tinyml_status_t protect_segments(loader_t *l) {
-  tinyml__sync_code(l->region, l->region_size); /* see protect_segments below */
-  return TINYML_OK;
-}
-#else
-static int prot_of(uint32_t flags) {
-  int prot = PROT_NONE;
-  if (flags & PF_R) prot |= PROT_READ;
-  if (flags & PF_W) prot |= PROT_WRITE;
-  if (flags & PF_X) prot |= PROT_EXEC;
-  return prot;
-}
-
-static tinyml_status_t protect(loader_t *l, word_t from, word_t to, int prot) {
+static tinyml_status_t protect(loader_t *l, word_t from, word_t to, uint32_t flags) {
   if (to <= from) return TINYML_OK;
-  if (mprotect(at(l, from), (size_t)(to - from), prot) != 0)
-    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
-                              "elf: mprotect failed (errno %d)", errno);
-  return TINYML_OK;
+  return tinyml__elf_map_protect(l->allocator, at(l, from), (size_t)(to - from), flags);
 }
 
 static tinyml_status_t protect_segments(loader_t *l) {
   /* Code was written through the data side: RISC-V and Arm need the
    * instruction side synchronised before it runs (a no-op on x86). */
-  tinyml__sync_code(l->region, l->region_size);
-  if (mprotect(l->region, l->region_size, PROT_NONE) != 0)
-    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
-                              "elf: mprotect failed (errno %d)", errno);
+  tinyml__sync_code(l->mem.region.region, l->mem.region.region_size);
+  if (!PROTECTS) return TINYML_OK;
+  TINYML_RETURN_IF_ERROR(tinyml__elf_map_protect(l->allocator, l->mem.region.region,
+                                                 l->mem.region.region_size, 0));
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
     TINYML_RETURN_IF_ERROR(protect(l, floor_to(p->vaddr, l->page),
-                                   ceil_to(p->vaddr + p->memsz, l->page),
-                                   prot_of(p->flags)));
+                                   ceil_to(p->vaddr + p->memsz, l->page), p->flags));
   }
   if (!l->has_relro) return TINYML_OK;
   /* Round the end down: the page holding the end may also hold .data. */
   return protect(l, floor_to(l->relro.vaddr, l->page),
-                 floor_to(l->relro.vaddr + l->relro.memsz, l->page), PROT_READ);
+                 floor_to(l->relro.vaddr + l->relro.memsz, l->page), PF_R);
 }
-#endif
 
 /* ---- dynamic section ---------------------------------------------------- */
 
@@ -813,41 +735,12 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
   if (!image || !out_elf || !out_library)
     return TINYML_STATUS_MAKE(allocator, TINYML_STATUS_INVALID_ARGUMENT,
                               "elf: NULL argument");
-#if TINYML_FREESTANDING
-  long page = 4096; /* the layout unit; nothing is mapped */
-#else
-  long page = sysconf(_SC_PAGESIZE);
-#endif
+  /* Pages matter only to protections: without them the unit is 4 KiB. */
   loader_t l = {.allocator = allocator, .image = image, .size = size,
-                .page = page > 0 ? (word_t)page : 4096};
+                .page = PROTECTS ? (word_t)tinyml__elf_map_page_size() : MIN_ALIGN};
   const tinyml_exe_library_t *lib = NULL;
-  tinyml_status_t s = load(&l, &lib);
-  tinyml__elf_t *elf = NULL;
-  if (!s && TINYML_FREESTANDING) {
-    elf = (tinyml__elf_t *)(void *)(l.base + l.span); /* see map_segments */
-  } else if (!s) {
-    tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
-    elf = tinyml__alloc(&a, sizeof *elf, _Alignof(tinyml__elf_t));
-    if (!elf)
-      s = TINYML_STATUS_MAKE(allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                             "elf: out of memory");
-  }
-  if (s) {
-    if (l.region) region_free(allocator, l.region, l.region_size);
-    return s;
-  }
-  elf->region = l.region;
-  elf->region_size = l.region_size;
-  *out_elf = elf;
-  *out_library = lib;
-  return TINYML_OK;
-}
-
-void tinyml__elf_unload(tinyml__elf_t *elf, const tinyml_allocator_t *allocator) {
-  if (!elf) return;
-  tinyml__elf_t copy = *elf; /* elf may live in the region (freestanding) */
-  region_free(allocator, copy.region, copy.region_size);
-  if (TINYML_FREESTANDING) return;
-  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
-  tinyml__free(&a, elf);
+  tinyml_status_t s = tinyml__elf_map_finish(load(&l, &lib), &l.mem.region, allocator,
+                                             out_elf);
+  if (!s) *out_library = lib;
+  return s;
 }
