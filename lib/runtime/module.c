@@ -6,19 +6,8 @@
 
 #include "../common/alloc.h"
 #include "../common/status.h"
+#include "elf/elf_arch.h"
 #include "runtime.h"
-
-#if defined(__x86_64__)
-#define HOST_ARCH "x86_64"
-#elif defined(__aarch64__)
-#define HOST_ARCH "aarch64"
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_ARCH "riscv64"
-#elif defined(__arm__)
-#define HOST_ARCH "arm" /* Armv7E-M, Thumb (backends/armv7em) */
-#else
-#define HOST_ARCH "unknown"
-#endif
 
 static tinyml_status_t check_step(const tinyml_module_t *m, uint32_t s) {
   const tmod_step_t *step = &m->desc.steps[s];
@@ -54,11 +43,11 @@ static tinyml_status_t load_executables(tinyml_module_t *m) {
   m->libraries = (const tinyml_exe_library_t **)(void *)(m->elfs + n + 1);
   for (uint32_t i = 0; i < n; ++i) {
     const tmod_executable_t *x = &m->desc.executables[i];
-    if (strcmp(x->format, "elf") != 0 || strcmp(x->arch, HOST_ARCH) != 0)
+    if (strcmp(x->format, "elf") != 0 || strcmp(x->arch, tinyml__elf_arch.name) != 0)
       return TINYML_STATUS_MAKE(&m->allocator, TINYML_STATUS_UNSUPPORTED,
                                 "module: executable %u is '%s' for '%s'; this runtime "
                                 "runs 'elf' for '%s' (compile with a matching --target)",
-                                i, x->format, x->arch, HOST_ARCH);
+                                i, x->format, x->arch, tinyml__elf_arch.name);
     tinyml_status_t st = tinyml__elf_load(x->image, (size_t)x->image_size, &m->allocator,
                                           &m->elfs[i], &m->libraries[i]);
     if (st) return TINYML_STATUS_ANNOTATE(st, "module: executable %u", i);
@@ -76,7 +65,7 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t 
   m->allocator = *a;
   m->owned_bytes = owned;
   tinyml_status_t st = tmod_read(data, size, a, &m->desc);
-  if (!st) st = tinyml__cpu_check(&m->desc, a);
+  if (!st && tinyml__elf_arch.check_cpu) st = tinyml__elf_arch.check_cpu(&m->desc, a);
   if (!st) st = load_executables(m);
   for (uint32_t s = 0; !st && s < m->desc.step_count; ++s) {
     st = check_step(m, s);

@@ -9,7 +9,7 @@
 
 #include "../module/executable_abi.h"
 #include "../module/module.h"
-#include "elf_loader.h"
+#include "elf/elf_loader.h"
 #include "pool.h"
 #include "tinyml.h"
 
@@ -41,21 +41,6 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size,
                                       uint8_t *owned, const tinyml_allocator_t *a,
                                       tinyml_module_t **out);
 void tinyml__module_destroy(tinyml_module_t *m);
-
-/* Hosted x86-64 runtimes refuse, on load, a module that needs CPU features
- * this CPU lacks (cpu_check.c); elsewhere nothing is checked. */
-#if defined(__x86_64__) && !TINYML_FREESTANDING
-#define TINYML__CPU_CHECK 1
-tinyml_status_t tinyml__cpu_check(const tmod_module_t *d, const tinyml_allocator_t *a);
-#else
-#define TINYML__CPU_CHECK 0
-static inline tinyml_status_t tinyml__cpu_check(const tmod_module_t *d,
-                                                const tinyml_allocator_t *a) {
-  (void)d;
-  (void)a;
-  return TINYML_OK;
-}
-#endif
 
 /* `threads` (>= 1, 1 on freestanding builds): how many threads run each
  * invoke, the caller's included. */

@@ -1,7 +1,7 @@
 /* A module compiled for CPU features this CPU lacks is refused on load with
  * a status that names the feature, instead of dying on an illegal
  * instruction when it runs; one compiled for this machine (--cpu host) loads
- * and runs.  x86-64 hosts only (lib/runtime/cpu_check.c). */
+ * and runs.  x86-64 hosts only (lib/runtime/elf/cpu_check_x86_64.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* A hand-written stand-in for a compiled model executable, linked the way the
  * compiler links real ones (see the lld flags at the top of
- * lib/runtime/elf_loader.c).  Built freestanding: the only outside symbols
+ * lib/runtime/elf/elf_loader.c).  Built freestanding: the only outside symbols
  * are the imports the loader allows, unless a FIXTURE_VARIANT asks for a
  * broken image:
  *   0  the good fixture

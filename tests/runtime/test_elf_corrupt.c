@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/runtime/elf_loader.h"
+#include "../../lib/runtime/elf/elf_loader.h"
 #include "fixture_file.h"
 
 static const char *fixture_path;

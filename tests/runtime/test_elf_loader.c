@@ -1,4 +1,4 @@
-/* Tests of lib/runtime/elf_loader.c on fixtures built by meson from
+/* Tests of lib/runtime/elf/elf_loader.c on fixtures built by meson from
  * fixture_exe.c (argv: exe, preemptible, malloc, bad_abi, bad_phases,
  * bad_fn, bad_workgroups).  Targeted corruptions check that each rule names its problem;
  * test_elf_corrupt.c covers every byte. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../lib/runtime/elf_loader.h"
+#include "../../lib/runtime/elf/elf_loader.h"
 #include "fixture_file.h"
 
 enum { FX_EXE, FX_PREEMPTIBLE, FX_MALLOC, FX_BAD_ABI, FX_BAD_PHASES,

@@ -3,15 +3,15 @@
  * illegal instruction.  The module records the LLVM CPU and features it was
  * compiled for, and a named CPU implies features beyond its x86-64 level;
  * all are checked with __builtin_cpu_supports (which also
- * checks that the OS saves the vector state).  Hosted x86-64 builds only:
- * freestanding runtimes run code built for their one board. */
-#include "runtime.h"
-
-#if TINYML__CPU_CHECK
+ * checks that the OS saves the vector state).  The x86-64 architecture's
+ * check_cpu (arch_x86_64.h); meson compiles it into hosted x86-64 builds
+ * only: freestanding runtimes run code built for their one board.
+ * It keeps no state of its own. */
 #include <string.h>
 
-#include "../common/list.h"
-#include "../common/status.h"
+#include "../../common/list.h"
+#include "../../common/status.h"
+#include "elf_arch.h"
 
 /* LLVM feature names that gcc 12's and clang 22's __builtin_cpu_supports
  * know by the same name: the vector and bit-manipulation extensions that
@@ -136,7 +136,7 @@ static tinyml_status_t check_cpu(const char *cpu, const tinyml_allocator_t *a) {
   return TINYML_OK;
 }
 
-tinyml_status_t tinyml__cpu_check(const tmod_module_t *d, const tinyml_allocator_t *a) {
+tinyml_status_t tinyml__x86_64_check_cpu(const tmod_module_t *d, const tinyml_allocator_t *a) {
   if (d->executable_count == 0 || strcmp(d->executables[0].arch, "x86_64") != 0)
     return TINYML_OK; /* load_executables refuses other architectures */
   __builtin_cpu_init();
@@ -149,4 +149,3 @@ tinyml_status_t tinyml__cpu_check(const tmod_module_t *d, const tinyml_allocator
                               "lacks; recompile with --cpu host", (int)len, f);
   return TINYML_OK;
 }
-#endif

@@ -1,4 +1,8 @@
-/* The ELF loader for module executables (see elf_loader.h).
+/* The ELF loader for module executables (see elf_loader.h): the checks
+ * common to every architecture and mapping strategy.  The host's
+ * architecture (its e_machine, class, table kind and relocations) comes
+ * from its arch_<name>.h (elf_arch.h), the memory from the build's mapping
+ * strategy (elf_map.h), the record decoders from elf_format.h.
  *
  * How executables must be linked (the compiler uses exactly these flags, and
  * tests/runtime/meson.build builds its fixtures with them):
@@ -34,149 +38,39 @@
  * sending execution to the wrong bytes; tests/runtime checks every
  * single-byte corruption outside the code.
  *
- * Symbol count.  .dynsym has no size in the dynamic section.  We take it
- * from DT_HASH (nchain) when present - our flags emit it - and otherwise
- * bound it by DT_STRTAB when the symbol table precedes it (lld places
- * .dynstr right after .dynsym and .gnu.hash).  Either way the table must lie
- * inside the mapping and every symbol index is checked against the count.
- * DT_GNU_HASH is not walked.
+ * Layout.  The whole span of PT_LOAD segments is one region of memory
+ * (elf_map.h), first read-write; segments are copied in and relocated.
+ * Where the strategy protects pages, each segment then gets its own
+ * protection (never writable and executable), PT_GNU_RELRO becomes
+ * read-only and the rest of the region becomes inaccessible.  Segments may
+ * not share a host page, since a page has only one protection.
  *
- * Layout.  The whole span of PT_LOAD segments is one anonymous mapping, first
- * read-write; segments are copied in, relocated, then each gets its own
- * protection (never writable and executable), PT_GNU_RELRO becomes read-only
- * and the rest of the mapping becomes inaccessible.  Segments may not share a
- * host page, since a page has only one protection.
- *
- * Classes.  The host's class is the only one accepted: ELFCLASS64 with RELA
- * tables on x86-64 and riscv64, ELFCLASS32 on Arm (EM_ARM, Thumb code), where
- * lld emits REL tables whose addends are implicit: the word at r_offset.
- * Thumb function addresses carry bit 0 in symbol values, e_entry and the
- * relocated pointers; the loader keeps it, so calls go through BLX.
- *
- * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) take
- * the image memory from the caller's allocator instead of mmap and skip the
- * page protections, and the rules that exist only for them (no segment both
- * writable and executable, PT_GNU_RELRO inside a writable segment): there is
- * nothing to protect with.  They are also built for one architecture, so
- * only its ELF class, relocation table kind and word size are compiled in
- * (see HOST_CLASS and word_t). */
+ * Freestanding builds (TINYML_FREESTANDING, bare metal without an MMU) have
+ * no threads and run each entry as one call, and carry only what the
+ * compiler's link needs (see BINDS_DEFINED). */
 #include "elf_loader.h"
-
-#ifndef TINYML_FREESTANDING
-#define TINYML_FREESTANDING 0
-#endif
-/* Whether segments get page protections (see the top of this file). */
-#define PROTECTS (!TINYML_FREESTANDING)
-/* Whether relocations against the image's own symbols are bound.  The
- * compiler links with -Bsymbolic, which leaves only RELATIVE relocations
- * for them; a freestanding runtime carries only what that link needs. */
-#define BINDS_DEFINED (!TINYML_FREESTANDING)
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
-#if !TINYML_FREESTANDING
-#include <errno.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
-#include "../common/alloc.h"
-#include "../common/status.h"
-#include "code_sync.h"
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "../code_sync.h"
+#include "elf_arch.h"
+#include "elf_format.h"
+#include "elf_map.h"
 
-/* ELF numbers.  Our own copy: freestanding targets have no <elf.h>. */
-#define ELFCLASS32 1
-#define ELFCLASS64 2
-enum {
-  ELFDATA2LSB = 1, EV_CURRENT = 1, ET_DYN = 3,
-  ELFOSABI_NONE = 0, ELFOSABI_GNU = 3,
-  PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_TLS = 7,
-  PT_GNU_RELRO = 0x6474e552,
-  PF_X = 1, PF_W = 2, PF_R = 4,
-  SHN_UNDEF = 0, SHN_LORESERVE = 0xff00,
-  STT_FUNC = 2, STT_TLS = 6, STT_GNU_IFUNC = 10,
-  STB_GLOBAL = 1, STB_WEAK = 2,
-  DF_TEXTREL = 0x4, DF_STATIC_TLS = 0x10,
-};
-
-/* Dynamic tags. */
-enum {
-  DT_NULL = 0, DT_NEEDED = 1, DT_PLTRELSZ = 2, DT_PLTGOT = 3, DT_HASH = 4,
-  DT_STRTAB = 5, DT_SYMTAB = 6, DT_RELA = 7, DT_RELASZ = 8, DT_RELAENT = 9,
-  DT_STRSZ = 10, DT_SYMENT = 11, DT_INIT = 12, DT_FINI = 13, DT_SONAME = 14,
-  DT_RPATH = 15, DT_SYMBOLIC = 16, DT_REL = 17, DT_RELSZ = 18, DT_RELENT = 19,
-  DT_PLTREL = 20, DT_DEBUG = 21, DT_TEXTREL = 22, DT_JMPREL = 23,
-  DT_BIND_NOW = 24, DT_INIT_ARRAY = 25, DT_FINI_ARRAY = 26,
-  DT_INIT_ARRAYSZ = 27, DT_FINI_ARRAYSZ = 28, DT_RUNPATH = 29, DT_FLAGS = 30,
-  DT_PREINIT_ARRAY = 32, DT_PREINIT_ARRAYSZ = 33, DT_SYMTAB_SHNDX = 34,
-  DT_RELRSZ = 35, DT_RELR = 36, DT_RELRENT = 37,
-  DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_RELACOUNT = 0x6ffffff9,
-  DT_RELCOUNT = 0x6ffffffa,
-  DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd,
-  DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
-};
-
-/* The host architecture: its e_machine and relocation numbers.  To add one,
- * add a branch (e.g. __aarch64__: EM_AARCH64 183, ABS64 257, GLOB_DAT 1025,
- * JUMP_SLOT 1026, RELATIVE 1027, and there GLOB_DAT/JUMP_SLOT add the
- * addend). */
-#if defined(__x86_64__)
-#define HOST_MACHINE 62u /* EM_X86_64 */
-#define HOST_CLASS ELFCLASS64
-enum { R_NONE = 0, R_ABS = 1, R_GLOB_DAT = 6, R_JUMP_SLOT = 7, R_RELATIVE = 8 };
-#define SLOT_ADDS_ADDEND 0 /* x86-64 GLOB_DAT/JUMP_SLOT are S, not S + A */
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_MACHINE 243u /* EM_RISCV */
-#define HOST_CLASS ELFCLASS64
-/* RISC-V has no GLOB_DAT: GOT entries are R_RISCV_64.  0xffff never occurs. */
-enum { R_NONE = 0, R_ABS = 2, R_RELATIVE = 3, R_JUMP_SLOT = 5, R_GLOB_DAT = 0xffff };
-#define SLOT_ADDS_ADDEND 0
-#elif defined(__arm__)
-#define HOST_MACHINE 40u /* EM_ARM */
-#define HOST_CLASS ELFCLASS32
-#define HOST_USES_REL 1 /* lld emits DT_REL with implicit addends for Arm */
-enum { R_NONE = 0, R_ABS = 2, R_GLOB_DAT = 21, R_JUMP_SLOT = 22, R_RELATIVE = 23 };
-/* glibc's Arm ld.so stores S for GLOB_DAT/JUMP_SLOT, ignoring the word lld
- * leaves there (for JUMP_SLOT that is the PLT header's address). */
-#define SLOT_ADDS_ADDEND 0
-#else
-#error "elf_loader: add this architecture's e_machine and relocations"
-#endif
-
-#ifndef HOST_USES_REL
-#define HOST_USES_REL 0 /* RELA tables */
-#endif
-/* The relocation table tags this host's images use. */
-#if HOST_USES_REL
-#define TAG_REL DT_REL
-#define TAG_RELSZ DT_RELSZ
-#define TAG_RELENT DT_RELENT
-#define REL_NAME "DT_REL"
-#else
-#define TAG_REL DT_RELA
-#define TAG_RELSZ DT_RELASZ
-#define TAG_RELENT DT_RELAENT
-#define REL_NAME "DT_RELA"
-#endif
+/* Whether relocations against the image's own symbols are bound.  The
+ * compiler links with -Bsymbolic, which leaves only RELATIVE relocations
+ * for them; a freestanding runtime carries only what that link needs. */
+#define BINDS_DEFINED (!TINYML_FREESTANDING)
+/* Whether the mapping strategy protects pages (elf_map.h). */
+#define PROTECTS TINYML__ELF_MAP_PROTECTS
 
 /* The ELF entry point's symbol name (lld -e); the loader insists on it. */
 #define QUERY_SYMBOL TINYML_EXE_QUERY_SYMBOL
-
-/* Addresses, offsets and sizes are words of the host's class: 64-bit on
- * ELFCLASS64 hosts, 32-bit on ELFCLASS32 ones (Cortex-M), where 64-bit
- * arithmetic would double the loader's code for values that cannot exceed
- * 32 bits anyway.  Every check below is written so that it cannot overflow
- * in either width (see range_ok and the caps on addresses in check_load). */
-#if HOST_CLASS == ELFCLASS64
-typedef uint64_t word_t;
-#define WORD_MAX UINT64_MAX
-#else
-typedef uint32_t word_t;
-#define WORD_MAX UINT32_MAX
-#endif
-_Static_assert(sizeof(word_t) == sizeof(uintptr_t), "the host class is the pointer width");
 
 #define MAX_PHNUM 64
 #define MAX_LOADS 16
@@ -185,136 +79,6 @@ _Static_assert(sizeof(word_t) == sizeof(uintptr_t), "the host class is the point
 #define MAX_ALIGN ((word_t)64 << 10)
 #define MAX_ENTRIES 65536u
 #define MAX_BINDINGS 4096u
-
-/* Class-independent views of the ELF records we read. */
-typedef struct {
-  uint16_t type, machine, phentsize, phnum;
-  uint32_t version;
-  word_t entry, phoff;
-} ehdr_t;
-typedef struct {
-  uint32_t type, flags;
-  word_t offset, vaddr, filesz, memsz, align;
-} phdr_t;
-typedef struct {
-  word_t tag, val;
-} dyn_t;
-typedef struct {
-  word_t offset, type, sym;
-  word_t addend; /* two's complement; relocation arithmetic wraps */
-  bool implicit; /* REL: the addend is the word at offset */
-} rela_t;
-typedef struct {
-  uint32_t name;
-  uint8_t info;
-  uint16_t shndx;
-  word_t value;
-} sym_t;
-
-/* Always inlined: a call costs more code than the load it makes (GCC -Os
- * keeps them out of line otherwise). */
-#define LOAD_FN static inline __attribute__((always_inline))
-LOAD_FN uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-LOAD_FN uint32_t le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-/* The decoders and record sizes of the host's class, the only one compiled
- * in: an image of another class is refused by check_ident. */
-#if HOST_CLASS == ELFCLASS64
-LOAD_FN uint64_t le64(const uint8_t *p) {
-  return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-#define EHDR_SIZE ((size_t)64)
-#define PHDR_SIZE ((size_t)56)
-#define DYN_SIZE ((size_t)16)
-#define REL_SIZE ((size_t)24)
-#define SYM_SIZE ((size_t)24)
-#define WORD_SIZE ((size_t)8)
-#define le_word le64
-static void read_ehdr(const uint8_t *p, ehdr_t *h) {
-  h->type = le16(p + 16);
-  h->machine = le16(p + 18);
-  h->version = le32(p + 20);
-  h->entry = le64(p + 24);
-  h->phoff = le64(p + 32);
-  h->phentsize = le16(p + 54);
-  h->phnum = le16(p + 56);
-}
-static void read_phdr(const uint8_t *p, phdr_t *h) {
-  h->type = le32(p);
-  h->flags = le32(p + 4);
-  h->offset = le64(p + 8);
-  h->vaddr = le64(p + 16);
-  h->filesz = le64(p + 32);
-  h->memsz = le64(p + 40);
-  h->align = le64(p + 48);
-}
-static void read_dyn(const uint8_t *p, dyn_t *d) {
-  d->tag = le64(p);
-  d->val = le64(p + 8);
-}
-static void read_rel(const uint8_t *p, rela_t *r) {
-  uint64_t info = le64(p + 8);
-  r->offset = le64(p);
-  r->type = info & 0xffffffffu;
-  r->sym = info >> 32;
-  r->addend = le64(p + 16);
-  r->implicit = false;
-}
-static void read_sym(const uint8_t *p, sym_t *s) {
-  s->name = le32(p);
-  s->info = p[4];
-  s->shndx = le16(p + 6);
-  s->value = le64(p + 8);
-}
-#else
-#define EHDR_SIZE ((size_t)52)
-#define PHDR_SIZE ((size_t)32)
-#define DYN_SIZE ((size_t)8)
-#define REL_SIZE ((size_t)(HOST_USES_REL ? 8 : 12))
-#define SYM_SIZE ((size_t)16)
-#define WORD_SIZE ((size_t)4)
-#define le_word le32
-static void read_ehdr(const uint8_t *p, ehdr_t *h) {
-  h->type = le16(p + 16);
-  h->machine = le16(p + 18);
-  h->version = le32(p + 20);
-  h->entry = le32(p + 24);
-  h->phoff = le32(p + 28);
-  h->phentsize = le16(p + 42);
-  h->phnum = le16(p + 44);
-}
-static void read_phdr(const uint8_t *p, phdr_t *h) {
-  h->type = le32(p);
-  h->offset = le32(p + 4);
-  h->vaddr = le32(p + 8);
-  h->filesz = le32(p + 16);
-  h->memsz = le32(p + 20);
-  h->flags = le32(p + 24);
-  h->align = le32(p + 28);
-}
-static void read_dyn(const uint8_t *p, dyn_t *d) {
-  d->tag = le32(p);
-  d->val = le32(p + 4);
-}
-static void read_rel(const uint8_t *p, rela_t *r) {
-  uint32_t info = le32(p + 4);
-  r->offset = le32(p);
-  r->type = info & 0xffu;
-  r->sym = info >> 8;
-  /* REL: read from r_offset once that is checked. */
-  r->addend = HOST_USES_REL ? 0 : le32(p + 8);
-  r->implicit = HOST_USES_REL;
-}
-static void read_sym(const uint8_t *p, sym_t *s) {
-  s->name = le32(p);
-  s->value = le32(p + 4);
-  s->info = p[12];
-  s->shndx = le16(p + 14);
-}
-#endif
 
 /* The dynamic section's table addresses and sizes, by tag: the loader keeps
  * only KEPT_TAGS, all below 32. */
@@ -336,51 +100,18 @@ typedef struct {
   const tinyml_allocator_t *allocator; /* for statuses */
   const uint8_t *image;
   size_t size;
-  word_t page;
+  word_t page; /* the layout unit */
   size_t load_count;
   bool has_dynamic, has_relro;
   word_t align;  /* largest PT_LOAD alignment */
-  word_t bias;   /* the vaddr that lands at `base` */
-  word_t span;   /* bytes from `base`, page-rounded */
-  uint8_t *region; /* what mmap (or the allocator) returned */
-  size_t region_size;
-  uint8_t *base;
+  word_t bias;   /* the vaddr that lands at mem.base */
+  word_t span;   /* bytes from mem.base, page-rounded */
+  tinyml__elf_memory_t mem; /* from the mapping strategy */
   ehdr_t eh;
   dynamic_t dyn;
   phdr_t dynamic, relro;
   phdr_t loads[MAX_LOADS];
 } loader_t;
-
-struct tinyml__elf {
-  void *region;
-  size_t region_size;
-};
-
-#if TINYML_FREESTANDING
-/* No MMU: the image lives in memory from the caller's allocator, aligned
- * to the largest p_align, and nothing is protected. */
-static void *region_alloc(const loader_t *l) {
-  tinyml_allocator_t a = tinyml__allocator_or_default(l->allocator);
-  return tinyml__alloc(&a, l->region_size, (size_t)l->align);
-}
-static void region_free(const tinyml_allocator_t *allocator, void *region,
-                        size_t size) {
-  (void)size;
-  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
-  tinyml__free(&a, region);
-}
-#else
-static void *region_alloc(const loader_t *l) {
-  void *m = mmap(NULL, l->region_size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return m == MAP_FAILED ? NULL : m;
-}
-static void region_free(const tinyml_allocator_t *allocator, void *region,
-                        size_t size) {
-  (void)allocator;
-  munmap(region, size);
-}
-#endif
 
 #if TINYML_STATUS_VALUES
 __attribute__((format(printf, 2, 3)))
@@ -427,14 +158,14 @@ static bool in_segment(const loader_t *l, word_t vaddr, word_t len,
 
 /* Callers check in_span first. */
 static uint8_t *at(const loader_t *l, word_t vaddr) {
-  return l->base + (vaddr - l->bias);
+  return l->mem.base + (vaddr - l->bias);
 }
 static word_t runtime_address(const loader_t *l, word_t vaddr) {
-  return (word_t)(uintptr_t)l->base + (vaddr - l->bias);
+  return (word_t)(uintptr_t)l->mem.base + (vaddr - l->bias);
 }
 /* Maps a runtime address back to a vaddr; false if below the mapping. */
 static bool to_vaddr(const loader_t *l, uintptr_t addr, word_t *vaddr) {
-  uintptr_t base = (uintptr_t)l->base;
+  uintptr_t base = (uintptr_t)l->mem.base;
   if (addr < base) return false;
   *vaddr = (word_t)(addr - base) + l->bias;
   return *vaddr >= l->bias; /* no wrap */
@@ -447,7 +178,7 @@ static tinyml_status_t check_ident(loader_t *l) {
   const uint8_t *id = l->image;
   if (l->size < 16 || memcmp(id, magic, 4) != 0)
     return fail(l, "elf: not an ELF image (bad magic)");
-  if (id[4] != HOST_CLASS)
+  if (id[4] != TINYML_ELF_ARCH_CLASS)
     return fail(l, "elf: unsupported ELF class %u", id[4]);
   if (id[5] != ELFDATA2LSB)
     return fail(l, "elf: image is not little-endian");
@@ -464,9 +195,9 @@ static tinyml_status_t check_ehdr(loader_t *l) {
   const ehdr_t *h = &l->eh;
   if (h->type != ET_DYN)
     return fail(l, "elf: e_type %u is not ET_DYN (a shared object)", h->type);
-  if (h->machine != HOST_MACHINE)
+  if (h->machine != tinyml__elf_arch.machine)
     return fail(l, "elf: e_machine %u is not this host's (%u)", h->machine,
-                HOST_MACHINE);
+                tinyml__elf_arch.machine);
   if (h->version != EV_CURRENT)
     return fail(l, "elf: unsupported e_version %u", (unsigned)h->version);
   if (h->phentsize != PHDR_SIZE)
@@ -573,27 +304,8 @@ static tinyml_status_t plan_layout(loader_t *l) {
 /* ---- mapping ------------------------------------------------------------ */
 
 static tinyml_status_t map_segments(loader_t *l) {
-  /* Over-reserve so `base` can honour the largest p_align.  The allocator
-   * of a freestanding build aligns the region itself, and there the
-   * loader's bookkeeping (a tinyml__elf_t) follows the image, page-aligned:
-   * one allocation per executable. */
-  word_t extra = TINYML_FREESTANDING ? sizeof(tinyml__elf_t) : l->align - l->page;
-  l->region_size = (size_t)(l->span + extra);
-  void *m = region_alloc(l);
-  if (!m)
-    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                              "elf: cannot map %zu bytes", l->region_size);
-  l->region = m;
-  uintptr_t a = (uintptr_t)m;
-  uintptr_t aligned = (a + (uintptr_t)(l->align - 1)) & ~(uintptr_t)(l->align - 1);
-  /* Nothing was over-reserved: a misaligned region would push the image's
-   * tail past its end, over whatever the allocator hands out next. */
-  if (TINYML_FREESTANDING && aligned != a) /* the caller frees l->region */
-    return fail(l, "elf: the allocator returned %zu bytes that are not aligned "
-                "to %llu", l->region_size, (unsigned long long)l->align);
-  l->base = l->region + (aligned - a);
-  /* mmap gives zeros; an allocator may not (.bss and the gaps). */
-  if (TINYML_FREESTANDING) memset(l->region, 0, l->region_size);
+  TINYML_RETURN_IF_ERROR(tinyml__elf_map_reserve(l->allocator, (size_t)l->span,
+                                                 (size_t)l->align, &l->mem));
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
     if (p->filesz) memcpy(at(l, p->vaddr), l->image + p->offset, (size_t)p->filesz);
@@ -601,47 +313,28 @@ static tinyml_status_t map_segments(loader_t *l) {
   return TINYML_OK;
 }
 
-#if TINYML_FREESTANDING
-static tinyml_status_t protect_segments(loader_t *l) {
-  tinyml__sync_code(l->region, l->region_size); /* see protect_segments below */
-  return TINYML_OK;
-}
-#else
-static int prot_of(uint32_t flags) {
-  int prot = PROT_NONE;
-  if (flags & PF_R) prot |= PROT_READ;
-  if (flags & PF_W) prot |= PROT_WRITE;
-  if (flags & PF_X) prot |= PROT_EXEC;
-  return prot;
-}
-
-static tinyml_status_t protect(loader_t *l, word_t from, word_t to, int prot) {
+static tinyml_status_t protect(loader_t *l, word_t from, word_t to, uint32_t flags) {
   if (to <= from) return TINYML_OK;
-  if (mprotect(at(l, from), (size_t)(to - from), prot) != 0)
-    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
-                              "elf: mprotect failed (errno %d)", errno);
-  return TINYML_OK;
+  return tinyml__elf_map_protect(l->allocator, at(l, from), (size_t)(to - from), flags);
 }
 
 static tinyml_status_t protect_segments(loader_t *l) {
   /* Code was written through the data side: RISC-V and Arm need the
    * instruction side synchronised before it runs (a no-op on x86). */
-  tinyml__sync_code(l->region, l->region_size);
-  if (mprotect(l->region, l->region_size, PROT_NONE) != 0)
-    return TINYML_STATUS_MAKE(l->allocator, TINYML_STATUS_INTERNAL,
-                              "elf: mprotect failed (errno %d)", errno);
+  tinyml__sync_code(l->mem.region.region, l->mem.region.region_size);
+  if (!PROTECTS) return TINYML_OK;
+  TINYML_RETURN_IF_ERROR(tinyml__elf_map_protect(l->allocator, l->mem.region.region,
+                                                 l->mem.region.region_size, 0));
   for (size_t i = 0; i < l->load_count; i++) {
     const phdr_t *p = &l->loads[i];
     TINYML_RETURN_IF_ERROR(protect(l, floor_to(p->vaddr, l->page),
-                                   ceil_to(p->vaddr + p->memsz, l->page),
-                                   prot_of(p->flags)));
+                                   ceil_to(p->vaddr + p->memsz, l->page), p->flags));
   }
   if (!l->has_relro) return TINYML_OK;
   /* Round the end down: the page holding the end may also hold .data. */
   return protect(l, floor_to(l->relro.vaddr, l->page),
-                 floor_to(l->relro.vaddr + l->relro.memsz, l->page), PROT_READ);
+                 floor_to(l->relro.vaddr + l->relro.memsz, l->page), PF_R);
 }
-#endif
 
 /* ---- dynamic section ---------------------------------------------------- */
 
@@ -655,7 +348,7 @@ static tinyml_status_t reject_tag(loader_t *l, word_t tag) {
       return fail(l, "elf: constructors/destructors (dynamic tag %llu) are not "
                   "supported: the loader never runs them",
                   (unsigned long long)tag);
-#if HOST_USES_REL
+#if TINYML_ELF_ARCH_REL
     case DT_RELA: case DT_RELASZ: case DT_RELAENT:
       return fail(l, "elf: DT_RELA relocations are not supported (only REL)");
 #else
@@ -679,11 +372,7 @@ static bool harmless_tag(word_t tag) {
     case DT_PLTGOT: case DT_SONAME: case DT_RPATH: case DT_SYMBOLIC:
     case DT_DEBUG: case DT_BIND_NOW: case DT_RUNPATH: case DT_SYMTAB_SHNDX:
     case DT_GNU_HASH: case DT_VERSYM: case DT_FLAGS_1:
-#if HOST_USES_REL
-    case DT_RELCOUNT:
-#else
-    case DT_RELACOUNT:
-#endif
+    case TAG_RELCOUNT:
     case DT_VERDEF: case DT_VERDEFNUM: case DT_VERNEED: case DT_VERNEEDNUM:
       return true;
     default:
@@ -737,6 +426,12 @@ static tinyml_status_t check_rela_table(loader_t *l, word_t addr_tag,
   return TINYML_OK;
 }
 
+/* .dynsym has no size in the dynamic section.  We take it from DT_HASH
+ * (nchain) when present - our flags emit it - and otherwise bound it by
+ * DT_STRTAB when the symbol table precedes it (lld places .dynstr right
+ * after .dynsym and .gnu.hash).  Either way the table must lie inside the
+ * mapping and every symbol index is checked against the count.
+ * DT_GNU_HASH is not walked. */
 static tinyml_status_t count_symbols(loader_t *l) {
   dynamic_t *d = &l->dyn;
   if (has_tag(l, DT_HASH)) {
@@ -867,9 +562,9 @@ static word_t get_word(const loader_t *l, word_t vaddr) {
 }
 
 static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
-  if (r->type == R_NONE) return TINYML_OK;
-  if (r->type != R_RELATIVE && r->type != R_ABS && r->type != R_GLOB_DAT &&
-      r->type != R_JUMP_SLOT)
+  tinyml__elf_reloc_t how = tinyml__elf_arch_reloc((uint32_t)r->type);
+  if (how == TINYML__ELF_RELOC_NONE) return TINYML_OK;
+  if (how == TINYML__ELF_RELOC_UNSUPPORTED)
     return fail(l, "elf: unsupported relocation type %llu",
                 (unsigned long long)r->type);
   if (!in_segment(l, r->offset, WORD_SIZE, PF_W))
@@ -877,7 +572,7 @@ static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
                 (unsigned long long)r->offset);
   if (r->implicit) r->addend = get_word(l, r->offset);
   word_t value = 0;
-  if (r->type == R_RELATIVE) {
+  if (how == TINYML__ELF_RELOC_B_PLUS_A) {
     /* Pointers into the image; one past the end is still fine. */
     if (r->sym != 0 || r->addend < l->bias || r->addend - l->bias > l->span)
       return fail(l, "elf: RELATIVE relocation at 0x%llx points outside the "
@@ -885,7 +580,7 @@ static tinyml_status_t apply_one(loader_t *l, rela_t *r) {
     value = runtime_address(l, r->addend);
   } else {
     TINYML_RETURN_IF_ERROR(resolve_symbol(l, r->sym, &value));
-    if (r->type == R_ABS || SLOT_ADDS_ADDEND) value += r->addend;
+    if (how == TINYML__ELF_RELOC_S_PLUS_A) value += r->addend;
   }
   /* A 32-bit class stores the low word; the arithmetic wraps there too. */
   put_word(l, r->offset, value);
@@ -1040,41 +735,12 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
   if (!image || !out_elf || !out_library)
     return TINYML_STATUS_MAKE(allocator, TINYML_STATUS_INVALID_ARGUMENT,
                               "elf: NULL argument");
-#if TINYML_FREESTANDING
-  long page = 4096; /* the layout unit; nothing is mapped */
-#else
-  long page = sysconf(_SC_PAGESIZE);
-#endif
+  /* Pages matter only to protections: without them the unit is 4 KiB. */
   loader_t l = {.allocator = allocator, .image = image, .size = size,
-                .page = page > 0 ? (word_t)page : 4096};
+                .page = PROTECTS ? (word_t)tinyml__elf_map_page_size() : MIN_ALIGN};
   const tinyml_exe_library_t *lib = NULL;
-  tinyml_status_t s = load(&l, &lib);
-  tinyml__elf_t *elf = NULL;
-  if (!s && TINYML_FREESTANDING) {
-    elf = (tinyml__elf_t *)(void *)(l.base + l.span); /* see map_segments */
-  } else if (!s) {
-    tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
-    elf = tinyml__alloc(&a, sizeof *elf, _Alignof(tinyml__elf_t));
-    if (!elf)
-      s = TINYML_STATUS_MAKE(allocator, TINYML_STATUS_OUT_OF_MEMORY,
-                             "elf: out of memory");
-  }
-  if (s) {
-    if (l.region) region_free(allocator, l.region, l.region_size);
-    return s;
-  }
-  elf->region = l.region;
-  elf->region_size = l.region_size;
-  *out_elf = elf;
-  *out_library = lib;
-  return TINYML_OK;
-}
-
-void tinyml__elf_unload(tinyml__elf_t *elf, const tinyml_allocator_t *allocator) {
-  if (!elf) return;
-  tinyml__elf_t copy = *elf; /* elf may live in the region (freestanding) */
-  region_free(allocator, copy.region, copy.region_size);
-  if (TINYML_FREESTANDING) return;
-  tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
-  tinyml__free(&a, elf);
+  tinyml_status_t s = tinyml__elf_map_finish(load(&l, &lib), &l.mem.region, allocator,
+                                             out_elf);
+  if (!s) *out_library = lib;
+  return s;
 }
