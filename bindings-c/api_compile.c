@@ -6,6 +6,7 @@
 
 #include "../lib/common/alloc.h"
 #include "../lib/common/status.h"
+#include "../lib/runtime/runtime.h"
 #include "api_internal.h"
 
 #ifdef TINYML_WITH_COMPILER
@@ -140,12 +141,13 @@ static tinyml_status_t resolve_prepost(const tinyml_compile_options_t *o,
 }
 
 /* The caller's backend, or the default: the first built one whose code
- * this library's runtime runs. */
+ * this library's runtime runs (else the first built one, for compiling
+ * on a host none of them targets). */
 static tinyml_status_t resolve_backend(const tinyml_compile_options_t *o,
                                        const tinyml_allocator_t *a,
                                        tinyml__compile_request_t *r) {
   const char *name = HAS_FIELD(o, target) ? o->target : NULL;
-  r->backend = name ? tinyml__backend_find(name) : tinyml__backend_default(NULL);
+  r->backend = name ? tinyml__backend_find(name) : tinyml__backend_default(tinyml__runtime_arch());
   if (!r->backend)
     return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
                                "compile: unknown target '%s'; this build has: %s",

@@ -65,7 +65,7 @@ void tinyml__context_destroy(tinyml_context_t *c) {
  * each thread runs its own, then takes what is left of the others', so a
  * thread that the system delays holds up less of the phase.  The split
  * never changes a result bit (executable_abi.h).  A freestanding runtime
- * has no threads and loads only single-phase executables (elf_loader.c),
+ * has no threads and loads only single-phase executables (elf/elf_loader.c),
  * which is what the compiler makes for bare-metal targets. */
 #define SPLIT 2u
 

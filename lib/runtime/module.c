@@ -90,3 +90,5 @@ void tinyml__module_destroy(tinyml_module_t *m) {
   tinyml__free(&a, m->owned_bytes);
   tinyml__free(&a, m);
 }
+
+const char *tinyml__runtime_arch(void) { return tinyml__elf_arch.name; }

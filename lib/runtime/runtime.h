@@ -42,6 +42,10 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size,
                                       tinyml_module_t **out);
 void tinyml__module_destroy(tinyml_module_t *m);
 
+/* The architecture this runtime runs executables for, as modules name it
+ * ("x86_64", "riscv64", "arm"): the host's (lib/runtime/elf/elf_arch.h). */
+const char *tinyml__runtime_arch(void);
+
 /* `threads` (>= 1, 1 on freestanding builds): how many threads run each
  * invoke, the caller's included. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,

@@ -21,7 +21,7 @@ static tinyml_status_t run_lld(const char *dir, const tc_target_t *tg,
   snprintf(in, sizeof(in), "%s/kernels.o", dir);
   snprintf(out, sizeof(out), "%s/kernels.so", dir);
   snprintf(log, sizeof(log), "%s/lld.log", dir);
-  /* The flags lib/runtime/elf_loader.c documents and expects. */
+  /* The flags lib/runtime/elf/elf_loader.c documents and expects. */
   char *argv[] = {(char *)lld, "-m", (char *)tg->backend->object.lld_emulation, "-shared",
                   "-e", TINYML_EXE_QUERY_SYMBOL, "-Bsymbolic", "-z", "now",
                   "-z", "relro", "--hash-style=sysv", "--strip-all",
