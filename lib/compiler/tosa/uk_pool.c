@@ -7,7 +7,7 @@
  * whose blob is the parameter header alone (uk_abi.h, "f32 kinds").  The
  * Linalg path pads a copy of the input with the lowest float and then
  * pools it: three passes over memory where the kernel makes one.  Only
- * backends with the f32 kernels (x86-64) get here.
+ * backends whose kernels have the f32 kinds get here.
  *
  * After the other fusions, a direct-sum conv_f32 whose result only such a
  * pool reads goes into it as kind "convpool_f32": SqueezeNet's and

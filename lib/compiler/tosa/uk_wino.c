@@ -4,7 +4,7 @@
  *
  * A 3x3 stride-1 conv then does 16 multiply-adds per 2x2 outputs and
  * channel pair, or 36 per 4x4, instead of 9 per output, plus transforms
- * in vector adds and FMAs (backends/x86/ukernels_wino.h).  The
+ * in vector adds and FMAs (backends/x86/wino_f32.c).  The
  * transformed weights U are 16 / 9 or 36 / 9 the size of the conv's and
  * every block of tiles reads all of them, so how many tiles a block holds
  * depends on whether U stays in the core's L2.  Measured (docs/PERF.md):
