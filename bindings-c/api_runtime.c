@@ -169,6 +169,10 @@ size_t tinyml_module_arena_alignment(const tinyml_module_t *m) { return m ? m->d
 size_t tinyml_module_constant_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.constants_size : 0; }
 size_t tinyml_module_dispatch_count(const tinyml_module_t *m) { return m ? m->desc.step_count : 0; }
 
+const char *tinyml_module_step_label(const tinyml_module_t *m, size_t index) {
+  return m && index < m->desc.step_count ? m->desc.steps[index].label : "";
+}
+
 static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *ts,
                                  size_t count, size_t index, tinyml_tensor_info_t *info,
                                  const char *what) {
@@ -273,6 +277,14 @@ tinyml_status_t tinyml_context_set_output(tinyml_context_t *c, size_t index, voi
                                           size_t size) {
   TINYML_RETURN_IF_ERROR(check_io(c, index, data, size, 0));
   c->outputs[index] = data;
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_context_set_step_hook(tinyml_context_t *c, tinyml_step_hook_t hook,
+                                             void *user_data) {
+  if (!c) return BAD_ARG(NULL, "tinyml_context_set_step_hook: context must not be NULL");
+  c->hook = hook;
+  c->hook_user = user_data;
   return TINYML_OK;
 }
 

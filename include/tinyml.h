@@ -269,6 +269,10 @@ typedef struct tinyml_compile_options_s {
    * or 4x fewer multiplies, results within float rounding of the direct
    * sum (about 1e-6 relative).  1: every conv sums its taps directly. */
   int no_winograd;
+  /* 0 (default): the module names, for each step of its schedule, the
+   * model's operators it computes (tinyml_module_step_label, for
+   * profiles); a few tens of bytes per step.  1: leaves the names out. */
+  int strip;
 } tinyml_compile_options_t;
 
 TINYML_API void tinyml_compile_options_init(tinyml_compile_options_t *options);
@@ -369,6 +373,15 @@ TINYML_API size_t tinyml_module_arena_alignment(const tinyml_module_t *module);
 TINYML_API size_t tinyml_module_constant_size(const tinyml_module_t *module);
 /* Number of steps (dispatches and copies) in the schedule; 0 for NULL. */
 TINYML_API size_t tinyml_module_dispatch_count(const tinyml_module_t *module);
+/* The model's operators step `index` (0 .. tinyml_module_dispatch_count() -
+ * 1) computes, as "KIND name, KIND name, ...": TFLite builtin or custom
+ * operator names or ONNX op types, each with its first output tensor's
+ * (TFLite) or node's (ONNX) name from the model file; "tosa.conv2d line 7"
+ * for a TOSA MLIR model; "pre-processing" / "post-processing" for stages
+ * compiled in.  "" for a copy step, for a module compiled with `strip`, and
+ * for a bad index or NULL.  Points into the module: valid while it lives. */
+TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
+                                                size_t index);
 
 /* ============================================================================
  * Context: one execution of a module at a time
@@ -434,6 +447,25 @@ TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
  * no allocation.
  * Errors: FAILED_PRECONDITION if an input or output is unbound. */
 TINYML_API tinyml_status_t tinyml_context_invoke(tinyml_context_t *context);
+
+/* ============================================================================
+ * Profiling
+ * ========================================================================== */
+
+/* Called by tinyml_context_invoke() on the invoking thread just before step
+ * `step` of the schedule starts (`done` 0) and again just after it has
+ * finished on every thread (`done` 1), so the time between the two calls is
+ * the step's.  Steps are numbered as tinyml_module_step_label() numbers
+ * them.  The hook must not use the context. */
+typedef void (*tinyml_step_hook_t)(void *user_data, size_t step, int done);
+
+/* Installs `hook` for later invokes of `context`; NULL removes it.
+ * `user_data` is passed to every call (borrowed: it must outlive the hook's
+ * use).  Without a hook, an invoke costs one test per step more.
+ * Errors: INVALID_ARGUMENT (NULL context). */
+TINYML_API tinyml_status_t tinyml_context_set_step_hook(tinyml_context_t *context,
+                                                        tinyml_step_hook_t hook,
+                                                        void *user_data);
 
 #ifdef __cplusplus
 } /* extern "C" */

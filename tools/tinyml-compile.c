@@ -59,6 +59,8 @@ static void print_usage(void) {
       "      --no-winograd    f32 3x3 convs sum their taps directly, never\n"
       "                       as Winograd F(2x2, 3x3) or F(4x4, 3x3) (same\n"
       "                       results within float rounding)\n"
+      "      --strip          leave out the names of the model's operators each\n"
+      "                       step computes (tinyml-run --profile shows them)\n"
       "\n"
       "Pre- and post-processing compiled into the model (docs/PREPOST.md):\n"
       "      --input-image WxH\n"
@@ -88,7 +90,7 @@ static void print_usage(void) {
 enum {
   OPT_TARGET = 256, OPT_CPU, OPT_FEATURES, OPT_VERSION, OPT_EMIT, OPT_NAME,
   OPT_IMAGE, OPT_PIXELS, OPT_RESIZE, OPT_INT16, OPT_MEAN, OPT_STD, OPT_LAYOUT,
-  OPT_DEQUANTIZE, OPT_SOFTMAX, OPT_ARGMAX, OPT_TOP_K, OPT_NO_WINOGRAD,
+  OPT_DEQUANTIZE, OPT_SOFTMAX, OPT_ARGMAX, OPT_TOP_K, OPT_NO_WINOGRAD, OPT_STRIP,
 };
 
 static const struct option kLongOptions[] = {
@@ -110,6 +112,7 @@ static const struct option kLongOptions[] = {
     {"argmax", no_argument, NULL, OPT_ARGMAX},
     {"top-k", required_argument, NULL, OPT_TOP_K},
     {"no-winograd", no_argument, NULL, OPT_NO_WINOGRAD},
+    {"strip", no_argument, NULL, OPT_STRIP},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -225,6 +228,7 @@ static int apply_option(int opt, char *value, char **argv,
     case OPT_NAME: args->options.name = value; return 0;
     case OPT_EMIT: return parse_emit(value, &args->options.emit);
     case OPT_NO_WINOGRAD: args->options.no_winograd = 1; return 0;
+    case OPT_STRIP: args->options.strip = 1; return 0;
     case OPT_IMAGE: case OPT_PIXELS: case OPT_RESIZE: case OPT_INT16:
     case OPT_MEAN: case OPT_STD: case OPT_LAYOUT:
       return apply_pre_option(opt, value, args);

@@ -2,7 +2,8 @@
  * tinyml-run - runs a libtinyml module on raw input files, benchmarks it, or
  * describes it.
  *
- *   tinyml-run MODULE --input FILE ... [--output-dir DIR] [--bench N] [--threads N]
+ *   tinyml-run MODULE --input FILE ... [--output-dir DIR] [--bench N [--profile]]
+ *              [--threads N]
  *   tinyml-run --info MODULE
  *
  * Data files are the raw bytes of a tensor, exactly as the API binds them.
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "run_profile.h"
 #include "tinyml.h"
 #include "tool_util.h"
 
@@ -33,6 +35,7 @@ typedef struct run_args {
   double flops;           /* per invoke, from --flops; 0 when not given */
   long threads;           /* --threads: the context's thread count */
   int info;
+  int profile;            /* --profile: time each step of the --bench runs */
 } run_args_t;
 
 /* Everything one run owns; run_state_free() releases all of it. */
@@ -49,7 +52,8 @@ typedef struct run_state {
 
 static void print_usage(void) {
   printf(
-      "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N] [--threads N]\n"
+      "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N [--profile]]\n"
+      "                  [--threads N]\n"
       "       %s --info MODULE\n"
       "\n"
       "Runs a module made by tinyml-compile.\n"
@@ -66,6 +70,11 @@ static void print_usage(void) {
       "                        Without --input, inputs get deterministic\n"
       "                        pseudo-random data: floats in [-1, 1), integers\n"
       "                        and bools 0 or 1\n"
+      "      --profile         with --bench: also time each step of the timed\n"
+      "                        invokes and print one row per step: its index,\n"
+      "                        median ms, share of median_ms and the model's\n"
+      "                        operators it computes (left out by\n"
+      "                        tinyml-compile --strip), then profile_sum_ms=\n"
       "      --flops F         with --bench: F operations per invoke; also\n"
       "                        print gflops= (F / median time)\n"
       "      --threads N       run each invoke on N threads, this one included\n"
@@ -74,7 +83,8 @@ static void print_usage(void) {
       "      --info            print the module's signature (index, name,\n"
       "                        dtype, dims, byte size, quantisation of each\n"
       "                        input and output), arena and constant sizes,\n"
-      "                        dispatch count and target, then exit\n"
+      "                        dispatch count, target and each step's\n"
+      "                        operators, then exit\n"
       "  -h, --help            show this help and exit\n"
       "      --version         show the library version and exit\n"
       "\n"
@@ -83,7 +93,9 @@ static void print_usage(void) {
       tool_name, tool_name);
 }
 
-enum { OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_THREADS, OPT_INFO, OPT_VERSION };
+enum {
+  OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_THREADS, OPT_INFO, OPT_VERSION, OPT_PROFILE
+};
 
 static const struct option kLongOptions[] = {
     {"input", required_argument, NULL, 'i'},
@@ -92,6 +104,7 @@ static const struct option kLongOptions[] = {
     {"flops", required_argument, NULL, OPT_FLOPS},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"info", no_argument, NULL, OPT_INFO},
+    {"profile", no_argument, NULL, OPT_PROFILE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -109,6 +122,7 @@ static int apply_option(int opt, const char *value, char **argv,
     case OPT_THREADS:
       return tool_parse_long(value, "--threads", 1, TINYML_MAX_THREADS, &args->threads);
     case OPT_INFO: args->info = 1; return 0;
+    case OPT_PROFILE: args->profile = 1; return 0;
     case 'h': print_usage(); return TOOL_DONE;
     case OPT_VERSION: return tool_print_version();
     default: return tool_bad_option(opt, argv);
@@ -123,6 +137,8 @@ static int check_positional(int argc, char **argv, run_args_t *args) {
   args->module_path = argv[optind];
   if (args->flops > 0 && args->bench == 0)
     return tool_usage_error("--flops needs --bench");
+  if (args->profile && args->bench == 0)
+    return tool_usage_error("--profile needs --bench");
   return 0;
 }
 
@@ -207,6 +223,8 @@ static int print_info(const char *path, const tinyml_module_t *module) {
          tinyml_module_arena_size(module), tinyml_module_arena_alignment(module));
   printf("constant_size: %zu bytes\n", tinyml_module_constant_size(module));
   printf("dispatch_count: %zu\n", tinyml_module_dispatch_count(module));
+  for (size_t s = 0; s < tinyml_module_dispatch_count(module); ++s)
+    printf("  step %zu: %s\n", s, tinyml_module_step_label(module, s));
   return 0;
 }
 
@@ -381,25 +399,31 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void print_bench(double *ms, long runs, double flops) {
+/* Returns the median. */
+static double print_bench(double *ms, long runs, double flops) {
   qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
   double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
   printf("runs=%ld\nmin_ms=%.6f\nmedian_ms=%.6f\n", runs, ms[0], median);
   /* flops per invoke / (median seconds) / 1e9 */
   if (flops > 0) printf("gflops=%.3f\n", flops / (median * 1e6));
+  return median;
 }
 
-/* Times `runs` invokes; the caller has already done the warm-up one. */
-static int bench(run_state_t *s, long runs, double flops) {
+/* Times `runs` invokes; the caller has already done the warm-up one.  With
+ * `profile` each step is timed too, and the rows follow the totals. */
+static int bench(run_state_t *s, const tinyml_module_t *module, long runs, double flops,
+                 int profile) {
   double *ms = malloc((size_t)runs * sizeof *ms);
   if (ms == NULL) return tool_error("out of memory");
-  int rc = 0;
+  run_profile_t *p = profile ? run_profile_start(s->context, module, runs) : NULL;
+  int rc = profile && !p ? TOOL_EXIT_FAILURE : 0;
   for (long i = 0; i < runs && rc == 0; ++i) {
     double start = now_ms();
     rc = tool_check(tinyml_context_invoke(s->context), "invoke failed");
     ms[i] = now_ms() - start;
   }
-  if (rc == 0) print_bench(ms, runs, flops);
+  double median = rc == 0 ? print_bench(ms, runs, flops) : 0;
+  if (p) run_profile_finish(p, rc == 0 ? median : 0);
   free(ms);
   return rc;
 }
@@ -419,7 +443,8 @@ static int run(const tinyml_module_t *module, const run_args_t *args) {
   const char *dir = args->output_dir ? args->output_dir
                                      : args->bench ? NULL : ".";
   if (rc == 0 && dir != NULL) rc = write_outputs(&s, dir);
-  if (rc == 0 && args->bench > 0) rc = bench(&s, args->bench, args->flops);
+  if (rc == 0 && args->bench > 0)
+    rc = bench(&s, module, args->bench, args->flops, args->profile);
   run_state_free(&s);
   return rc;
 }

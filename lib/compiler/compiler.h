@@ -32,6 +32,7 @@ typedef struct tinyml__compile_request {
   tinyml_preprocess_t pre;
   tinyml_postprocess_t post;
   int winograd; /* whether f32 convs may use Winograd (tosa/uk_wino.c) */
+  int strip;    /* leave out the dispatch labels (linalg/labels.h) */
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */

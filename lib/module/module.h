@@ -55,6 +55,9 @@ typedef struct tmod_step {
   uint32_t entry;
   uint32_t binding_count;
   const tmod_binding_t *bindings;
+  /* The model's operators it computes, e.g. "CONV_2D conv1, ..."; "" when
+   * the module has none (stripped, or a copy). */
+  const char *label;
 } tmod_step_t;
 
 /* A target executable.  format "elf" is an ELF shared object with no

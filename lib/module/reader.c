@@ -613,6 +613,7 @@ static void read_step(reader_t *r, const tmod_module_t *m, const vec_t *steps,
   out->kind = u32_at(&t, 0);
   out->executable = u32_at(&t, 1);
   out->entry = u32_at(&t, 2);
+  out->label = string(&t, 4);
   out->binding_count = v.count;
   out->bindings = v.count ? bindings : NULL;
   for (uint32_t b = 0; b < v.count; b++) {

@@ -176,13 +176,17 @@ static void put_tensors(writer_t *w, uint64_t field_at,
     patch_offset(w, slots + 4 * (uint64_t)i, put_tensor(w, &tensors[i]));
 }
 
-/* Step table: kind, executable, entry, bindings (a vector of structs). */
+/* Step table: kind, executable, entry, bindings (a vector of structs) and,
+ * when there is one, the label (absent, not "", so a stripped module is
+ * byte for byte what a writer without labels made). */
 static uint64_t put_step(writer_t *w, const tmod_step_t *step) {
   table_t t = {0};
+  int labelled = step->label && step->label[0];
   set_scalar(&t, 0, 4, step->kind);
   set_scalar(&t, 1, 4, step->executable);
   set_scalar(&t, 2, 4, step->entry);
   set_offset(&t, 3);
+  if (labelled) set_offset(&t, 4);
   put_table(w, &t);
   patch_offset(w, t.at[3], put_vector_start(w, step->binding_count, 8));
   for (uint32_t i = 0; i < step->binding_count; i++) {
@@ -192,6 +196,7 @@ static uint64_t put_step(writer_t *w, const tmod_step_t *step) {
     put_le(w, b->offset, 8);
     put_le(w, b->size, 8);
   }
+  if (labelled) put_string(w, t.at[4], step->label);
   return t.start;
 }
 

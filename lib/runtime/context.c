@@ -88,6 +88,7 @@ void tinyml__context_invoke(tinyml_context_t *c) {
   const tinyml_module_t *m = c->module;
   for (uint32_t s = 0; s < m->desc.step_count; ++s) {
     const tmod_step_t *step = &m->desc.steps[s];
+    if (c->hook) c->hook(c->hook_user, s, 0);
     for (uint32_t i = 0; i < step->binding_count; ++i)
       c->scratch_ptrs[i] = tinyml__binding_ptr(c, &step->bindings[i]);
     if (step->kind == TMOD_STEP_COPY) {
@@ -95,5 +96,6 @@ void tinyml__context_invoke(tinyml_context_t *c) {
     } else {
       run_entry(c, &m->libraries[step->executable]->entries[step->entry]);
     }
+    if (c->hook) c->hook(c->hook_user, s, 1);
   }
 }

@@ -30,6 +30,8 @@ struct tinyml_context_s {
   const void **inputs;
   void **outputs;
   void **scratch_ptrs; /* max_bindings entries, reused by every step */
+  tinyml_step_hook_t hook; /* NULL = none */
+  void *hook_user;
 #if !TINYML_FREESTANDING
   uint32_t thread_count; /* the caller's thread included */
   tinyml__pool_t *pool;  /* thread_count - 1 workers; NULL for one thread */

@@ -55,9 +55,10 @@ static void sample_steps(sample_t *s) {
   s->bindings2[1] = binding(TMOD_BUFFER_CONSTANT, 0, 256, 744);
   s->bindings2[2] = binding(TMOD_BUFFER_ARENA, 0, 4096, 1904);
   s->bindings2[3] = binding(TMOD_BUFFER_OUTPUT, 1, 0, 32);
-  s->steps[0] = (tmod_step_t){TMOD_STEP_DISPATCH, 0, 0, 3, s->bindings0};
-  s->steps[1] = (tmod_step_t){TMOD_STEP_COPY, 0, 0, 2, s->bindings1};
-  s->steps[2] = (tmod_step_t){TMOD_STEP_DISPATCH, 1, 2, 4, s->bindings2};
+  /* Step 2 has no label: the reader gives "" for an absent one. */
+  s->steps[0] = (tmod_step_t){TMOD_STEP_DISPATCH, 0, 0, 3, s->bindings0, "CONV_2D conv/\"1\""};
+  s->steps[1] = (tmod_step_t){TMOD_STEP_COPY, 0, 0, 2, s->bindings1, ""};
+  s->steps[2] = (tmod_step_t){TMOD_STEP_DISPATCH, 1, 2, 4, s->bindings2, NULL};
 }
 
 void sample_init(sample_t *s) {
@@ -141,6 +142,7 @@ static void assert_step_equal(const tmod_step_t *e, const tmod_step_t *a) {
   assert_int_equal(e->executable, a->executable);
   assert_int_equal(e->entry, a->entry);
   assert_int_equal(e->binding_count, a->binding_count);
+  assert_string_equal(e->label ? e->label : "", a->label);
   for (uint32_t b = 0; b < e->binding_count; b++) {
     assert_int_equal(e->bindings[b].kind, a->bindings[b].kind);
     assert_int_equal(e->bindings[b].index, a->bindings[b].index);

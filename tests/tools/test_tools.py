@@ -168,6 +168,35 @@ class ToolsTest(unittest.TestCase):
         self.assertNotIn("gflops=", out)
         self.assertEqual(os.listdir(cwd), [])  # benchmarks write no outputs
 
+    def profile_rows(self, module, runs="20"):
+        out = self.check_ok(tool(RUN, module, "-i", self.image, "--bench", runs, "--profile"))
+        rows = [line.split(None, 4) for line in out.splitlines() if line.startswith("step ")]
+        values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        return rows, values
+
+    def test_profile(self):
+        info = self.check_ok(tool(RUN, "--info", self.cnn))
+        steps = int(info.split("dispatch_count: ")[1].split()[0])
+        rows, values = self.profile_rows(self.cnn)
+        # One row per step, in order, each naming the TOSA ops by line.
+        self.assertEqual([int(r[1]) for r in rows], list(range(steps)))
+        self.assertIn("tosa.conv2d line ", " ".join(r[4] for r in rows))
+        # The rows are the invoke: their medians sum to about its median
+        # (loose, as any two medians on a shared machine are).
+        total = sum(float(r[2]) for r in rows)
+        self.assertGreater(total, 0)
+        self.assertLess(abs(total / float(values["median_ms"]) - 1), 0.5, values)
+        self.assertIn("profile_sum_ms", values)
+
+    def test_profile_stripped(self):
+        bare = self.compile_model("cnn_two_results", "--strip")
+        self.assertLess(os.path.getsize(bare), os.path.getsize(self.cnn))
+        rows, _ = self.profile_rows(bare, "3")
+        self.assertTrue(rows)
+        for r in rows:
+            self.assertIn("compiled with --strip", r[4])
+        self.assertEqual(self.run_cnn(self.path("bare"), bare), self.run_cnn(self.path("full")))
+
     # -- error paths ----------------------------------------------------------
 
     def check_error(self, exe, args, code, *wanted):
@@ -192,6 +221,7 @@ class ToolsTest(unittest.TestCase):
             ([self.cnn, "--bench", "0"], 2, "--bench"),
             ([self.cnn, "--bench"], 2, "needs a value"),
             ([self.cnn, "-i", self.image, "--flops", "5"], 2, "--bench"),
+            ([self.cnn, "-i", self.image, "--profile"], 2, "--profile needs --bench"),
             ([], 2, "missing MODULE"),
         ]
         for args, code, *wanted in cases:

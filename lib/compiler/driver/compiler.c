@@ -12,6 +12,7 @@
 #include "../codegen/object.h"
 #include "../linalg/graph.h"
 #include "../linalg/guard_divisions.h"
+#include "../linalg/labels.h"
 #include "../linalg/memory_plan.h"
 #include "../linalg/partition.h"
 #include "../toolchain/emit_c.h"
@@ -48,6 +49,7 @@ typedef struct session {
   const tinyml_preprocess_t *pre;
   const tinyml_postprocess_t *post;
   int winograd;
+  int strip;
 } session_t;
 
 static tinyml_status_t import_and_partition(session_t *s, const void *model,
@@ -82,6 +84,7 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
                          "lowering TOSA to Linalg");
   if (!st) st = tc_guard_divisions(m, s->a);
   if (!st) st = tc_partition(s->ctx, m, s->a, &s->graph);
+  if (!st && !s->strip) st = tc_label_dispatches(&s->graph, s->a);
   /* Constants are borrowed from attributes, which the context owns. */
   mlirModuleDestroy(m);
   return st;
@@ -103,7 +106,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user,
                  .emit = req->emit, .name = req->name ? req->name : "model",
                  .pre = req->preprocess, .post = req->postprocess,
-                 .winograd = req->winograd};
+                 .winograd = req->winograd, .strip = req->strip};
   if (!tc_is_c_identifier(s.name))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "

@@ -32,7 +32,7 @@ static uint32_t fill_steps(const tc_graph_t *g, tmod_step_t *steps,
     const tc_dispatch_t *dp = &g->dispatches[d];
     uint32_t args = dp->input_count + dp->output_count;
     tmod_step_t *st = &steps[n++];
-    *st = (tmod_step_t){TMOD_STEP_DISPATCH, 0, d, 0, &bindings[nb]};
+    *st = (tmod_step_t){TMOD_STEP_DISPATCH, 0, d, 0, &bindings[nb], dp->label};
     for (uint32_t i = 0; i < args; ++i) bindings[nb++] = g->buffers[dp->args[i]].binding;
     if (dp->scratch_size) bindings[nb++] = dp->scratch;
     st->binding_count = args + (dp->scratch_size ? 1 : 0);
@@ -40,7 +40,7 @@ static uint32_t fill_steps(const tc_graph_t *g, tmod_step_t *steps,
   for (uint32_t j = 0; j < g->output_count; ++j) {
     tmod_binding_t src = g->buffers[g->outputs[j]].binding;
     if (src.kind == TMOD_BUFFER_OUTPUT && src.index == j) continue;
-    steps[n++] = (tmod_step_t){TMOD_STEP_COPY, 0, 0, 2, &bindings[nb]};
+    steps[n++] = (tmod_step_t){TMOD_STEP_COPY, 0, 0, 2, &bindings[nb], NULL};
     bindings[nb++] = src;
     bindings[nb++] = output_binding(g, j);
   }

@@ -3,6 +3,7 @@
  * is binary protobuf; anything else must be TOSA MLIR text. */
 #include "import.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/alloc.h"
@@ -26,12 +27,29 @@ static tinyml_status_t parse_text(const tc_import_t *im, const char *text, size_
   return TINYML_OK;
 }
 
+/* A hand-written model's ops are located by line only; "tosa.conv2d line
+ * 7" names them in profiles as the importers' "CONV_2D name" does. */
+static MlirWalkResult name_by_line(MlirOperation op, void *user) {
+  (void)user;
+  MlirLocation loc = mlirOperationGetLocation(op);
+  if (!mlirLocationIsAFileLineColRange(loc) || mlirOperationGetNumResults(op) == 0)
+    return MlirWalkResultAdvance;
+  MlirStringRef kind = mlirIdentifierStr(mlirOperationGetName(op));
+  char name[96];
+  int n = snprintf(name, sizeof name, "%.*s line %d", (int)(kind.length > 64 ? 64 : kind.length),
+                   kind.data, mlirLocationFileLineColRangeGetStartLine(loc));
+  MlirContext ctx = mlirOperationGetContext(op);
+  mlirOperationSetLocation(op, mlirLocationNameGet(ctx, mlirStringRefCreate(name, (size_t)n), loc));
+  return MlirWalkResultAdvance;
+}
+
 tinyml_status_t tc_import(const tc_import_t *im, const void *model, size_t size,
                           MlirModule *out) {
   const tinyml_allocator_t *a = im->a;
   const uint8_t *p = model;
   char *text = NULL;
   size_t len = 0;
+  int from_text = 0;
   if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) {
     TINYML_RETURN_IF_ERROR(tfl_import(model, size, a, &text, &len));
   } else if (!looks_like_mlir_text(p, size) && onnx_looks_like(p, size)) {
@@ -47,9 +65,12 @@ tinyml_status_t tc_import(const tc_import_t *im, const void *model, size_t size,
     memcpy(text, model, size);
     text[size] = '\0';
     len = size;
+    from_text = 1;
   }
   if (im->dump_tosa) im->dump_tosa(im->dump_user, text, len);
   tinyml_status_t st = parse_text(im, text, len, out);
   tinyml__free(a, text);
+  if (!st && from_text)
+    mlirOperationWalk(mlirModuleGetOperation(*out), name_by_line, NULL, MlirWalkPreOrder);
   return st;
 }

@@ -7,8 +7,10 @@
 #include "signature.h"
 
 void tc_graph_free(tc_graph_t *g, const tinyml_allocator_t *a) {
-  for (uint32_t d = 0; g->dispatches && d < g->dispatch_count; ++d)
+  for (uint32_t d = 0; g->dispatches && d < g->dispatch_count; ++d) {
     tinyml__free(a, g->dispatches[d].args);
+    tinyml__free(a, g->dispatches[d].label);
+  }
   for (uint32_t c = 0; g->constants && c < g->constant_count; ++c)
     if (g->constants[c].owned) tinyml__free(a, (void *)g->constants[c].data);
   tinyml__free(a, g->dispatches);

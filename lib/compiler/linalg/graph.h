@@ -47,6 +47,8 @@ typedef struct tc_dispatch {
    * how many workgroups it usefully splits into (1 = one thread). */
   uint32_t phase_count;
   uint32_t workgroups[TC_MAX_PHASES];
+  /* The source operators it computes (labels.h); NULL when stripped.  Owned. */
+  char *label;
 } tc_dispatch_t;
 
 typedef struct tc_graph {

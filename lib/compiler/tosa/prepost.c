@@ -197,7 +197,7 @@ static void put_args(pp_t *p, const model_fn_t *fn, strbuf_t *head, te_value_t *
     te_type_t t = image ? pp_image_type(p) : te_type_with(&p->in.type, TE_I16);
     args[0] = (te_value_t){++p->e.next_id, t};
     strbuf_printf(head, "%%v%u: ", args[0].id);
-    te_print_type(&(te_t){head, 0}, &t);
+    te_print_type(&(te_t){.sb = head}, &t);
     put_name_attr(head, image ? "image" : "samples", image);
     return;
   }
@@ -247,8 +247,8 @@ static void put_return(pp_t *p, const model_fn_t *fn, const uint32_t *outs,
   for (uint32_t i = 0; i < nres; ++i, ++count) {
     strbuf_printf(body, "%s %%v%u", count ? "," : "", res[i].value.id);
     put_separator(&types, head, count);
-    te_print_type(&(te_t){&types, 0}, &res[i].value.type);
-    te_print_type(&(te_t){head, 0}, &res[i].value.type);
+    te_print_type(&(te_t){.sb = &types}, &res[i].value.type);
+    te_print_type(&(te_t){.sb = head}, &res[i].value.type);
     put_name_attr(head, res[i].name, 0);
   }
   for (uint32_t i = first; i < p->output_count; ++i, ++count) {
@@ -278,6 +278,8 @@ static void write_wrapper(pp_t *p, const model_fn_t *fn, strbuf_t *out) {
   put_args(p, fn, out, args);
   te_value_t model_in[64];
   for (uint32_t i = 0; i < p->input_count; ++i) model_in[i] = args[i];
+  /* Profiles name these stages (linalg/labels.h). */
+  te_set_loc(&p->e, "pre-processing", NULL);
   if (p->pre) {
     model_in[0] = p->pre->kind == TINYML_INPUT_IMAGE
                       ? pp_emit_image(p, args[0])
@@ -285,6 +287,7 @@ static void write_wrapper(pp_t *p, const model_fn_t *fn, strbuf_t *out) {
                                           p->in.type.rank ? p->in.type.rank - 1 : 0);
   }
   put_call(p, fn, model_in, outs);
+  te_set_loc(&p->e, "post-processing", NULL);
   pp_result_t res[PP_MAX_RESULTS];
   uint32_t nres = p->post ? pp_emit_post(p, (te_value_t){outs[0], p->out.type}, res) : 0;
   put_return(p, fn, outs, res, nres, out);

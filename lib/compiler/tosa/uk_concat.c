@@ -88,6 +88,8 @@ static int fuse_concat(const tc_uk_pass_t *ps, MlirOperation cat) {
       tc_uk_op_create(ctx, mlirOperationGetLocation(cat), mlirOperationGetOperand(a, 0), blob, t,
                       "convcat_f32", scratch);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(cat), cat, uk);
+  tc_uk_take_loc(uk, b);
+  tc_uk_take_loc(uk, a);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(cat, 0), mlirOperationGetResult(uk, 0));
   MlirValue old[2] = {mlirOperationGetOperand(a, 1), mlirOperationGetOperand(b, 1)};
   mlirOperationDestroy(cat);

@@ -101,6 +101,12 @@ static int fuse_one(const tc_uk_pass_t *ps, MlirOperation uk) {
   mlirOperationSetOperands(uk, 3, ops);
   mlirOperationSetAttributeByName(uk, tc_str("kind"),
                                   mlirStringAttrGet(ctx, tc_str("conv_add_f32")));
+  MlirLocation mine = mlirOperationGetLocation(uk);
+  tc_uk_take_loc(uk, clamp);
+  tc_uk_take_loc(uk, add);
+  /* The kernel's own operators first, then those it absorbed. */
+  MlirLocation locs[2] = {mine, mlirOperationGetLocation(uk)};
+  mlirOperationSetLocation(uk, mlirLocationFusedGet(ctx, 2, locs, mlirAttributeGetNull()));
   MlirOperation last = mlirOperationIsNull(clamp) ? add : clamp;
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(last, 0), y);
   if (!mlirOperationIsNull(clamp)) mlirOperationDestroy(clamp);

@@ -40,6 +40,8 @@ static int rewrite(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *target,
   MlirType t = mlirValueGetType(mlirOperationGetResult(c->last, 0));
   const char *kind = c->p.kind == TINYML_UK_CONV ? "conv_s8" : "depthwise_s8";
   MlirOperation uk = make_uk(ctx, c, blob, t, kind);
+  MlirOperation absorbed[4] = {c->clamp, c->rescale, c->add, c->conv};
+  for (int i = 0; i < 4; ++i) tc_uk_take_loc(uk, absorbed[i]);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(c->last, 0), mlirOperationGetResult(uk, 0));
   if (!mlirOperationIsNull(c->clamp)) mlirOperationDestroy(c->clamp);
   mlirOperationDestroy(c->rescale);
@@ -59,6 +61,8 @@ static int rewrite_f32(MlirContext ctx, tc_uk_chain_t *c, const tinyml_allocator
   MlirType t = mlirValueGetType(mlirOperationGetResult(typed, 0));
   const char *kind = c->p.kind == TINYML_UK_CONV_F32 ? "conv_f32" : "depthwise_f32";
   MlirOperation uk = make_uk(ctx, c, blob, t, kind);
+  for (int i = c->n_epi; i-- > 0;) tc_uk_take_loc(uk, c->epi[i]);
+  tc_uk_take_loc(uk, c->conv);
   MlirValue result = mlirOperationGetResult(uk, 0);
   if (!mlirOperationIsNull(c->transpose)) {
     MlirOperation tr = mlirOperationClone(c->transpose);

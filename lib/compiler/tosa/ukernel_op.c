@@ -102,8 +102,16 @@ MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, 
   return tc_uk_blob_const(ctx, blob, off + cn, al, before);
 }
 
+void tc_uk_take_loc(MlirOperation into, MlirOperation from) {
+  if (mlirOperationIsNull(from)) return;
+  MlirLocation locs[2] = {mlirOperationGetLocation(from), mlirOperationGetLocation(into)};
+  mlirOperationSetLocation(into, mlirLocationFusedGet(mlirOperationGetContext(into), 2, locs,
+                                                      mlirAttributeGetNull()));
+}
+
 void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
                     const char *kind, int64_t scratch) {
+  tc_uk_take_loc(into, from);
   MlirValue old_from = mlirOperationGetOperand(from, 1),
             old_into = mlirOperationGetOperand(into, 1);
   mlirOperationSetOperand(into, 0, mlirOperationGetOperand(from, 0));

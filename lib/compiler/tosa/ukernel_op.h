@@ -28,6 +28,11 @@
 MlirOperation tc_uk_op_create(MlirContext ctx, MlirLocation loc, MlirValue x, MlirValue blob,
                               MlirType t, const char *kind, int64_t scratch);
 
+/* `into` is also located where `from` is, before its own location(s), so
+ * a kernel that absorbs ops keeps naming the model's operators it computes
+ * (linalg/labels.h).  Call it before erasing `from`. */
+void tc_uk_take_loc(MlirOperation into, MlirOperation from);
+
 /* Whether `op` is TC_UKERNEL_OP of this kind. */
 int tc_uk_kind_is(MlirOperation op, const char *kind);
 

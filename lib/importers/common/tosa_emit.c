@@ -3,6 +3,28 @@
 #include <stdio.h>
 #include <string.h>
 
+/* TFLite joins the names of the TensorFlow ops it fused with ';'; the first
+ * is the one the tensor is known by. */
+void te_set_loc(te_t *e, const char *kind, const char *name) {
+  if (!kind) {
+    e->loc[0] = 0;
+    return;
+  }
+  if (!name) name = "";
+  int n = (int)strcspn(name, ";");
+  snprintf(e->loc, sizeof e->loc, "%s%s%.*s", kind, n ? " " : "", n, name);
+}
+
+/* Ends an op's line with its location, if one is set. */
+static void end_op(te_t *e) {
+  if (e->loc[0]) {
+    strbuf_append(e->sb, " loc(");
+    strbuf_mlir_string(e->sb, e->loc);
+    strbuf_append(e->sb, ")");
+  }
+  strbuf_append(e->sb, "\n");
+}
+
 te_type_t te_type(te_elem_t elem, uint32_t rank, const int64_t *dims) {
   te_type_t t;
   memset(&t, 0, sizeof t);
@@ -118,7 +140,7 @@ te_value_t te_const(te_t *e, const te_type_t *t, const void *data) {
   else put_dense_hex(e, t, data);
   strbuf_append(e->sb, "}> : () -> ");
   te_print_type(e, t);
-  strbuf_append(e->sb, "\n");
+  end_op(e);
   return v;
 }
 
@@ -137,7 +159,7 @@ static te_value_t splat_bytes(te_t *e, const te_type_t *t, const uint8_t elem[8]
   te_print_type(e, t);
   strbuf_append(e->sb, "}> : () -> ");
   te_print_type(e, t);
-  strbuf_append(e->sb, "\n");
+  end_op(e);
   return v;
 }
 
@@ -150,7 +172,7 @@ te_value_t te_splat_int(te_t *e, const te_type_t *t, int64_t v) {
   te_print_type(e, t);
   strbuf_append(e->sb, "}> : () -> ");
   te_print_type(e, t);
-  strbuf_append(e->sb, "\n");
+  end_op(e);
   return r;
 }
 
@@ -180,7 +202,8 @@ te_value_t te_shape(te_t *e, uint32_t n, const int64_t *values) {
   te_value_t v = new_value(e, &t);
   strbuf_append(e->sb, "\"tosa.const_shape\"() <{values = dense<[");
   for (uint32_t i = 0; i < n; ++i) strbuf_printf(e->sb, "%s%lld", i ? ", " : "", (long long)values[i]);
-  strbuf_printf(e->sb, "]> : tensor<%uxindex>}> : () -> !tosa.shape<%u>\n", n, n);
+  strbuf_printf(e->sb, "]> : tensor<%uxindex>}> : () -> !tosa.shape<%u>", n, n);
+  end_op(e);
   return v;
 }
 
@@ -198,7 +221,7 @@ te_value_t te_op(te_t *e, const char *name, const te_value_t *operands,
   }
   strbuf_append(e->sb, ") -> ");
   te_print_type(e, result);
-  strbuf_append(e->sb, "\n");
+  end_op(e);
   return v;
 }
 

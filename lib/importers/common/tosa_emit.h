@@ -28,11 +28,20 @@ typedef struct te_value {
   te_type_t type;
 } te_value_t;
 
+#define TE_LOC_MAX 160
 typedef struct te {
   strbuf_t *sb;
   uint32_t next_id;
+  /* Written as every op's location, loc("..."), when not empty: the source
+   * operator being lowered, so the compiler can name what each dispatch
+   * computes (profiles).  Set with te_set_loc. */
+  char loc[TE_LOC_MAX];
 } te_t;
 
+/* Names the source operator the next ops come from: "KIND NAME", NAME up
+ * to its first ';' (it may be NULL or empty), truncated to TE_LOC_MAX - 1
+ * bytes; kind NULL clears. */
+void te_set_loc(te_t *e, const char *kind, const char *name);
 te_type_t te_type(te_elem_t elem, uint32_t rank, const int64_t *dims);
 te_type_t te_type_with(const te_type_t *t, te_elem_t elem);
 int64_t te_numel(const te_type_t *t);

@@ -466,6 +466,14 @@ static const onnx_lowering_t *find_lowering(const char *op, int64_t opset, int *
   return NULL;
 }
 
+/* Every op the lowering writes is located at "OP_TYPE name" (the node's
+ * name, else its first output's). */
+static void set_loc(onnx_ctx_t *c) {
+  const Onnx__NodeProto *n = c->node;
+  const char *name = n->name && n->name[0] ? n->name : n->n_output ? n->output[0] : NULL;
+  te_set_loc(&c->e, n->op_type, name);
+}
+
 static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   for (size_t k = 0; k < g->n_node && !c->error; ++k) {
     c->node = g->node[k];
@@ -479,12 +487,14 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
     if (!l)
       return wrong_opset ? onnx_fail(c, "not supported at opset %lld", (long long)c->opset)
                          : onnx_fail(c, "operator not supported");
+    set_loc(c);
     TINYML_RETURN_IF_ERROR(l->fn(c));
     for (size_t j = 0; j < c->node->n_output && !c->error; ++j)
       if (c->node->output[j][0] && !find_value(c, c->node->output[j]))
         return onnx_fail(c, "output %zu was not produced", j);
   }
   c->node = NULL;
+  te_set_loc(&c->e, NULL, NULL);
   return c->error;
 }
 
@@ -498,7 +508,7 @@ static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
  * the body the lowerings wrote, and the return. */
 static tinyml_status_t assemble(onnx_ctx_t *c, const Onnx__GraphProto *g, const io_t *in,
                                 const strbuf_t *body, strbuf_t *out) {
-  te_t e = {out, 0};
+  te_t e = {.sb = out};
   te_value_t *res = tinyml__calloc(c->allocator, g->n_output + 1, sizeof(te_value_t), 8);
   if (!res) return onnx_oom(c);
   strbuf_append(out, "module {\n  func.func @main(");
@@ -584,7 +594,7 @@ tinyml_status_t onnx_import(const void *bytes, size_t size,
   strbuf_t body, out;
   strbuf_init(&body, &a);
   strbuf_init(&out, &a);
-  onnx_ctx_t c = {.allocator = &a, .e = {&body, 0}};
+  onnx_ctx_t c = {.allocator = &a, .e = {.sb = &body}};
   tinyml_status_t st = import_graph(&c, m, &body, &out);
   if (!st && (body.oom || out.oom)) st = onnx_oom(&c);
   if (!st) {

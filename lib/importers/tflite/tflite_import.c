@@ -383,6 +383,14 @@ static tinyml_status_t write_return(tfl_ctx_t *c) {
   return st ? st : c->error;
 }
 
+/* Every op the lowering writes is located at "BUILTIN first-output-name". */
+static void set_loc(tfl_ctx_t *c) {
+  const tfl_operator_t *op = c->op;
+  const char *kind = op->custom_code ? op->custom_code : tfl_builtin_name(op->builtin_code);
+  const tfl_tensor_t *out = op->output_count ? tfl_out(c, 0) : NULL;
+  te_set_loc(&c->e, kind, out ? out->name : NULL);
+}
+
 static tinyml_status_t lower_all(tfl_ctx_t *c) {
   const tfl_model_t *m = c->model;
   uint8_t *live = live_operators(c);
@@ -392,6 +400,7 @@ static tinyml_status_t lower_all(tfl_ctx_t *c) {
     if (!live[k]) continue;
     c->op_index = k;
     c->op = &m->operators[k];
+    set_loc(c);
     const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
     if (!l)
       st = tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
@@ -402,6 +411,7 @@ static tinyml_status_t lower_all(tfl_ctx_t *c) {
       if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
   }
   c->op = NULL;
+  te_set_loc(&c->e, NULL, NULL);
   tinyml__free(c->allocator, live);
   if (!st && !c->error) st = write_return(c);
   return st ? st : c->error;
@@ -448,7 +458,7 @@ tinyml_status_t tfl_import(const void *bytes, size_t size,
   TINYML_RETURN_IF_ERROR(tfl_read(bytes, size, &a, &m));
   strbuf_t sb;
   strbuf_init(&sb, &a);
-  tfl_ctx_t c = {.allocator = &a, .model = m, .e = {&sb, 0}};
+  tfl_ctx_t c = {.allocator = &a, .model = m, .e = {.sb = &sb}};
   c.values = tinyml__calloc(&a, m->tensor_count + 1, sizeof(te_value_t), 8);
   tinyml_status_t st = c.values ? check_model(&c)
                                 : tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY,
