@@ -401,8 +401,20 @@ typedef struct tinyml_context_options_s {
   tinyml_allocator_t allocator;
   /* Optional caller arena: at least tinyml_module_arena_size() bytes, aligned
    * to tinyml_module_arena_alignment().  Borrowed: it must outlive the
-   * context and must not be used by anything else meanwhile.  NULL makes
-   * the context allocate its own. */
+   * context.  NULL makes the context allocate its own.
+   * The arena holds only what one tinyml_context_invoke() computes and
+   * uses (activations and kernel scratch): nothing in it is read before
+   * that invoke writes it, and nothing in it matters once the invoke
+   * returns.  Inputs and outputs are never in the arena: they are the
+   * caller's bound buffers.  So while no invoke runs, the caller may reuse
+   * the arena for anything, and several contexts (of the same or different
+   * modules) may share one arena, invoked one after another in any order
+   * (A, B, A, ...).  Give it the largest tinyml_module_arena_size() of
+   * those modules, aligned to the largest tinyml_module_arena_alignment()
+   * (powers of two, so that one satisfies all).  Two invokes on contexts
+   * sharing an arena must never overlap in time: use them from one thread,
+   * or serialise them.  Outputs stay valid after an invoke of another
+   * context as long as their buffers are distinct. */
   void *arena;
   size_t arena_size;
   /* Threads that run each invoke, the invoking thread included: 1 to

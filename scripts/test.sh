@@ -98,6 +98,12 @@ if [ -d ../shared/reference ]; then
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an500 --shared ../shared \
     kws_ref_model kws_ref_model_float32 \
     | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # Several models, one arena: KWS and AD invoked in turn on one static arena
+  # of the larger module's size (examples/cortex-m4/main_two_models.c).
+  echo "-- two models on one arena on the Cortex-M4"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_two_models.py \
+    --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # examples/cortex-m4 with fused pre/post-processing: raw photo in, class out.
   echo "-- fused pre/post-processing on the Cortex-M4"
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_prepost.py \
