@@ -61,6 +61,9 @@ cmake -S "$here/cmake-version" -B "$work/cmake-version" -DCONFIG_DIR="$cmakedir"
   { cat "$work/cmake-version.log" >&2; exit 1; }
 grep -c 'as expected' "$work/cmake-version.log" | sed 's/$/ requests answered as expected/'
 
+echo "check_consumers: examples/meson-subproject (libtinyml as a runtime-only subproject)"
+bash "$here/check_subproject.sh" "$bindir/tinyml-compile"
+
 echo "check_consumers: examples/classify with meson"
 if [ ! -d "$shared/models" ]; then
   if [ "${CI:-}" = true ]; then echo "check_consumers: $shared is missing in CI" >&2; exit 1; fi
