@@ -5,7 +5,9 @@
 # The subproject is this source tree, symlinked where the wrap would clone
 # it, so no network is needed and uncommitted changes are what is tested.
 # Then runs digits on the compiled module, and checks that the program loads
-# the subproject's libtinyml and that it has no compiler.
+# the subproject's libtinyml and that it has no compiler.  Last, installs
+# that runtime-only libtinyml and links examples/cmake-consumer to its
+# tinyml::tinyml_static.
 # Usage: check_subproject.sh [TINYML_COMPILE]   (default: the one on PATH)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,4 +46,19 @@ fi
 grep -q 'built without the compiler' <<<"$out" ||
   { echo "check_subproject: unexpected error: $out" >&2; exit 1; }
 env -u LD_LIBRARY_PATH "${digits[@]}" 0.9666 | tail -n1
+
+# The runtime-only install also has the CMake package with the static
+# archive: examples/cmake-consumer -DTINYML_STATIC=ON links it.
+meson install -C "$work/build" --destdir "$work/root" >/dev/null
+prefix=$(dirname "$(dirname "$(find "$work/root" -name tinyml-run -type f | head -n1)")")
+cmake -S "$root/examples/cmake-consumer" -B "$work/cmake" -DTINYML_STATIC=ON \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake.log" 2>&1 || { cat "$work/cmake.log" >&2; exit 1; }
+grep -qF -- "from $prefix/" "$work/cmake.log" ||
+  { echo "check_subproject: CMake did not use the package under $prefix:" >&2; cat "$work/cmake.log" >&2; exit 1; }
+cmake --build "$work/cmake" >"$work/cmake-build.log" 2>&1 || { cat "$work/cmake-build.log" >&2; exit 1; }
+if env -u LD_LIBRARY_PATH ldd "$work/cmake/digits" | grep -q libtinyml; then
+  echo "check_subproject: digits from tinyml::tinyml_static loads a shared libtinyml" >&2; exit 1
+fi
+echo "check_subproject: CMake tinyml::tinyml_static:"
+env -u LD_LIBRARY_PATH "$work/cmake/digits" "${digits[1]}" "${digits[2]}" 0.9666 | tail -n1
 echo "check_subproject: OK (meson subproject, runtime-only, digits.tmlm from $compile)"
