@@ -29,7 +29,7 @@ done
 echo "== install and build a consumer with pkg-config"
 bash tests/install/check_install.sh build
 
-echo "== build the standalone examples against the install (meson classify, CMake)"
+echo "== build the standalone examples against the install (CMake package and pkg-config, meson subproject, meson classify)"
 bash tests/install/check_consumers.sh build ../shared
 
 # ---- rvv: riscv64 cross build, MLPerf Tiny models under qemu-riscv64 -------

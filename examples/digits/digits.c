@@ -4,7 +4,10 @@
  * the accuracy.
  *
  *   digits MODEL.tflite TEST.bin [MIN_ACCURACY]
+ *   digits MODEL.tmlm TEST.bin [MIN_ACCURACY]
  *
+ * A MODEL.tmlm (from tinyml-compile) is loaded as it is, so a libtinyml built
+ * without the compiler runs it too (examples/meson-subproject does).
  * With MIN_ACCURACY (e.g. 0.96) it exits 1 when the accuracy is lower.
  * TEST.bin holds records of 64 pixel bytes (8x8, values 0..16) and a label
  * byte, as examples/digits/train.py writes them.  The model's input is the
@@ -13,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tinyml.h>
 
@@ -40,9 +44,15 @@ static void *read_file(const char *path, size_t *size) {
   return data;
 }
 
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 /* The module uses the blob's bytes in place (constants are not copied), so
- * the blob lives as long as the module. */
+ * the blob lives as long as the module.  A compiled module needs no blob. */
 static tinyml_status_t load(const char *path, tinyml_blob_t **blob, tinyml_module_t **module) {
+  if (ends_with(path, ".tmlm")) return tinyml_module_load_file(path, NULL, module);
   size_t size;
   void *model = read_file(path, &size);
   if (!model) {
@@ -88,7 +98,7 @@ static tinyml_status_t classify_all(tinyml_context_t *ctx, const uint8_t *record
 
 int main(int argc, char **argv) {
   if (argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: digits MODEL.tflite TEST.bin [MIN_ACCURACY]\n");
+    fprintf(stderr, "usage: digits MODEL.tflite|MODEL.tmlm TEST.bin [MIN_ACCURACY]\n");
     return 2;
   }
   size_t size;
@@ -101,7 +111,7 @@ int main(int argc, char **argv) {
   tinyml_module_t *module = NULL;
   tinyml_context_t *ctx = NULL;
   tinyml_status_t st = load(argv[1], &blob, &module);
-  if (st) return fail(st, "cannot compile the model");
+  if (st) return fail(st, "cannot compile or load the model");
   st = tinyml_context_create(module, NULL, &ctx);
   size_t right = 0, count = size / kRecord;
   if (!st) st = classify_all(ctx, records, count, &right);

@@ -3,8 +3,13 @@
 # libtinyml, the way users build them:
 #   - examples/classify with meson (pkg-config, tinyml-compile on PATH, a
 #     model compiled at build time), then runs it on ../shared's pictures;
-#   - examples/cmake-consumer with CMake (pkg_check_modules), then runs the
-#     digits quick start it builds.
+#   - examples/cmake-consumer with CMake twice, through the installed CMake
+#     package (find_package(tinyml CONFIG)) and through pkg-config
+#     (-DTINYML_USE_PKGCONFIG=ON), running the digits quick start each time;
+#     and tests/install/cmake-version, which checks the versions the CMake
+#     package accepts;
+#   - examples/meson-subproject, libtinyml as a runtime-only meson
+#     subproject of another project (check_subproject.sh).
 # Usage: check_consumers.sh BUILD_DIR [SHARED_DIR]
 set -euo pipefail
 build=${1:-build}
@@ -25,11 +30,39 @@ sed "s|^prefix=\(.*\)|prefix=$work/root\1|" "$pcdir/tinyml.pc" >"$work/pc/tinyml
 export PKG_CONFIG_PATH="$work/pc"
 export PATH="$bindir:$PATH" LD_LIBRARY_PATH="$libdir"
 
-echo "check_consumers: cmake consumer"
-cmake -S "$root/examples/cmake-consumer" -B "$work/cmake" >/dev/null
-cmake --build "$work/cmake" >/dev/null
-"$work/cmake/digits" "$root/examples/digits/digits.tflite" "$root/examples/digits/digits_test.bin" 0.9666 |
-  tail -n1
+digits_args=("$root/examples/digits/digits.tflite" "$root/examples/digits/digits_test.bin" 0.9666)
+version=$(sed -n 's/^Version: //p' "$pcdir/tinyml.pc")
+cmakedir=$(find "$work/root" -name tinymlConfig.cmake -printf '%h\n' | head -n1)
+[ -n "$cmakedir" ] || { echo "check_consumers: tinymlConfig.cmake was not installed" >&2; exit 1; }
+prefix=$(cd "$(dirname "$bindir")" && pwd) # the staged <prefix>
+
+echo "check_consumers: cmake consumer, find_package(tinyml CONFIG) from $prefix"
+# Configured without PKG_CONFIG_PATH or LD_LIBRARY_PATH, so only the CMake
+# package can find the library, and the program finds it by the RUNPATH
+# CMake gives it from the imported target.
+env -u PKG_CONFIG_PATH cmake -S "$root/examples/cmake-consumer" -B "$work/cmake-config" \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake-config.log" ||
+  { cat "$work/cmake-config.log" >&2; exit 1; }
+grep -qF -- "-- libtinyml $version from $cmakedir" "$work/cmake-config.log" ||
+  { echo "check_consumers: CMake did not use $cmakedir:" >&2; cat "$work/cmake-config.log" >&2; exit 1; }
+cmake --build "$work/cmake-config" >/dev/null
+ldd "$work/cmake-config/digits" | grep -qF "=> $libdir/libtinyml.so" ||
+  { echo "check_consumers: digits does not load the staged libtinyml" >&2; ldd "$work/cmake-config/digits" >&2; exit 1; }
+env -u LD_LIBRARY_PATH "$work/cmake-config/digits" "${digits_args[@]}" | tail -n1
+
+echo "check_consumers: cmake consumer, pkg-config (-DTINYML_USE_PKGCONFIG=ON)"
+cmake -S "$root/examples/cmake-consumer" -B "$work/cmake-pc" -DTINYML_USE_PKGCONFIG=ON >/dev/null
+cmake --build "$work/cmake-pc" >/dev/null
+"$work/cmake-pc/digits" "${digits_args[@]}" | tail -n1
+
+echo "check_consumers: versions the CMake package accepts (tinyml $version)"
+cmake -S "$here/cmake-version" -B "$work/cmake-version" -DCONFIG_DIR="$cmakedir" \
+  -DWANT="$version" >"$work/cmake-version.log" 2>&1 ||
+  { cat "$work/cmake-version.log" >&2; exit 1; }
+grep -c 'as expected' "$work/cmake-version.log" | sed 's/$/ requests answered as expected/'
+
+echo "check_consumers: examples/meson-subproject (libtinyml as a runtime-only subproject)"
+bash "$here/check_subproject.sh" "$bindir/tinyml-compile"
 
 echo "check_consumers: examples/classify with meson"
 if [ ! -d "$shared/models" ]; then
