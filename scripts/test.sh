@@ -104,6 +104,13 @@ if [ -d ../shared/reference ]; then
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_two_models.py \
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
     | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # Per-step profile: tinyml-mcu-run --profile, rows naming the model's
+  # layers and adding up to instructions= within 5%.
+  echo "-- per-step profile on the Cortex-M4"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_profile.py \
+    --mcu-run build/tools/tinyml-mcu-run --compile build/tools/tinyml-compile \
+    --run build/tools/tinyml-run --shared ../shared \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # examples/cortex-m4 with fused pre/post-processing: raw photo in, class out.
   echo "-- fused pre/post-processing on the Cortex-M4"
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_prepost.py \

@@ -57,6 +57,35 @@ static int check(tinyml_status_t st, const char *what) {
   return 1;
 }
 
+#ifdef FW_PROFILE
+/* tinyml-mcu-run --profile: a second invoke with the public step hook,
+ * timing each step on the same timer (its ticks between the hook's two
+ * calls).  The first invoke, which gives instructions=, runs unhooked. */
+typedef struct step_clock {
+  uint32_t started;
+  uint32_t *ticks; /* one per step */
+} step_clock_t;
+
+static void on_step(void *user, size_t step, int done) {
+  step_clock_t *c = user;
+  uint32_t now = timer_now(); /* counts down */
+  if (!done) c->started = now;
+  else c->ticks[step] = c->started - now;
+}
+
+static int profile_steps(tinyml_context_t *ctx, const tinyml_module_t *module) {
+  size_t steps = tinyml_module_dispatch_count(module);
+  step_clock_t clock = {0, pool_alloc(NULL, steps * sizeof(uint32_t) + 4, 4)};
+  if (!clock.ticks) return 1;
+  if (check(tinyml_context_set_step_hook(ctx, on_step, &clock), "profile")) return 1;
+  if (check(tinyml_context_invoke(ctx), "profiled invoke")) return 1;
+  for (size_t s = 0; s < steps; ++s)
+    printf("step %u ticks=%lu %s\n", (unsigned)s, (unsigned long)clock.ticks[s],
+           tinyml_module_step_label(module, s));
+  return 0;
+}
+#endif
+
 int main(void) {
   tinyml_allocator_t alloc = {NULL, pool_alloc, pool_free};
   tinyml_module_options_t mo;
@@ -104,6 +133,9 @@ int main(void) {
 
   for (size_t i = 0; i < n_out; ++i)
     if (write_output(fw_output_dir, (unsigned)i, outs[i], out_sizes[i])) return 1;
+#ifdef FW_PROFILE
+  if (profile_steps(ctx, module)) return 1;
+#endif
   printf("calibration_loop_instructions=2000000\n");
   printf("calibration_ticks=%lu\n", (unsigned long)cal);
   printf("invoke_ticks=%lu\n", (unsigned long)(t0 - t1));
