@@ -163,6 +163,8 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   r->opt_level = HAS_FIELD(o, opt_level) ? o->opt_level : 3;
   r->winograd = !(HAS_FIELD(o, no_winograd) && o->no_winograd);
   r->strip = HAS_FIELD(o, strip) && o->strip;
+  for (int i = 0; HAS_FIELD(o, arena_regions) && i < TINYML_MAX_ARENA_REGIONS; ++i)
+    r->arena_regions[i] = o->arena_regions[i];
   r->emit = HAS_FIELD(o, emit) ? o->emit : TINYML_EMIT_MODULE;
   r->name = HAS_FIELD(o, name) && o->name ? o->name : "model";
   if ((unsigned)r->emit > TINYML_EMIT_STATIC_LIB)

@@ -166,6 +166,12 @@ size_t tinyml_module_output_count(const tinyml_module_t *m) { return m ? m->desc
 const char *tinyml_module_target(const tinyml_module_t *m) { return m ? m->desc.target : ""; }
 size_t tinyml_module_arena_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.arena_size : 0; }
 size_t tinyml_module_arena_alignment(const tinyml_module_t *m) { return m ? m->desc.arena_alignment : 0; }
+size_t tinyml_module_arena_region_count(const tinyml_module_t *m) {
+  return m ? m->desc.region_count : 0;
+}
+size_t tinyml_module_arena_region_size(const tinyml_module_t *m, size_t region) {
+  return m && region < m->desc.region_count ? (size_t)m->desc.region_sizes[region] : 0;
+}
 size_t tinyml_module_constant_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.constants_size : 0; }
 size_t tinyml_module_dispatch_count(const tinyml_module_t *m) { return m ? m->desc.step_count : 0; }
 
@@ -213,6 +219,35 @@ tinyml_status_t tinyml_module_output_info(const tinyml_module_t *m, size_t index
 
 /* ---- contexts --------------------------------------------------------- */
 
+/* The caller's memory for each arena region (options.arena, then
+ * arena_regions[]), each checked against the module's size and alignment. */
+static tinyml_status_t caller_regions(const tinyml_module_t *module,
+                                      const tinyml_context_options_t *o,
+                                      const tinyml_allocator_t *a, void **regions) {
+  int has_regions = HAS_FIELD(o, arena_region_sizes);
+  for (uint32_t r = 0; r < module->desc.region_count; ++r) {
+    void *p = has_regions ? o->arena_regions[r] : NULL;
+    size_t size = p ? o->arena_region_sizes[r] : 0;
+    if (!p && r == 0 && HAS_FIELD(o, arena_size) && o->arena) {
+      p = o->arena;
+      size = o->arena_size;
+    }
+    if (!p) continue;
+    if (size < module->desc.region_sizes[r] && r == 0)
+      return BAD_ARG(a, "tinyml_context_create: arena is %zu bytes, the module needs %llu",
+                     size, (unsigned long long)module->desc.region_sizes[0]);
+    if (size < module->desc.region_sizes[r])
+      return BAD_ARG(a, "tinyml_context_create: arena region %u is %zu bytes, the module "
+                     "needs %llu", (unsigned)r, size,
+                     (unsigned long long)module->desc.region_sizes[r]);
+    if ((uintptr_t)p % module->desc.arena_alignment)
+      return BAD_ARG(a, "tinyml_context_create: arena must be aligned to %u bytes",
+                     module->desc.arena_alignment);
+    regions[r] = p;
+  }
+  return TINYML_OK;
+}
+
 tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
                                       const tinyml_context_options_t *o,
                                       tinyml_context_t **out_context) {
@@ -223,14 +258,8 @@ tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
       tinyml__allocator_or_default(HAS_FIELD(o, allocator) ? &o->allocator : NULL);
   if (!module || !out_context)
     return BAD_ARG(&a, "tinyml_context_create: module and out_context must not be NULL");
-  void *arena = HAS_FIELD(o, arena_size) ? o->arena : NULL;
-  size_t arena_size = arena ? o->arena_size : 0;
-  if (arena && arena_size < module->desc.arena_size)
-    return BAD_ARG(&a, "tinyml_context_create: arena is %zu bytes, the module needs %llu",
-                   arena_size, (unsigned long long)module->desc.arena_size);
-  if (arena && (uintptr_t)arena % module->desc.arena_alignment)
-    return BAD_ARG(&a, "tinyml_context_create: arena must be aligned to %u bytes",
-                   module->desc.arena_alignment);
+  void *regions[TMOD_MAX_ARENA_REGIONS] = {NULL};
+  TINYML_RETURN_IF_ERROR(caller_regions(module, o, &a, regions));
 #if TINYML_FREESTANDING /* no threads: every invoke runs on the caller's */
   uint32_t threads = 1;
 #else
@@ -239,7 +268,7 @@ tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
     return BAD_ARG(&a, "tinyml_context_create: thread_count is %u (1 to %u)", threads,
                    TINYML_MAX_THREADS);
 #endif
-  return tinyml__context_create(module, &a, arena, arena_size, threads, out_context);
+  return tinyml__context_create(module, &a, regions, threads, out_context);
 }
 
 void tinyml_context_release(tinyml_context_t *c) { tinyml__context_destroy(c); }

@@ -248,6 +248,9 @@ typedef struct tinyml_postprocess_s {
 TINYML_API void tinyml_preprocess_init(tinyml_preprocess_t *p);
 TINYML_API void tinyml_postprocess_init(tinyml_postprocess_t *p);
 
+/* The most regions an arena may be split into (compile and context options). */
+#define TINYML_MAX_ARENA_REGIONS 4
+
 typedef struct tinyml_compile_options_s {
   size_t struct_size;  /* set by tinyml_compile_options_init() */
   const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
@@ -273,6 +276,17 @@ typedef struct tinyml_compile_options_s {
    * model's operators it computes (tinyml_module_step_label, for
    * profiles); a few tens of bytes per step.  1: leaves the names out. */
   int strip;
+  /* All 0 (default): one arena, as large as the memory plan needs.
+   * Otherwise the capacities in bytes of up to TINYML_MAX_ARENA_REGIONS
+   * regions, e.g. {64 << 10, 256 << 10, 0, 0} for a small fast memory
+   * (TCM) and a large slow one; the first 0 ends the list.  The planner
+   * fills region 0 first with the buffers used most per byte (read by
+   * the most steps, and kernel scratch), then region 1, and so on; a
+   * buffer that fits in no region fails the compile (UNSUPPORTED, naming
+   * its size and the step that makes it).  Each region's size in the
+   * module is what it holds, at most its capacity
+   * (tinyml_module_arena_region_size).  TINYML_EMIT_MODULE only. */
+  size_t arena_regions[TINYML_MAX_ARENA_REGIONS];
 } tinyml_compile_options_t;
 
 TINYML_API void tinyml_compile_options_init(tinyml_compile_options_t *options);
@@ -367,8 +381,14 @@ TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
 /* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
  * be at least); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_size(const tinyml_module_t *module);
-/* Required alignment of a caller-given arena. */
+/* Required alignment of a caller-given arena (and of every region). */
 TINYML_API size_t tinyml_module_arena_alignment(const tinyml_module_t *module);
+/* How many regions the arena is split into: 1 unless compiled with
+ * arena_regions; 0 for NULL.  Region 0's size is tinyml_module_arena_size. */
+TINYML_API size_t tinyml_module_arena_region_count(const tinyml_module_t *module);
+/* Bytes arena region `region` needs; 0 for NULL or a bad region. */
+TINYML_API size_t tinyml_module_arena_region_size(const tinyml_module_t *module,
+                                                  size_t region);
 /* Bytes of constants (weights) the module holds; 0 for NULL. */
 TINYML_API size_t tinyml_module_constant_size(const tinyml_module_t *module);
 /* Number of steps (dispatches and copies) in the schedule; 0 for NULL. */
@@ -426,6 +446,14 @@ typedef struct tinyml_context_options_s {
    * N.  A freestanding (bare-metal) runtime has no threads: it ignores this
    * and runs every invoke on the invoking thread. */
   uint32_t thread_count;
+  /* Optional caller memory for each region of a module compiled with
+   * arena regions: arena_regions[r] holds at least
+   * tinyml_module_arena_region_size(module, r) bytes (arena_region_sizes[r]
+   * says how many), aligned to tinyml_module_arena_alignment(), borrowed
+   * as `arena` is, e.g. a TCM block for region 0.  A NULL region 0 is
+   * `arena`; other NULL regions the context allocates. */
+  void *arena_regions[TINYML_MAX_ARENA_REGIONS];
+  size_t arena_region_sizes[TINYML_MAX_ARENA_REGIONS];
 } tinyml_context_options_t;
 
 TINYML_API void tinyml_context_options_init(tinyml_context_options_t *options);

@@ -61,6 +61,11 @@ static void print_usage(void) {
       "                       results within float rounding)\n"
       "      --strip          leave out the names of the model's operators each\n"
       "                       step computes (tinyml-run --profile shows them)\n"
+      "      --arena-regions LIST\n"
+      "                       split the arena into regions of at most these\n"
+      "                       sizes, e.g. 64K,256K (a fast TCM, then slower\n"
+      "                       RAM; suffixes K and M; up to %d): the buffers\n"
+      "                       used most per byte go to the first region\n"
       "\n"
       "Pre- and post-processing compiled into the model (docs/PREPOST.md):\n"
       "      --input-image WxH\n"
@@ -84,13 +89,15 @@ static void print_usage(void) {
       "\n"
       "Errors go to stderr.  Exit status: 0 success, 1 compile or I/O error,\n"
       "2 bad command line.\n",
-      tool_name, targets[0] ? targets : "none, this library has no compiler");
+      tool_name, targets[0] ? targets : "none, this library has no compiler",
+      TINYML_MAX_ARENA_REGIONS);
 }
 
 enum {
   OPT_TARGET = 256, OPT_CPU, OPT_FEATURES, OPT_VERSION, OPT_EMIT, OPT_NAME,
   OPT_IMAGE, OPT_PIXELS, OPT_RESIZE, OPT_INT16, OPT_MEAN, OPT_STD, OPT_LAYOUT,
   OPT_DEQUANTIZE, OPT_SOFTMAX, OPT_ARGMAX, OPT_TOP_K, OPT_NO_WINOGRAD, OPT_STRIP,
+  OPT_ARENA_REGIONS,
 };
 
 static const struct option kLongOptions[] = {
@@ -113,10 +120,31 @@ static const struct option kLongOptions[] = {
     {"top-k", required_argument, NULL, OPT_TOP_K},
     {"no-winograd", no_argument, NULL, OPT_NO_WINOGRAD},
     {"strip", no_argument, NULL, OPT_STRIP},
+    {"arena-regions", required_argument, NULL, OPT_ARENA_REGIONS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
+
+/* "64K,256K" into 0-terminated byte counts. */
+static int parse_regions(const char *value, size_t *out) {
+  const char *p = value;
+  for (int i = 0; i < TINYML_MAX_ARENA_REGIONS; ++i) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(p, &end, 10);
+    unsigned long long scale = *end == 'K' ? 1024ull : *end == 'M' ? 1024ull * 1024 : 1;
+    if (scale > 1) ++end;
+    if (end == p || errno || n == 0 || n > (unsigned long long)SIZE_MAX / scale ||
+        (*end != ',' && *end != '\0'))
+      return tool_usage_error("--arena-regions: '%s' is not a list of sizes like 64K,256K",
+                              value);
+    out[i] = (size_t)(n * scale);
+    if (*end == '\0') return 0;
+    p = end + 1;
+  }
+  return tool_usage_error("--arena-regions: at most %d regions", TINYML_MAX_ARENA_REGIONS);
+}
 
 static int parse_emit(const char *value, tinyml_emit_t *emit) {
   if (strcmp(value, "module") == 0) *emit = TINYML_EMIT_MODULE;
@@ -229,6 +257,7 @@ static int apply_option(int opt, char *value, char **argv,
     case OPT_EMIT: return parse_emit(value, &args->options.emit);
     case OPT_NO_WINOGRAD: args->options.no_winograd = 1; return 0;
     case OPT_STRIP: args->options.strip = 1; return 0;
+    case OPT_ARENA_REGIONS: return parse_regions(value, args->options.arena_regions);
     case OPT_IMAGE: case OPT_PIXELS: case OPT_RESIZE: case OPT_INT16:
     case OPT_MEAN: case OPT_STD: case OPT_LAYOUT:
       return apply_pre_option(opt, value, args);

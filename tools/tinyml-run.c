@@ -221,6 +221,9 @@ static int print_info(const char *path, const tinyml_module_t *module) {
     return TOOL_EXIT_FAILURE;
   printf("arena_size: %zu bytes (alignment %zu)\n",
          tinyml_module_arena_size(module), tinyml_module_arena_alignment(module));
+  if (tinyml_module_arena_region_count(module) > 1)
+    for (size_t r = 0; r < tinyml_module_arena_region_count(module); ++r)
+      printf("arena_region %zu: %zu bytes\n", r, tinyml_module_arena_region_size(module, r));
   printf("constant_size: %zu bytes\n", tinyml_module_constant_size(module));
   printf("dispatch_count: %zu\n", tinyml_module_dispatch_count(module));
   for (size_t s = 0; s < tinyml_module_dispatch_count(module); ++s)

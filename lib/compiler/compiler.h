@@ -33,6 +33,8 @@ typedef struct tinyml__compile_request {
   tinyml_postprocess_t post;
   int winograd; /* whether f32 convs may use Winograd (tosa/uk_wino.c) */
   int strip;    /* leave out the dispatch labels (linalg/labels.h) */
+  /* Arena region capacities, 0-terminated; none: one arena (graph.h). */
+  uint64_t arena_regions[TINYML_MAX_ARENA_REGIONS];
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */

@@ -33,7 +33,7 @@ typedef enum tmod_buffer_kind {
   TMOD_BUFFER_INPUT = 0,    /* index = input number, offset within it */
   TMOD_BUFFER_OUTPUT = 1,   /* index = output number, offset within it */
   TMOD_BUFFER_CONSTANT = 2, /* offset into the constants blob */
-  TMOD_BUFFER_ARENA = 3,    /* offset into the arena */
+  TMOD_BUFFER_ARENA = 3,    /* offset into arena region `index` */
 } tmod_buffer_kind_t;
 
 /* A byte range one dispatch argument refers to. */
@@ -70,13 +70,20 @@ typedef struct tmod_executable {
   uint32_t checksum;   /* crc32 of image, checked by the reader */
 } tmod_executable_t;
 
+/* The most regions an arena may be split into (fast and slow memories). */
+#define TMOD_MAX_ARENA_REGIONS 4
+
 typedef struct tmod_module {
   uint32_t format_version;
   const char *target; /* backend name */
   const char *cpu;
   const char *features;
-  uint64_t arena_size;
+  uint64_t arena_size; /* region 0's */
   uint32_t arena_alignment;
+  /* 1 (or 0, for one) to TMOD_MAX_ARENA_REGIONS; region_sizes[0] is
+   * arena_size (the reader sets it; the writer ignores it). */
+  uint32_t region_count;
+  uint64_t region_sizes[TMOD_MAX_ARENA_REGIONS];
   uint32_t input_count, output_count;
   const tmod_tensor_t *inputs;
   const tmod_tensor_t *outputs;

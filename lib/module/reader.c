@@ -566,8 +566,13 @@ static void check_binding(const table_t *step, const tmod_module_t *m, uint32_t 
     limit = m->constants_size;
     limit_name = "constants size";
   } else {
-    limit = m->arena_size;
-    limit_name = "arena size";
+    if (bind->index >= m->region_count) {
+      nbad(r, &n, "arena region %" PRIu32 " is out of range (%" PRIu32 " regions)",
+           bind->index, m->region_count);
+      return;
+    }
+    limit = m->region_sizes[bind->index];
+    limit_name = bind->index ? "arena region size" : "arena size";
   }
   if (bind->offset <= limit && bind->size <= limit - bind->offset) return;
   uint64_t end = bind->offset + bind->size;
@@ -704,10 +709,31 @@ static void read_root_scalars(table_t *t, tmod_module_t *m) {
         alignment, MAX_ARENA_ALIGNMENT);
 }
 
+/* Sizes of arena regions 1.. (region 0 is arena_size); absent: one.  A
+ * region this runtime cannot address (a 32-bit target) would be allocated
+ * short, so it is refused before any binding is checked against it. */
+static void read_regions(table_t *t, tmod_module_t *m) {
+  vec_t v;
+  t->name.what = "arena regions";
+  vector(t, 12, 8, &v);
+  if (v.count >= TMOD_MAX_ARENA_REGIONS) {
+    bad(t->r, "%" PRIu32 " arena regions exceed the maximum %u", v.count + 1,
+        TMOD_MAX_ARENA_REGIONS);
+    return;
+  }
+  m->region_count = v.count + 1;
+  for (uint32_t i = 0; i < m->region_count; ++i) {
+    uint64_t size = i ? ld64(t->r, v.pos + 8 * (size_t)(i - 1)) : m->arena_size;
+    m->region_sizes[i] = size;
+    if ((size_t)size != size) bad(t->r, "arena region %" PRIu32 " is too large for this target", i);
+  }
+}
+
 static void read_module(reader_t *r, tmod_module_t *m) {
   table_t root;
   if (!read_header(r, &root)) return;
   read_root_scalars(&root, m);
+  read_regions(&root, m);
   m->constants_checksum = u32_at(&root, 9);
   blob(&root, 8, m->constants_checksum, "constants", &m->constants,
        &m->constants_size);

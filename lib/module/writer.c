@@ -17,7 +17,7 @@
 
 /* FlatBuffers offsets are 32-bit and signed offsets must stay positive. */
 #define MAX_BUFFER_SIZE 0x7FFFFFFFu
-#define MAX_FIELDS 12
+#define MAX_FIELDS 13
 
 typedef struct writer {
   uint8_t *out; /* NULL while measuring */
@@ -253,6 +253,7 @@ static void put_module(writer_t *w, const tmod_module_t *m) {
   set_scalar(&t, 9, 4, crc);
   set_offset(&t, 10);
   set_offset(&t, 11);
+  if (m->region_count > 1) set_offset(&t, 12);
   put_table(w, &t);
   patch_offset(w, 0, t.start);
   put_string(w, t.at[1], m->target);
@@ -263,6 +264,10 @@ static void put_module(writer_t *w, const tmod_module_t *m) {
   put_blob(w, t.at[8], m->constants, m->constants_size);
   put_steps(w, t.at[10], m);
   put_executables(w, t.at[11], m);
+  if (m->region_count > 1) {
+    patch_offset(w, t.at[12], put_vector_start(w, m->region_count - 1, 8));
+    for (uint32_t i = 1; i < m->region_count; i++) put_le(w, m->region_sizes[i], 8);
+  }
 }
 
 static tinyml_status_t invalid(const tinyml_allocator_t *a, const char *what,
@@ -291,6 +296,8 @@ static tinyml_status_t check_module(const tinyml_allocator_t *a,
                                     const tmod_module_t *m) {
   if (m->format_version != 0 && m->format_version != TMOD_FORMAT_VERSION)
     return invalid(a, "format version", m->format_version, "is not writable");
+  if (m->region_count > TMOD_MAX_ARENA_REGIONS)
+    return invalid(a, "arena region count", m->region_count, "exceeds the maximum");
   if (m->constants_size && !m->constants)
     return invalid(a, "constants", 0, "the data is NULL");
   TINYML_RETURN_IF_ERROR(check_tensors(a, "input", m->inputs, m->input_count));

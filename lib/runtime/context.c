@@ -11,11 +11,10 @@
  * the caller's allocator, and less code on a microcontroller.  The counts
  * are capped by the module reader, so the sum cannot overflow. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
-                                       const tinyml_allocator_t *a, void *arena,
-                                       size_t arena_size, uint32_t threads,
+                                       const tinyml_allocator_t *a,
+                                       void *const *regions, uint32_t threads,
                                        tinyml_context_t **out) {
-  (void)arena_size; /* checked by the caller */
-  (void)threads;    /* 1 on freestanding builds: checked by the caller */
+  (void)threads; /* 1 on freestanding builds: checked by the caller */
   size_t slots = (size_t)m->desc.input_count + m->desc.output_count + m->max_bindings + 3;
   tinyml_context_t *c = tinyml__calloc(a, 1, sizeof(*c) + slots * sizeof(void *), 16);
   if (!c) return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
@@ -24,16 +23,17 @@ tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
   c->inputs = (const void **)(void *)(c + 1);
   c->outputs = (void **)(c->inputs + m->desc.input_count + 1);
   c->scratch_ptrs = c->outputs + m->desc.output_count + 1;
-  if (arena) {
-    c->arena = arena;
-  } else if (m->desc.arena_size) {
-    c->arena = tinyml__alloc(a, (size_t)m->desc.arena_size, m->desc.arena_alignment);
-    c->owns_arena = 1;
-    if (!c->arena) {
+  for (uint32_t r = 0; r < m->desc.region_count; ++r) {
+    size_t size = (size_t)m->desc.region_sizes[r]; /* fits: the reader checked */
+    c->arenas[r] = regions ? regions[r] : NULL;
+    if (c->arenas[r] || !size) continue;
+    c->arenas[r] = tinyml__alloc(a, size, m->desc.arena_alignment);
+    c->owned_arenas |= 1u << r;
+    if (!c->arenas[r]) {
       tinyml__context_destroy(c);
       return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY,
-                                "context: out of memory (arena is %llu bytes)",
-                                (unsigned long long)m->desc.arena_size);
+                                "context: out of memory (arena region %u is %llu bytes)",
+                                (unsigned)r, (unsigned long long)size);
     }
   }
 #if !TINYML_FREESTANDING
@@ -56,7 +56,8 @@ void tinyml__context_destroy(tinyml_context_t *c) {
 #if !TINYML_FREESTANDING
   tinyml__pool_destroy(c->pool, &a);
 #endif
-  if (c->owns_arena) tinyml__free(&a, c->arena);
+  for (uint32_t r = 0; r < TMOD_MAX_ARENA_REGIONS; ++r)
+    if (c->owned_arenas >> r & 1) tinyml__free(&a, c->arenas[r]);
   tinyml__free(&a, c);
 }
 

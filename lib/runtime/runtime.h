@@ -25,8 +25,8 @@ struct tinyml_module_s {
 struct tinyml_context_s {
   tinyml_allocator_t allocator;
   const tinyml_module_t *module;
-  uint8_t *arena;
-  int owns_arena;
+  uint8_t *arenas[TMOD_MAX_ARENA_REGIONS]; /* one per region */
+  uint32_t owned_arenas; /* bit r: arenas[r] was allocated here */
   const void **inputs;
   void **outputs;
   void **scratch_ptrs; /* max_bindings entries, reused by every step */
@@ -48,11 +48,13 @@ void tinyml__module_destroy(tinyml_module_t *m);
  * ("x86_64", "riscv64", "arm"): the host's (lib/runtime/elf/elf_arch.h). */
 const char *tinyml__runtime_arch(void);
 
-/* `threads` (>= 1, 1 on freestanding builds): how many threads run each
- * invoke, the caller's included. */
+/* `regions`: caller memory for each arena region, checked by the caller;
+ * NULL entries (or a NULL array) are allocated here.  `threads` (>= 1, 1
+ * on freestanding builds): how many threads run each invoke, the caller's
+ * included. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
-                                       const tinyml_allocator_t *a, void *arena,
-                                       size_t arena_size, uint32_t threads,
+                                       const tinyml_allocator_t *a,
+                                       void *const *regions, uint32_t threads,
                                        tinyml_context_t **out);
 void tinyml__context_destroy(tinyml_context_t *c);
 void tinyml__context_invoke(tinyml_context_t *c);
@@ -67,7 +69,7 @@ static inline void *tinyml__binding_ptr(const tinyml_context_t *c, const tmod_bi
     case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
     case TMOD_BUFFER_OUTPUT: base = (uint8_t *)c->outputs[b->index]; break;
     case TMOD_BUFFER_CONSTANT: base = (uint8_t *)(uintptr_t)c->module->desc.constants; break;
-    default: base = c->arena; break;
+    default: base = c->arenas[b->index]; break;
   }
   return base ? base + b->offset : NULL;
 }

@@ -139,6 +139,34 @@ static void test_bad_arguments(void **state) {
                 TINYML_STATUS_INVALID_MODULE, "too few");
 }
 
+/* Arena regions: region 0 is arena_size, the others round-trip, and a
+ * binding in region 2 is checked against region 2's size. */
+static void test_regions(void **state) {
+  (void)state;
+  sample_t s;
+  sample_init(&s);
+  s.module.region_count = 3;
+  s.module.region_sizes[1] = 128;
+  s.module.region_sizes[2] = 40;
+  s.bindings1[0].index = 2; /* 40 bytes at 0: fits region 2 exactly */
+  size_t size;
+  uint8_t *data = write_module(&s.module, &size);
+  tmod_module_t m;
+  tinyml_status_t status = tmod_read(data, size, NULL, &m);
+  if (status) fail_msg("%s", tinyml_status_message(status));
+  assert_int_equal(m.region_count, 3);
+  assert_int_equal(m.region_sizes[0], 6000);
+  assert_int_equal(m.region_sizes[1], 128);
+  assert_int_equal(m.region_sizes[2], 40);
+  assert_int_equal(m.steps[1].bindings[0].index, 2);
+  tmod_read_free(&m, NULL);
+  free_module_bytes(data);
+  s.module.region_count = TMOD_MAX_ARENA_REGIONS + 1;
+  uint8_t *none = NULL;
+  expect_status(tmod_write(&s.module, NULL, &none, &size), TINYML_STATUS_INVALID_ARGUMENT,
+                "arena region count");
+}
+
 /* ---- semantic rules: mutate the sample, write it, expect the reader's
  * message ---------------------------------------------------------------- */
 
@@ -189,7 +217,17 @@ static void alignment_zero(sample_t *s) { s->module.arena_alignment = 0; }
 static void alignment_odd(sample_t *s) { s->module.arena_alignment = 48; }
 static void alignment_big(sample_t *s) { s->module.arena_alignment = 8192; }
 
+static void arena_region(sample_t *s) { s->bindings0[2].index = 1; }
+static void region_range(sample_t *s) {
+  s->module.region_count = 2;
+  s->module.region_sizes[1] = 100;
+  s->bindings0[2].index = 1;
+}
+
 static const bad_case_t bad_cases[] = {
+    {"arena region", arena_region, "step 0 binding 2: arena region 1 is out of range (1 regions)"},
+    {"region range", region_range,
+     "step 0 binding 2: arena range [0, 4096) exceeds arena region size 100"},
     {"arena range", arena_range,
      "module: step 2 binding 2: arena range [4096, 8192) exceeds arena size 6000"},
     {"input range", input_range,
@@ -328,6 +366,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_crc32),
       cmocka_unit_test(test_roundtrip),
+      cmocka_unit_test(test_regions),
       cmocka_unit_test(test_misaligned_address),
       cmocka_unit_test(test_minimal_module),
       cmocka_unit_test(test_free_is_safe),

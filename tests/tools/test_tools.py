@@ -197,6 +197,17 @@ class ToolsTest(unittest.TestCase):
             self.assertIn("compiled with --strip", r[4])
         self.assertEqual(self.run_cnn(self.path("bare"), bare), self.run_cnn(self.path("full")))
 
+    def test_arena_regions(self):
+        split = self.compile_model("cnn_two_results", "--arena-regions", "4K,1M")
+        info = self.check_ok(tool(RUN, "--info", split))
+        sizes = [int(line.split()[2]) for line in info.splitlines()
+                 if line.startswith("arena_region ")]
+        self.assertEqual(len(sizes), 2, info)
+        self.assertLessEqual(sizes[0], 4096)
+        self.assertIn(f"arena_size: {sizes[0]} bytes", info)
+        self.assertEqual(self.run_cnn(self.path("split"), split), self.run_cnn(self.path("one")))
+        self.assertNotIn("arena_region ", self.check_ok(tool(RUN, "--info", self.cnn)))
+
     # -- error paths ----------------------------------------------------------
 
     def check_error(self, exe, args, code, *wanted):
@@ -240,6 +251,10 @@ class ToolsTest(unittest.TestCase):
             ([model, "-o", self.path("nodir", "x.tmod")], 1, "IO_ERROR"),
             ([model, "-o", out, "--nosuch"], 2, "--nosuch"),
             ([model, "-o", out, "-O4"], 2, "-O"),
+            ([model, "-o", out, "--arena-regions", "4X"], 2, "--arena-regions", "64K,256K"),
+            ([model, "-o", out, "--arena-regions", "1,2,3,4,5"], 2, "at most 4"),
+            ([os.path.join(MODELS, "cnn_two_results.mlir"), "-o", out, "--arena-regions",
+              "64,64"], 1, "fits in no region"),
             ([model], 2, "missing -o"),
             ([], 2, "missing MODEL"),
         ]

@@ -112,11 +112,16 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                "compile: name '%s' must be a C identifier of at most 48 "
                                "characters", s.name);
   snprintf(s.query_symbol, sizeof(s.query_symbol), "%s_query", s.name);
+  if (req->arena_regions[0] && s.emit != TINYML_EMIT_MODULE)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "compile: arena regions need the module form (emit module): "
+                               "generated C and static libraries take one arena");
   TINYML_RETURN_IF_ERROR(tc_target_resolve(req->backend, req->cpu, req->features,
                                            req->opt_level, a, &s.target));
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
   if (!st) st = generate_code(&s);
+  for (int i = 0; i < TINYML_MAX_ARENA_REGIONS; ++i) s.graph.region_caps[i] = req->arena_regions[i];
   if (!st) st = tc_plan_memory(&s.graph, a);
   const tc_product_t product = {&s.graph, &s.target, s.emit,  s.name,
                                 s.so,     s.so_size, &s.obj, s.obj_size};

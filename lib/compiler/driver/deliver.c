@@ -115,6 +115,7 @@ tinyml_status_t tc_deliver(const tc_product_t *s, const tinyml_allocator_t *a,
         .features = s->target->features,
         .arena_size = g->arena_size,
         .arena_alignment = 64,
+        .region_count = g->region_count,
         .input_count = g->input_count,
         .output_count = g->output_count,
         .inputs = g->input_info,
@@ -126,6 +127,7 @@ tinyml_status_t tc_deliver(const tc_product_t *s, const tinyml_allocator_t *a,
         .executable_count = 1,
         .executables = &exe,
     };
+    memcpy(m.region_sizes, g->region_sizes, sizeof m.region_sizes);
     if (s->emit != TINYML_EMIT_MODULE) m.executable_count = 0; /* kernels go alongside */
     st = deliver(s, &m, a, out);
   }

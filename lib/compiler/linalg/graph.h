@@ -62,7 +62,12 @@ typedef struct tc_graph {
   tmod_tensor_t *input_info, *output_info;
   uint32_t input_count, output_count;
   MlirModule dispatch_module; /* functions named d0, d1, ... */
-  uint64_t arena_size;     /* set by the memory plan */
+  uint64_t arena_size;     /* set by the memory plan: region 0's */
+  /* Arena regions: capacities the caller asked for (0 ends the list; none:
+   * one arena), and what the plan put in each. */
+  uint64_t region_caps[TMOD_MAX_ARENA_REGIONS];
+  uint32_t region_count;
+  uint64_t region_sizes[TMOD_MAX_ARENA_REGIONS];
   uint64_t constants_size; /* set by the memory plan */
 } tc_graph_t;
 

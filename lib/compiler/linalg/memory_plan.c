@@ -9,16 +9,10 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "memory_plan.h"
+#include "memory_plan_internal.h"
 
-#define ARENA_ALIGN 64u
 
-typedef struct item {
-  uint64_t size, offset;
-  int64_t first, last;
-  tmod_binding_t *binding;
-} item_t;
-
-static uint64_t align_up(uint64_t x) { return (x + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN; }
+uint64_t tc_plan_align(uint64_t x) { return (x + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN; }
 
 static int by_size_desc(const void *x, const void *y) {
   const item_t *a = x, *b = y;
@@ -30,8 +24,7 @@ static int overlaps_in_time(const item_t *a, const item_t *b) {
   return a->first <= b->last && b->first <= a->last;
 }
 
-/* Lowest offset where `it` fits beside every placed item alive with it. */
-static uint64_t place(const item_t *items, size_t placed, const item_t *it) {
+uint64_t tc_plan_place(const item_t *items, size_t placed, const item_t *it) {
   uint64_t offset = 0;
   int moved = 1;
   while (moved) {
@@ -40,12 +33,35 @@ static uint64_t place(const item_t *items, size_t placed, const item_t *it) {
       const item_t *o = &items[k];
       if (!overlaps_in_time(o, it)) continue;
       if (offset < o->offset + o->size && o->offset < offset + it->size) {
-        offset = align_up(o->offset + o->size);
+        offset = tc_plan_align(o->offset + o->size);
         moved = 1;
       }
     }
   }
   return offset;
+}
+
+uint64_t tc_plan_place_all(item_t *items, size_t n, uint32_t region) {
+  qsort(items, n, sizeof(item_t), by_size_desc);
+  uint64_t end = 0;
+  for (size_t k = 0; k < n; ++k) {
+    items[k].offset = tc_plan_place(items, k, &items[k]);
+    *items[k].binding = (tmod_binding_t){TMOD_BUFFER_ARENA, region, items[k].offset, items[k].size};
+    if (items[k].offset + items[k].size > end) end = items[k].offset + items[k].size;
+  }
+  return tc_plan_align(end);
+}
+
+/* Steps that touch each item: its writer and every read of it (through any
+ * buffer that shares its place); a kernel's scratch counts as 2. */
+static void count_uses(const tc_graph_t *g, const uint32_t *root, item_t *items, size_t n) {
+  for (size_t k = 0; k < n; ++k) items[k].uses = items[k].buffer == UINT32_MAX ? 2 : 1;
+  for (uint32_t d = 0; d < g->dispatch_count; ++d) {
+    const tc_dispatch_t *dp = &g->dispatches[d];
+    for (uint32_t i = 0; i < dp->input_count; ++i)
+      for (size_t k = 0; k < n; ++k)
+        if (items[k].buffer == root[dp->args[i]]) items[k].uses++;
+  }
 }
 
 static void claim_outputs(tc_graph_t *g) {
@@ -67,7 +83,7 @@ static void bind_fixed(tc_graph_t *g) {
       b->binding = (tmod_binding_t){TMOD_BUFFER_INPUT, b->index, 0, b->size};
     } else if (b->kind == TC_BUFFER_CONSTANT) {
       b->binding = (tmod_binding_t){TMOD_BUFFER_CONSTANT, 0, off, b->size};
-      off = align_up(off + b->size);
+      off = tc_plan_align(off + b->size);
     } else {
       b->binding.kind = TMOD_BUFFER_ARENA; /* until claimed as an output */
     }
@@ -127,28 +143,29 @@ tinyml_status_t tc_plan_memory(tc_graph_t *g, const tinyml_allocator_t *a) {
   for (uint32_t i = 0; i < g->buffer_count; ++i) {
     tc_buffer_t *b = &g->buffers[i];
     if (!in_arena(b) || root[i] != i) continue;
-    items[n++] = (item_t){b->size, 0, b->index, last[i], &b->binding};
+    items[n++] = (item_t){b->size, 0, b->index, last[i], &b->binding, i, 0};
   }
   for (uint32_t d = 0; d < g->dispatch_count; ++d) {
     tc_dispatch_t *dp = &g->dispatches[d];
     if (dp->scratch_size)
-      items[n++] = (item_t){dp->scratch_size, 0, d, d, &dp->scratch};
+      items[n++] = (item_t){dp->scratch_size, 0, d, d, &dp->scratch, UINT32_MAX, 0};
   }
-  qsort(items, n, sizeof(item_t), by_size_desc);
-  uint64_t arena = 0;
-  for (size_t k = 0; k < n; ++k) {
-    items[k].offset = place(items, k, &items[k]);
-    *items[k].binding = (tmod_binding_t){TMOD_BUFFER_ARENA, 0, items[k].offset, items[k].size};
-    if (items[k].offset + items[k].size > arena) arena = items[k].offset + items[k].size;
+  tinyml_status_t st = TINYML_OK;
+  if (g->region_caps[0]) {
+    count_uses(g, root, items, n);
+    st = tc_plan_regions(g, items, n, a);
+  } else {
+    g->region_count = 1;
+    g->region_sizes[0] = tc_plan_place_all(items, n, 0);
   }
-  for (uint32_t i = 0; i < g->buffer_count; ++i)
+  for (uint32_t i = 0; !st && i < g->buffer_count; ++i)
     if (root[i] != i) {
       g->buffers[i].binding = g->buffers[root[i]].binding;
       g->buffers[i].binding.size = g->buffers[i].size;
     }
-  g->arena_size = align_up(arena);
+  g->arena_size = g->region_sizes[0];
   tinyml__free(a, items);
   tinyml__free(a, root);
   tinyml__free(a, last);
-  return TINYML_OK;
+  return st;
 }
