@@ -15,7 +15,12 @@
 uint32_t tinyml_version_number(void) { return TINYML_VERSION_NUMBER; }
 const char *tinyml_version_string(void) { return TINYML_VERSION_STRING; }
 
-#define BAD_ARG(a, ...) tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+/* Messages begin with the function's name, either in the text or as a
+ * leading "%s" (the _NAMED forms); a freestanding build keeps that name and
+ * the text but not the values (status.h), and passes no values. */
+#define BAD_ARG(a, ...) TINYML_STATUS_MAKE(a, TINYML_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define BAD_ARG_NAMED(a, ...)                                                  \
+  TINYML_STATUS_MAKE_NAMED(a, TINYML_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
 /* ---- blobs ------------------------------------------------------------ */
 
@@ -80,7 +85,7 @@ static tinyml_allocator_t module_allocator(const tinyml_module_options_t *o) {
 
 static tinyml_status_t check_struct_size(size_t got, size_t min, const char *what) {
   if (got < min)
-    return BAD_ARG(NULL, "%s: struct_size %zu is too small; call the _init() function",
+    return BAD_ARG_NAMED(NULL, "%s: struct_size %zu is too small; call the _init() function",
                    what, got);
   return TINYML_OK;
 }
@@ -182,12 +187,12 @@ const char *tinyml_module_step_label(const tinyml_module_t *m, size_t index) {
 static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *ts,
                                  size_t count, size_t index, tinyml_tensor_info_t *info,
                                  const char *what) {
-  if (!m || !info) return BAD_ARG(NULL, "%s: module and out_info must not be NULL", what);
+  if (!m || !info) return BAD_ARG_NAMED(NULL, "%s: module and out_info must not be NULL", what);
   if (info->struct_size < offsetof(tinyml_tensor_info_t, zero_points) + sizeof(void *))
-    return BAD_ARG(&m->allocator, "%s: out_info.struct_size is %zu; call "
+    return BAD_ARG_NAMED(&m->allocator, "%s: out_info.struct_size is %zu; call "
                    "tinyml_tensor_info_init() first", what, info->struct_size);
   if (index >= count)
-    return BAD_ARG(&m->allocator, "%s: index %zu out of range (module has %zu)", what,
+    return BAD_ARG_NAMED(&m->allocator, "%s: index %zu out of range (module has %zu)", what,
                    index, count);
   const tmod_tensor_t *t = &ts[index];
   size_t keep = info->struct_size;
@@ -276,21 +281,21 @@ void tinyml_context_release(tinyml_context_t *c) { tinyml__context_destroy(c); }
 static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *data,
                                 size_t size, int is_input) {
   const char *what = is_input ? "tinyml_context_set_input" : "tinyml_context_set_output";
-  if (!c || !data) return BAD_ARG(NULL, "%s: context and data must not be NULL", what);
+  if (!c || !data) return BAD_ARG_NAMED(NULL, "%s: context and data must not be NULL", what);
   const tmod_module_t *d = &c->module->desc;
   size_t count = is_input ? d->input_count : d->output_count;
   if (index >= count)
-    return BAD_ARG(&c->allocator, "%s: index %zu out of range (module has %zu)", what,
+    return BAD_ARG_NAMED(&c->allocator, "%s: index %zu out of range (module has %zu)", what,
                    index, count);
   const tmod_tensor_t *t = is_input ? &d->inputs[index] : &d->outputs[index];
   if (size != t->byte_size)
-    return tinyml__status_make(&c->allocator, TINYML_STATUS_SIZE_MISMATCH,
-                               "%s: '%s' needs %llu bytes (%s", what, t->name,
+    return TINYML_STATUS_MAKE_NAMED(&c->allocator, TINYML_STATUS_SIZE_MISMATCH,
+                                    "%s: '%s' needs %llu bytes (%s", what, t->name,
                                (unsigned long long)t->byte_size,
                                size < t->byte_size ? "buffer too small)" : "buffer too large)");
   size_t esize = tinyml_dtype_size((tinyml_dtype_t)t->dtype);
   if (esize && (uintptr_t)data % esize)
-    return BAD_ARG(&c->allocator, "%s: '%s' buffer must be aligned to %zu bytes", what,
+    return BAD_ARG_NAMED(&c->allocator, "%s: '%s' buffer must be aligned to %zu bytes", what,
                    t->name, esize);
   return TINYML_OK;
 }
@@ -322,13 +327,13 @@ tinyml_status_t tinyml_context_invoke(tinyml_context_t *c) {
   const tmod_module_t *d = &c->module->desc;
   for (uint32_t i = 0; i < d->input_count; ++i)
     if (!c->inputs[i])
-      return tinyml__status_make(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
-                                 "tinyml_context_invoke: input %u '%s' is not set", i,
+      return TINYML_STATUS_MAKE(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
+                                "tinyml_context_invoke: input %u '%s' is not set", i,
                                  d->inputs[i].name);
   for (uint32_t i = 0; i < d->output_count; ++i)
     if (!c->outputs[i])
-      return tinyml__status_make(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
-                                 "tinyml_context_invoke: output %u '%s' is not set", i,
+      return TINYML_STATUS_MAKE(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
+                                "tinyml_context_invoke: output %u '%s' is not set", i,
                                  d->outputs[i].name);
   tinyml__context_invoke(c);
   return TINYML_OK;

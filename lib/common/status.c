@@ -76,7 +76,7 @@ tinyml_status_t tinyml__status_makev(const tinyml_allocator_t *allocator,
                                      va_list args) {
   if (fmt[0] == '%' && fmt[1] == 's')
     return tinyml__status_text(allocator, code, va_arg(args, const char *), fmt + 2);
-  return tinyml__status_text(allocator, code, "", fmt);
+  return tinyml__status_plain(allocator, code, fmt);
 }
 #endif
 
@@ -114,6 +114,11 @@ tinyml_status_t tinyml__status_text(const tinyml_allocator_t *allocator,
   memcpy(s->message, prefix, head);
   without_values(fmt, s->message + head);
   return s;
+}
+
+tinyml_status_t tinyml__status_plain(const tinyml_allocator_t *allocator,
+                                     tinyml_status_code_t code, const char *fmt) {
+  return tinyml__status_text(allocator, code, "", fmt);
 }
 
 tinyml_status_t tinyml__status_make(const tinyml_allocator_t *allocator,

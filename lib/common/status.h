@@ -45,6 +45,10 @@ tinyml_status_t tinyml__status_annotate(tinyml_status_t status, const char *fmt,
 tinyml_status_t tinyml__status_text(const tinyml_allocator_t *allocator,
                                     tinyml_status_code_t code, const char *prefix,
                                     const char *fmt);
+/* tinyml__status_text with no prefix: the one "" is here, so a caller's
+ * object carries no string of its own for it. */
+tinyml_status_t tinyml__status_plain(const tinyml_allocator_t *allocator,
+                                     tinyml_status_code_t code, const char *fmt);
 
 /* The format of a printf-style argument list.  The arguments are checked
  * against it but not evaluated (inside sizeof: tinyml__format_check is never
@@ -63,9 +67,23 @@ int tinyml__format_check(const char *fmt, ...) __attribute__((format(printf, 1, 
 #define TINYML_STATUS_ANNOTATE(status, ...) tinyml__status_annotate(status, __VA_ARGS__)
 #else
 #define TINYML_STATUS_MAKE(allocator, code, ...)                               \
-  tinyml__status_text(allocator, code, "", TINYML_FORMAT_ONLY(__VA_ARGS__))
+  tinyml__status_plain(allocator, code, TINYML_FORMAT_ONLY(__VA_ARGS__))
 #define TINYML_STATUS_ANNOTATE(status, ...)                                    \
   ((void)TINYML_FORMAT_ONLY(__VA_ARGS__), (status))
+#endif
+
+/* TINYML_STATUS_MAKE for a format that begins with "%s" for the name of
+ * what failed (the API's messages name their function so): without the
+ * values that name is kept, as tinyml__status_makev does at run time, but
+ * no argument is passed for the other values. */
+#if TINYML_STATUS_VALUES
+#define TINYML_STATUS_MAKE_NAMED(allocator, code, ...)                         \
+  tinyml__status_make(allocator, code, __VA_ARGS__)
+#else
+#define TINYML_STATUS_MAKE_NAMED(allocator, code, ...)                         \
+  tinyml__status_text(allocator, code, TINYML__SECOND(__VA_ARGS__, 0),         \
+                      TINYML_FORMAT_ONLY(__VA_ARGS__) + 2)
+#define TINYML__SECOND(first, second, ...) second
 #endif
 
 #define TINYML_RETURN_IF_ERROR(expr)                                           \

@@ -747,8 +747,8 @@ tinyml_status_t tmod_read(const uint8_t *data, size_t size,
                           const tinyml_allocator_t *allocator,
                           tmod_module_t *out_module) {
   if (!data || !out_module)
-    return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
-                               "module: NULL argument");
+    return TINYML_STATUS_MAKE(allocator, TINYML_STATUS_INVALID_ARGUMENT,
+                              "module: NULL argument");
   reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator),
                 TINYML_OK};
   tmod_module_t m;

@@ -126,7 +126,7 @@ static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
 #else
 /* The message's text without its values (see status.h). */
 static tinyml_status_t fail_text(const loader_t *l, const char *text) {
-  return tinyml__status_text(l->allocator, TINYML_STATUS_INVALID_MODULE, "", text);
+  return tinyml__status_plain(l->allocator, TINYML_STATUS_INVALID_MODULE, text);
 }
 #define fail(l, ...) fail_text(l, TINYML_FORMAT_ONLY(__VA_ARGS__))
 #endif
