@@ -367,7 +367,7 @@ TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
 /* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
  * be at least); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_size(const tinyml_module_t *module);
-/* Required alignment of a caller-given arena. */
+/* Required alignment of a caller-given arena (a power of two); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_alignment(const tinyml_module_t *module);
 /* Bytes of constants (weights) the module holds; 0 for NULL. */
 TINYML_API size_t tinyml_module_constant_size(const tinyml_module_t *module);
