@@ -55,7 +55,7 @@ static tinyml_status_t check_features(const char *f, const tinyml_allocator_t *a
     size_t len = strcspn(item, ",");
     if (len < 2 || (item[0] != '+' && item[0] != '-'))
       return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                                 "tinyml_compile: feature '%.*s' must be +name or -name",
+                                 "compile: feature '%.*s' must be +name or -name",
                                  (int)len, item);
     item += len + (item[len] == ',');
   }
@@ -69,7 +69,7 @@ static tinyml_status_t resolve_pre(const tinyml_preprocess_t *p, const tinyml_al
   tinyml_preprocess_init(out);
   if (p->struct_size < offsetof(tinyml_preprocess_t, kind) + sizeof(p->kind))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                               "tinyml_compile: preprocess.struct_size is too small; call "
+                               "compile: preprocess.struct_size is too small; call "
                                "tinyml_preprocess_init()");
   out->kind = p->kind;
   if (HAS_FIELD(p, pixels)) out->pixels = p->pixels;
@@ -90,7 +90,7 @@ static tinyml_status_t resolve_post(const tinyml_postprocess_t *p, const tinyml_
   tinyml_postprocess_init(out);
   if (p->struct_size < offsetof(tinyml_postprocess_t, dequantize) + sizeof(p->dequantize))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                               "tinyml_compile: postprocess.struct_size is too small; call "
+                               "compile: postprocess.struct_size is too small; call "
                                "tinyml_postprocess_init()");
   out->dequantize = p->dequantize;
   if (HAS_FIELD(p, softmax)) out->softmax = p->softmax;
@@ -115,7 +115,7 @@ static tinyml_status_t check_pre(const tinyml_preprocess_t *p, const tinyml_allo
     if (!isfinite(p->mean[c]) || !isfinite(p->std[c]) || p->std[c] == 0.0f)
       bad = "mean and std must be finite and std not 0";
   if (!bad) return TINYML_OK;
-  return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT, "tinyml_compile: preprocess: %s",
+  return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT, "compile: preprocess: %s",
                              bad);
 }
 
@@ -132,7 +132,7 @@ static tinyml_status_t resolve_prepost(const tinyml_compile_options_t *o,
     const tinyml_postprocess_t *p = &r->post;
     if (p->top_k > 65536)
       return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                                 "tinyml_compile: postprocess: top_k %u is larger than 65536",
+                                 "compile: postprocess: top_k %u is larger than 65536",
                                  p->top_k);
     int any = p->dequantize || p->softmax || p->argmax || p->top_k;
     r->postprocess = any ? p : NULL;
@@ -169,11 +169,11 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   r->name = HAS_FIELD(o, name) && o->name ? o->name : "model";
   if ((unsigned)r->emit > TINYML_EMIT_STATIC_LIB)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                               "tinyml_compile: emit %d is not a tinyml_emit_t", (int)r->emit);
+                               "compile: emit %d is not a tinyml_emit_t", (int)r->emit);
   TINYML_RETURN_IF_ERROR(check_features(r->features, a));
   if (r->opt_level < 0 || r->opt_level > 3)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                               "tinyml_compile: opt_level %d is not in 0..3", r->opt_level);
+                               "compile: opt_level %d is not in 0..3", r->opt_level);
   TINYML_RETURN_IF_ERROR(resolve_prepost(o, a, r));
   return resolve_backend(o, a, r);
 }
@@ -190,7 +190,7 @@ static tinyml_status_t check_call(const void *model, size_t model_size,
   *a = tinyml__allocator_or_default(HAS_FIELD(o, allocator) ? &o->allocator : NULL);
   if (!model || !out)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
-                               "%s: model and %s must not be NULL", fn, out_name);
+                               "%s: %s must not be NULL", fn, !model ? "model" : out_name);
   if (!model_size)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL, "%s: model is empty", fn);
   return TINYML_OK;
@@ -272,7 +272,8 @@ const tinyml_blob_t *tinyml_files_blob(const tinyml_files_t *f, size_t i) {
 tinyml_status_t tinyml_files_write(const tinyml_files_t *f, const char *dir) {
   if (!f || !dir)
     return tinyml__status_make(NULL, TINYML_STATUS_INVALID_ARGUMENT,
-                               "tinyml_files_write: files and dir must not be NULL");
+                               "tinyml_files_write: %s must not be NULL",
+                               !f ? "files" : "dir");
   for (size_t i = 0; i < f->count; ++i) {
     char path[4200];
     snprintf(path, sizeof(path), "%s/%s", dir, f->names[i]);

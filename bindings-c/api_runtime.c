@@ -35,7 +35,8 @@ void tinyml_blob_release(tinyml_blob_t *b) {
 }
 
 tinyml_status_t tinyml_blob_write_file(const tinyml_blob_t *b, const char *path) {
-  if (!b || !path) return BAD_ARG(NULL, "tinyml_blob_write_file: blob and path must not be NULL");
+  if (!b || !path)
+    return BAD_ARG(NULL, "tinyml_blob_write_file: %s must not be NULL", !b ? "blob" : "path");
 #if TINYML_FREESTANDING
   return tinyml__status_make(&b->allocator, TINYML_STATUS_UNSUPPORTED,
                              "files are not supported by a freestanding runtime");
@@ -43,12 +44,14 @@ tinyml_status_t tinyml_blob_write_file(const tinyml_blob_t *b, const char *path)
   FILE *f = fopen(path, "wb");
   if (!f)
     return tinyml__status_make(&b->allocator, TINYML_STATUS_IO_ERROR,
-                               "cannot open '%s' for writing", path);
+                               "cannot open '%s' for writing: %s", path, strerror(errno));
   size_t n = fwrite(b->data, 1, b->size, f);
+  int err = n != b->size ? errno : 0;
   int rc = fclose(f);
+  if (rc != 0 && !err) err = errno;
   if (n != b->size || rc != 0)
     return tinyml__status_make(&b->allocator, TINYML_STATUS_IO_ERROR,
-                               "cannot write '%s'", path);
+                               "cannot write '%s': %s", path, strerror(err));
   return TINYML_OK;
 #endif
 }
@@ -99,7 +102,9 @@ tinyml_status_t tinyml_module_load(const void *data, size_t size,
     TINYML_RETURN_IF_ERROR(check_struct_size(options->struct_size, sizeof(size_t),
                                              "tinyml_module_load"));
   tinyml_allocator_t a = module_allocator(options);
-  if (!data || !out_module) return BAD_ARG(&a, "tinyml_module_load: data and out_module must not be NULL");
+  if (!data || !out_module)
+    return BAD_ARG(&a, "tinyml_module_load: %s must not be NULL",
+                   !data ? "data" : "out_module");
   if ((uintptr_t)data % 16 != 0)
     return BAD_ARG(&a, "tinyml_module_load: module bytes must be 16-byte aligned");
   return tinyml__module_create(data, size, NULL, &a, out_module);
@@ -156,7 +161,8 @@ tinyml_status_t tinyml_module_load_file(const char *path,
                                              "tinyml_module_load_file"));
   tinyml_allocator_t a = module_allocator(options);
   if (!path || !out_module)
-    return BAD_ARG(&a, "tinyml_module_load_file: path and out_module must not be NULL");
+    return BAD_ARG(&a, "tinyml_module_load_file: %s must not be NULL",
+                   !path ? "path" : "out_module");
   uint8_t *bytes = NULL;
   size_t size = 0;
   TINYML_RETURN_IF_ERROR(read_file(path, &a, &bytes, &size));
@@ -187,7 +193,8 @@ const char *tinyml_module_step_label(const tinyml_module_t *m, size_t index) {
 static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *ts,
                                  size_t count, size_t index, tinyml_tensor_info_t *info,
                                  const char *what) {
-  if (!m || !info) return BAD_ARG_NAMED(NULL, "%s: module and out_info must not be NULL", what);
+  if (!m || !info)
+    return BAD_ARG_NAMED(NULL, "%s: %s must not be NULL", what, !m ? "module" : "out_info");
   if (info->struct_size < offsetof(tinyml_tensor_info_t, zero_points) + sizeof(void *))
     return BAD_ARG_NAMED(&m->allocator, "%s: out_info.struct_size is %zu; call "
                    "tinyml_tensor_info_init() first", what, info->struct_size);
@@ -262,7 +269,8 @@ tinyml_status_t tinyml_context_create(const tinyml_module_t *module,
   tinyml_allocator_t a =
       tinyml__allocator_or_default(HAS_FIELD(o, allocator) ? &o->allocator : NULL);
   if (!module || !out_context)
-    return BAD_ARG(&a, "tinyml_context_create: module and out_context must not be NULL");
+    return BAD_ARG(&a, "tinyml_context_create: %s must not be NULL",
+                   !module ? "module" : "out_context");
   void *regions[TMOD_MAX_ARENA_REGIONS] = {NULL};
   TINYML_RETURN_IF_ERROR(caller_regions(module, o, &a, regions));
 #if TINYML_FREESTANDING /* no threads: every invoke runs on the caller's */
@@ -281,7 +289,8 @@ void tinyml_context_release(tinyml_context_t *c) { tinyml__context_destroy(c); }
 static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *data,
                                 size_t size, int is_input) {
   const char *what = is_input ? "tinyml_context_set_input" : "tinyml_context_set_output";
-  if (!c || !data) return BAD_ARG_NAMED(NULL, "%s: context and data must not be NULL", what);
+  if (!c || !data)
+    return BAD_ARG_NAMED(NULL, "%s: %s must not be NULL", what, !c ? "context" : "data");
   const tmod_module_t *d = &c->module->desc;
   size_t count = is_input ? d->input_count : d->output_count;
   if (index >= count)
@@ -290,9 +299,9 @@ static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *d
   const tmod_tensor_t *t = is_input ? &d->inputs[index] : &d->outputs[index];
   if (size != t->byte_size)
     return TINYML_STATUS_MAKE_NAMED(&c->allocator, TINYML_STATUS_SIZE_MISMATCH,
-                                    "%s: '%s' needs %llu bytes (%s", what, t->name,
-                               (unsigned long long)t->byte_size,
-                               size < t->byte_size ? "buffer too small)" : "buffer too large)");
+                                    "%s: '%s' needs %llu bytes, the buffer has %zu (%s", what,
+                                    t->name, (unsigned long long)t->byte_size, size,
+                                    size < t->byte_size ? "too small)" : "too large)");
   size_t esize = tinyml_dtype_size((tinyml_dtype_t)t->dtype);
   if (esize && (uintptr_t)data % esize)
     return BAD_ARG_NAMED(&c->allocator, "%s: '%s' buffer must be aligned to %zu bytes", what,

@@ -381,7 +381,8 @@ TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
 /* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
  * be at least); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_size(const tinyml_module_t *module);
-/* Required alignment of a caller-given arena (and of every region). */
+/* Required alignment of a caller-given arena and of every region (a power of
+ * two); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_alignment(const tinyml_module_t *module);
 /* How many regions the arena is split into: 1 unless compiled with
  * arena_regions; 0 for NULL.  Region 0's size is tinyml_module_arena_size. */

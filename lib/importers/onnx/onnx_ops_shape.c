@@ -46,7 +46,9 @@ static tinyml_status_t lower_constant_of_shape(onnx_ctx_t *c) {
   for (int64_t i = 0; i < r; ++i)
     if (dims[i] < 0) return onnx_fail(c, "negative dimension");
   int64_t n = numel((uint32_t)r, dims);
-  if (n > MAX_MAP) return onnx_fail(c, "the result is too large");
+  if (n > MAX_MAP)
+    return onnx_fail(c, "the result is too large (%lld elements%s, at most %lld)",
+                     (long long)n, n == INT64_MAX ? " or more" : "", (long long)MAX_MAP);
   int32_t dtype = ONNX_FLOAT;
   uint8_t value[8] = {0};
   const Onnx__AttributeProto *a = onnx_attr(c, "value");
