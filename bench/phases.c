@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
   const char *th = getenv("PHASES_THREADS");
   threads = th && atoi(th) > 1 && atoi(th) <= 16 ? atoi(th) : 1;
   if (!data || tinyml__module_create(data, size, NULL, &a, &m) ||
-      tinyml__context_create(m, &a, NULL, (uint32_t)threads, &c)) {
+      tinyml__context_create(m, &a, (void *[TMOD_MAX_ARENA_REGIONS]){NULL}, (uint32_t)threads, &c)) {
     fprintf(stderr, "usage: phases MODULE.tmlm [RUNS] (a module this runtime loads)\n");
     return 1;
   }

@@ -231,6 +231,9 @@ tinyml_status_t tinyml_module_output_info(const tinyml_module_t *m, size_t index
 
 /* ---- contexts --------------------------------------------------------- */
 
+_Static_assert(TMOD_MAX_ARENA_REGIONS == TINYML_MAX_ARENA_REGIONS,
+               "the module format and the API agree on the most arena regions");
+
 /* The caller's memory for each arena region (options.arena, then
  * arena_regions[]), each checked against the module's size and alignment. */
 static tinyml_status_t caller_regions(const tinyml_module_t *module,

@@ -111,6 +111,11 @@ if [ -d ../shared/reference ]; then
     --mcu-run build/tools/tinyml-mcu-run --compile build/tools/tinyml-compile \
     --run build/tools/tinyml-run --shared ../shared \
     | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # Arena regions on the Cortex-M7: a split arena, same outputs and instructions.
+  echo "-- arena regions on the Cortex-M7"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_regions.py \
+    --mcu-run build/tools/tinyml-mcu-run --shared ../shared \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # examples/cortex-m4 with fused pre/post-processing: raw photo in, class out.
   echo "-- fused pre/post-processing on the Cortex-M4"
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_prepost.py \

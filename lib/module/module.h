@@ -71,7 +71,7 @@ typedef struct tmod_executable {
 } tmod_executable_t;
 
 /* The most regions an arena may be split into (fast and slow memories). */
-#define TMOD_MAX_ARENA_REGIONS 4
+#define TMOD_MAX_ARENA_REGIONS 4 /* the reader's message says 4 */
 
 typedef struct tmod_module {
   uint32_t format_version;

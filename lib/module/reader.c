@@ -714,11 +714,9 @@ static void read_root_scalars(table_t *t, tmod_module_t *m) {
  * short, so it is refused before any binding is checked against it. */
 static void read_regions(table_t *t, tmod_module_t *m) {
   vec_t v;
-  t->name.what = "arena regions";
   vector(t, 12, 8, &v);
   if (v.count >= TMOD_MAX_ARENA_REGIONS) {
-    bad(t->r, "%" PRIu32 " arena regions exceed the maximum %u", v.count + 1,
-        TMOD_MAX_ARENA_REGIONS);
+    bad(t->r, "more arena regions than the 4 allowed");
     return;
   }
   m->region_count = v.count + 1;

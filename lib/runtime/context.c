@@ -25,7 +25,7 @@ tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
   c->scratch_ptrs = c->outputs + m->desc.output_count + 1;
   for (uint32_t r = 0; r < m->desc.region_count; ++r) {
     size_t size = (size_t)m->desc.region_sizes[r]; /* fits: the reader checked */
-    c->arenas[r] = regions ? regions[r] : NULL;
+    c->arenas[r] = regions[r];
     if (c->arenas[r] || !size) continue;
     c->arenas[r] = tinyml__alloc(a, size, m->desc.arena_alignment);
     c->owned_arenas |= 1u << r;

@@ -49,7 +49,7 @@ void tinyml__module_destroy(tinyml_module_t *m);
 const char *tinyml__runtime_arch(void);
 
 /* `regions`: caller memory for each arena region, checked by the caller;
- * NULL entries (or a NULL array) are allocated here.  `threads` (>= 1, 1
+ * NULL entries are allocated here.  `threads` (>= 1, 1
  * on freestanding builds): how many threads run each invoke, the caller's
  * included. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,

@@ -355,6 +355,11 @@ CHECK(arena_alignment_null, tinyml_module_arena_alignment(NULL) == 0)
 CHECK(constant_size_null, tinyml_module_constant_size(NULL) == 0)
 CHECK(dispatch_count_null, tinyml_module_dispatch_count(NULL) == 0)
 CHECK(step_label_null, strcmp(tinyml_module_step_label(NULL, 0), "") == 0)
+CHECK(region_count_null, tinyml_module_arena_region_count(NULL) == 0)
+CHECK(region_count_one, tinyml_module_arena_region_count(g.module) == 1)
+CHECK(region_size_null, tinyml_module_arena_region_size(NULL, 0) == 0)
+CHECK(region_size_index, tinyml_module_arena_region_size(g.module, 1) == 0)
+CHECK(region_size_index_max, tinyml_module_arena_region_size(g.module, SIZE_MAX) == 0)
 CHECK(step_label_index,
       strcmp(tinyml_module_step_label(g.module, tinyml_module_dispatch_count(g.module)), "") == 0)
 CHECK(step_label_index_max, strcmp(tinyml_module_step_label(g.module, SIZE_MAX), "") == 0)
@@ -608,6 +613,11 @@ static const row_t rows[] = {
     VAL("tinyml_module_constant_size", "NULL module -> 0", constant_size_null),
     VAL("tinyml_module_dispatch_count", "NULL module -> 0", dispatch_count_null),
     VAL("tinyml_module_step_label", "NULL module -> \"\"", step_label_null),
+    VAL("tinyml_module_arena_region_count", "NULL module -> 0", region_count_null),
+    VAL("tinyml_module_arena_region_count", "one-arena module -> 1", region_count_one),
+    VAL("tinyml_module_arena_region_size", "NULL module -> 0", region_size_null),
+    VAL("tinyml_module_arena_region_size", "region = count -> 0", region_size_index),
+    VAL("tinyml_module_arena_region_size", "region SIZE_MAX -> 0", region_size_index_max),
     VAL("tinyml_module_step_label", "index = count -> \"\"", step_label_index),
     VAL("tinyml_module_step_label", "index SIZE_MAX -> \"\"", step_label_index_max),
     ROW("tinyml_module_input_info", "NULL module", input_info_null_module, IA, W("module"),
