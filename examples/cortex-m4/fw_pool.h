@@ -1,6 +1,6 @@
 /* A static-pool allocator for firmware (bump allocation, free is a no-op:
  * everything lives until reset) and the status check that prints an error.
- * main_two_models.c uses it; main.c still has its own copy. */
+ * main.c and main_two_models.c use it. */
 #ifndef FW_POOL_H
 #define FW_POOL_H
 

@@ -12,9 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fw_common.h"
 #include <string.h>
 
+#include "fw_common.h"
+#include "fw_pool.h"
 #include "tinyml.h"
 
 typedef struct {
@@ -27,35 +28,6 @@ extern const uint32_t fw_model_size;
 extern const blob_ref_t fw_inputs[];
 extern const uint32_t fw_input_count;
 extern const char fw_output_dir[];
-
-/* ---- a static-pool allocator: bump allocation, free is a no-op ---------- */
-#ifndef POOL_BYTES
-#define POOL_BYTES (3u << 20)
-#endif
-static uint8_t pool[POOL_BYTES] __attribute__((aligned(64)));
-static size_t pool_used;
-
-static void *pool_alloc(void *self, size_t size, size_t alignment) {
-  (void)self;
-  /* Align the address, not the offset: the pool itself is only 64-aligned
-   * and the ELF loader asks for its image's p_align (4 KiB). */
-  uintptr_t base = (uintptr_t)pool;
-  size_t at = (size_t)(((base + pool_used + alignment - 1) & ~(uintptr_t)(alignment - 1)) - base);
-  if (at > POOL_BYTES || size > POOL_BYTES - at) return NULL;
-  pool_used = at + size;
-  return pool + at;
-}
-static void pool_free(void *self, void *ptr) {
-  (void)self;
-  (void)ptr;
-}
-
-static int check(tinyml_status_t st, const char *what) {
-  if (!st) return 0;
-  printf("error: %s: %s\n", what, tinyml_status_message(st));
-  tinyml_status_free(st);
-  return 1;
-}
 
 #ifdef FW_PROFILE
 /* tinyml-mcu-run --profile: a second invoke with the public step hook,
@@ -75,10 +47,10 @@ static void on_step(void *user, size_t step, int done) {
 
 static int profile_steps(tinyml_context_t *ctx, const tinyml_module_t *module) {
   size_t steps = tinyml_module_dispatch_count(module);
-  step_clock_t clock = {0, pool_alloc(NULL, steps * sizeof(uint32_t) + 4, 4)};
+  step_clock_t clock = {0, fw_pool_alloc(NULL, steps * sizeof(uint32_t) + 4, 4)};
   if (!clock.ticks) return 1;
-  if (check(tinyml_context_set_step_hook(ctx, on_step, &clock), "profile")) return 1;
-  if (check(tinyml_context_invoke(ctx), "profiled invoke")) return 1;
+  if (fw_check(tinyml_context_set_step_hook(ctx, on_step, &clock), "profile")) return 1;
+  if (fw_check(tinyml_context_invoke(ctx), "profiled invoke")) return 1;
   for (size_t s = 0; s < steps; ++s)
     printf("step %u ticks=%lu %s\n", (unsigned)s, (unsigned long)clock.ticks[s],
            tinyml_module_step_label(module, s));
@@ -87,19 +59,19 @@ static int profile_steps(tinyml_context_t *ctx, const tinyml_module_t *module) {
 #endif
 
 int main(void) {
-  tinyml_allocator_t alloc = {NULL, pool_alloc, pool_free};
+  tinyml_allocator_t alloc = fw_pool_allocator();
   tinyml_module_options_t mo;
   tinyml_module_options_init(&mo);
   mo.allocator = alloc;
   tinyml_module_t *module = NULL;
-  if (check(tinyml_module_load(fw_model, fw_model_size, &mo, &module), "load")) return 1;
-  size_t after_load = pool_used;
+  if (fw_check(tinyml_module_load(fw_model, fw_model_size, &mo, &module), "load")) return 1;
+  size_t after_load = fw_pool_used();
 
   tinyml_context_options_t co;
   tinyml_context_options_init(&co);
   co.allocator = alloc;
   tinyml_context_t *ctx = NULL;
-  if (check(tinyml_context_create(module, &co, &ctx), "context")) return 1;
+  if (fw_check(tinyml_context_create(module, &co, &ctx), "context")) return 1;
 
   size_t n_in = tinyml_module_input_count(module);
   size_t n_out = tinyml_module_output_count(module);
@@ -109,7 +81,7 @@ int main(void) {
     return 1;
   }
   for (size_t i = 0; i < n_in; ++i)
-    if (check(tinyml_context_set_input(ctx, i, fw_inputs[i].data, fw_inputs[i].size),
+    if (fw_check(tinyml_context_set_input(ctx, i, fw_inputs[i].data, fw_inputs[i].size),
               "input"))
       return 1;
   void *outs[16];
@@ -118,18 +90,18 @@ int main(void) {
   for (size_t i = 0; i < n_out; ++i) {
     tinyml_tensor_info_t info;
     tinyml_tensor_info_init(&info);
-    if (check(tinyml_module_output_info(module, i, &info), "output info")) return 1;
+    if (fw_check(tinyml_module_output_info(module, i, &info), "output info")) return 1;
     out_sizes[i] = info.byte_size;
-    outs[i] = pool_alloc(NULL, info.byte_size, 16);
+    outs[i] = fw_pool_alloc(NULL, info.byte_size, 16);
     if (!outs[i]) return 1;
-    if (check(tinyml_context_set_output(ctx, i, outs[i], info.byte_size), "output")) return 1;
+    if (fw_check(tinyml_context_set_output(ctx, i, outs[i], info.byte_size), "output")) return 1;
   }
 
   uint32_t cal = calibration_ticks();
   uint32_t t0 = timer_now();
   tinyml_status_t st = tinyml_context_invoke(ctx);
   uint32_t t1 = timer_now();
-  if (check(st, "invoke")) return 1;
+  if (fw_check(st, "invoke")) return 1;
 
   for (size_t i = 0; i < n_out; ++i)
     if (write_output(fw_output_dir, (unsigned)i, outs[i], out_sizes[i])) return 1;
@@ -141,7 +113,7 @@ int main(void) {
   printf("invoke_ticks=%lu\n", (unsigned long)(t0 - t1));
   printf("arena=%u\n", (unsigned)tinyml_module_arena_size(module));
   printf("pool_load=%u\n", (unsigned)after_load);
-  printf("pool_total=%u\n", (unsigned)pool_used);
+  printf("pool_total=%u\n", (unsigned)fw_pool_used());
   tinyml_context_release(ctx);
   tinyml_module_release(module);
   return 0;
