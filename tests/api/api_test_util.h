@@ -23,6 +23,10 @@ const char *api_model_dir(void);
 /* Reads a whole file into malloc'd memory (NUL-terminated); NULL if it
  * cannot be read.  Free with free(). */
 char *api_read_file(const char *path, size_t *size);
+/* Whether `<shared>/<rel>` (a file or directory of ../shared) exists.  When
+ * it does not: cmocka-fails under CI=true, which must provide ../shared,
+ * else prints "SKIP: ... is missing" and returns 0. */
+int api_shared_present(const char *shared, const char *rel);
 /* Reads `<model dir>/<name>.mlir`; cmocka-fails when it cannot. */
 char *api_read_model(const char *name, size_t *size);
 

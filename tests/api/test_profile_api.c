@@ -18,16 +18,7 @@
 
 static const char *g_shared = "../shared";
 
-static int shared_present(void) {
-  struct stat st;
-  char path[4200];
-  snprintf(path, sizeof path, "%s/models", g_shared);
-  if (stat(path, &st) == 0) return 1;
-  if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
-    fail_msg("%s is missing, and CI must provide it", path);
-  printf("SKIP: %s is missing (../shared not provided)\n", path);
-  return 0;
-}
+static int shared_present(void) { return api_shared_present(g_shared, "models"); }
 
 static int any_label_has(const tinyml_module_t *m, const char *needle) {
   for (size_t s = 0; s < tinyml_module_dispatch_count(m); ++s)

@@ -42,16 +42,7 @@ static model_t g_models[MODEL_COUNT] = {
     {.name = "ad01_int8", .cases = {"seed1", "real-ad-sample0"}},
 };
 
-static int shared_present(void) {
-  struct stat st;
-  char path[4200];
-  snprintf(path, sizeof path, "%s/reference/manifest.json", g_shared);
-  if (stat(path, &st) == 0) return 1;
-  if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
-    fail_msg("%s is missing, and CI must provide it", path);
-  printf("SKIP: %s is missing (../shared not provided)\n", path);
-  return 0;
-}
+static int shared_present(void) { return api_shared_present(g_shared, "reference/manifest.json"); }
 
 /* Reads reference/<model>/<case>_<kind>_0.bin, which must be `size` bytes. */
 static uint8_t *read_reference(const model_t *m, int c, const char *kind, size_t size) {

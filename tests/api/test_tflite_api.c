@@ -19,16 +19,7 @@
 
 static char g_shared[4096];
 
-static int shared_present(void) {
-  struct stat st;
-  char path[4200];
-  snprintf(path, sizeof path, "%s/models", g_shared);
-  if (stat(path, &st) == 0) return 1;
-  if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
-    fail_msg("%s is missing, and CI must provide it", path);
-  printf("SKIP: %s is missing (../shared not provided)\n", path);
-  return 0;
-}
+static int shared_present(void) { return api_shared_present(g_shared, "models"); }
 
 /* The module borrows the blob's bytes: release the module first. */
 static tinyml_module_t *compile_shared(const char *rel, tinyml_blob_t **blob) {

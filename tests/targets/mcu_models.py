@@ -21,6 +21,17 @@ DEFAULT_MODELS = ["kws_ref_model", "vww_96_int8", "resnet8_int8", "ad01_int8", "
 NP = {"int8": ("b", 1), "uint8": ("B", 1), "float32": ("f", 4), "int32": ("i", 4)}
 
 
+def shared_present(path, name):
+    """Whether `path` (in ../shared) exists.  CI must provide it, so there
+    its absence ends the script; elsewhere prints a SKIP line and says no."""
+    if os.path.exists(path):
+        return True
+    if os.environ.get("CI") == "true":
+        sys.exit("%s: %s is missing, and CI must provide it" % (name, path))
+    print("SKIP %s: %s is missing (../shared not provided)" % (name, path))
+    return False
+
+
 def compare(got, ref, dtype):
     import struct
     fmt, size = NP[dtype]

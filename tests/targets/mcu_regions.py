@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcu_models import compare  # noqa: E402  (the README's tolerances)
+from mcu_models import compare, shared_present  # noqa: E402  (the README's tolerances)
 
 
 def run(a, model, ref, out, *compile_args):
@@ -36,10 +36,7 @@ def main():
     a = ap.parse_args()
     model = os.path.join(a.shared, "models", "mlperf-tiny", "kws_ref_model.tflite")
     ref = os.path.join(a.shared, "reference", "kws_ref_model")
-    if not os.path.exists(model):
-        if os.environ.get("CI") == "true":
-            sys.exit("mcu_regions: %s is missing, and CI must provide it" % model)
-        print("SKIP mcu_regions: %s is missing (../shared not provided)" % model)
+    if not shared_present(model, "mcu_regions"):
         return 0
     problems = []
     with tempfile.TemporaryDirectory(prefix="tinyml-mcu-regions-") as work:
