@@ -631,6 +631,10 @@ static tinyml_status_t check_entry(loader_t *l) {
 
 /* ---- the query and its result ------------------------------------------- */
 
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+bool tinyml__fuzz_may_run(const uint8_t *image, size_t size); /* the fuzzer's */
+#endif
+
 /* The called code was not built with -fsanitize=function, whose check would
  * read bytes before the entry. */
 #if defined(__clang__)
@@ -722,6 +726,12 @@ static tinyml_status_t load(loader_t *l, const tinyml_exe_library_t **out) {
   TINYML_RETURN_IF_ERROR(relocate(l));
   TINYML_RETURN_IF_ERROR(protect_segments(l));
   /* Everything structural has been checked; from here code runs. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  /* tests/fuzz/fuzz_module.c turns the module CRCs off so that mutated
+   * images reach these checks; it lets only the images it trusts run. */
+  if (!tinyml__fuzz_may_run(l->image, l->size))
+    return fail(l, "elf: (fuzzing) an image the fuzzer does not trust is not run");
+#endif
   const tinyml_exe_library_t *lib = call_query(l);
   TINYML_RETURN_IF_ERROR(check_library(l, lib));
   *out = lib;
