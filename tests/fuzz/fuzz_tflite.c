@@ -6,7 +6,8 @@
  * Each input goes through tfl_import (reader plus emitter) and then through
  * tfl_read directly, whose model is walked in full: every tensor's data and
  * quantisation, every operator's indices, and every tfl_table_* accessor on
- * fields 0..15 of its options tables.  Allocations go through a counting
+ * fields 0..15 of its options tables.  A small input is then compiled in
+ * full and its module run (fuzz_compile.c).  Allocations go through a counting
  * allocator, so a leak on any path aborts at once with the input that
  * caused it (LeakSanitizer would only report at exit). */
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_compile.h"
 #include "lib/common/alloc.h"
 #include "lib/importers/tflite/tflite_import.h"
 #include "lib/importers/tflite/tflite_reader.h"
@@ -137,5 +139,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tfl_model_free(m, &a);
   tinyml_status_free(status);
   check(c.live == 0, "tfl_read leaked");
+  fuzz_compile(data, size);
   return 0;
 }

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Runs the fuzz_tflite libFuzzer target on a seed corpus of the shared
-models and fails if it finds a crash, a leak, a timeout or an OOM.
+"""Runs a libFuzzer target (tests/fuzz) on seed corpora and fails if it
+finds a crash, a leak, a timeout or an OOM.  Every seed runs once first
+(the replay of the checked-in corpus), then libFuzzer mutates for SECONDS.
 
 Usage:
-  run_fuzz.py FUZZER MODELS_DIR WORK_DIR [--time SECONDS] [LIBFUZZER_ARGS...]
+  run_fuzz.py FUZZER SEED_DIRS WORK_DIR [--time SECONDS] [--suffix SUFFIX]
+              [--timeout SECONDS] [LIBFUZZER_ARGS...]
   run_fuzz.py --unavailable REASON
 
+SEED_DIRS is one directory or several joined by ':' (e.g. the checked-in
+corpus tests/fuzz/corpus/NAME and ../shared/models); files ending in
+SUFFIX (default .tflite; '' for all) are seeds.  --timeout is libFuzzer's
+per-input limit (default 10 s).
+
 WORK_DIR (in the build directory) gets:
-  seeds/      every *.tflite under MODELS_DIR, copied afresh on each run
+  seeds/      every seed file, copied afresh on each run
   corpus/     a scratch corpus, emptied on each run; libFuzzer adds to it
   artifacts/  crash-*, leak-*, timeout-*, oom-* inputs, if any
 Reproduce a finding with `FUZZER WORK_DIR/artifacts/crash-...`.
@@ -52,22 +59,23 @@ def main():
         skip(" ".join(args[1:]) or "the fuzzer is unavailable")
     if len(args) < 3:
         sys.exit(__doc__)
-    fuzzer, models_dir, work = args[:3]
+    fuzzer, seed_dirs, work = args[:3]
     extra = args[3:]
-    seconds, suffix = "30", ".tflite"
-    if extra[:1] == ["--time"]:
-        seconds, extra = extra[1], extra[2:]
-    if extra[:1] == ["--suffix"]:
-        suffix, extra = extra[1], extra[2:]
+    opts = {"--time": "30", "--suffix": ".tflite", "--timeout": "10"}
+    while extra[:1] and extra[0] in opts:
+        opts[extra[0]], extra = extra[1], extra[2:]
+    seconds, suffix, timeout = opts["--time"], opts["--suffix"], opts["--timeout"]
     if not os.path.exists(fuzzer):
         skip(f"{fuzzer} was not built")
-    if not os.path.isdir(models_dir):
-        skip(f"{models_dir} missing")
+    for d in seed_dirs.split(":"):
+        if not os.path.isdir(d):
+            skip(f"{d} missing")
     seeds = fresh_dir(os.path.join(work, "seeds"))
     corpus = fresh_dir(os.path.join(work, "corpus"))
     artifacts = fresh_dir(os.path.join(work, "artifacts")) + os.sep
-    print(f"{copy_seeds(models_dir, seeds, suffix)} seed models from {models_dir}")
-    cmd = [fuzzer, f"-max_total_time={seconds}", "-timeout=10", "-rss_limit_mb=2048",
+    for d in seed_dirs.split(":"):
+        print(f"{copy_seeds(d, seeds, suffix)} seeds from {d}")
+    cmd = [fuzzer, f"-max_total_time={seconds}", f"-timeout={timeout}", "-rss_limit_mb=3072",
            "-print_final_stats=1", f"-artifact_prefix={artifacts}", *extra, corpus, seeds]
     print("$ " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
