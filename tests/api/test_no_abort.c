@@ -216,11 +216,56 @@ static void test_integer_division_data(void **state) {
   assert_int_equal(failures, 0);
 }
 
+/* Indices from the data: tosa.gather with indices out of range must read
+ * the nearest row (lib/compiler/linalg/guards.c), never memory outside the
+ * values, and in-range indices their own row.  Without the guard, an index
+ * of 2^30 faults. */
+static tinyml_status_t gather(const void *arg) {
+  (void)arg;
+  static const int32_t idx[6] = {2, -1, 5, 1 << 30, INT32_MIN, 4};
+  static const int32_t want[6] = {2, 0, 4, 4, 0, 4}; /* clamped rows */
+  size_t size = 0;
+  char *text = child_read_model("gather", &size);
+  tinyml_blob_t *blob = NULL;
+  tinyml_module_t *m = NULL;
+  tinyml_status_t st = tinyml_compile(text, size, NULL, &blob);
+  free(text);
+  if (!st) st = tinyml_module_load(tinyml_blob_data(blob), tinyml_blob_size(blob), NULL, &m);
+  api_io_t io;
+  if (!st && !api_io_alloc(m, SIZE_MAX, 1, &io)) _exit(CHILD_SETUP_FAILED);
+  if (!st) {
+    float *values = io.inputs[0];
+    for (int i = 0; i < 15; ++i) values[i] = (float)i;
+    memcpy(io.inputs[1], idx, sizeof idx);
+    st = api_run(m, NULL, &io, 1);
+    const float *y = io.outputs[0];
+    for (int i = 0; i < 6 && !st; ++i)
+      for (int c = 0; c < 3; ++c)
+        if (y[i * 3 + c] != (float)(want[i] * 3 + c)) {
+          fprintf(stderr, "gather index %d gave %g for channel %d (row %d expected)\n",
+                  (int)idx[i], (double)y[i * 3 + c], c, (int)want[i]);
+          _exit(CHILD_WRONG_RESULT);
+        }
+    api_io_free(&io);
+  }
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+  return st;
+}
+
+static void test_gather_indices_data(void **state) {
+  (void)state;
+  report_t r;
+  assert_true(run_in_child("gather with indices out of range", gather, NULL, &r));
+  assert_int_equal(r.code, TINYML_STATUS_OK);
+}
+
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_cpu_and_features),
       cmocka_unit_test(test_integer_division_data),
+      cmocka_unit_test(test_gather_indices_data),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

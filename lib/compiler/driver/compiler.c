@@ -11,7 +11,7 @@
 #include "../codegen/lower.h"
 #include "../codegen/object.h"
 #include "../linalg/graph.h"
-#include "../linalg/guard_divisions.h"
+#include "../linalg/guards.h"
 #include "../linalg/labels.h"
 #include "../linalg/memory_plan.h"
 #include "../linalg/partition.h"
@@ -83,6 +83,7 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), TOSA_TO_LINALG, &s->diag, s->a,
                          "lowering TOSA to Linalg");
   if (!st) st = tc_guard_divisions(m, s->a);
+  if (!st) st = tc_guard_indices(m, s->a);
   if (!st) st = tc_partition(s->ctx, m, s->a, &s->graph);
   if (!st && !s->strip) st = tc_label_dispatches(&s->graph, s->a);
   /* Constants are borrowed from attributes, which the context owns. */
