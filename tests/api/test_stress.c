@@ -15,9 +15,10 @@
  * pool_cycles          contexts with thread_count 2, 3 and 4 created,
  *   invoked (once or twice, on different inputs) and released 1,000 times
  *   each: the worker pool's start, use and join.  kws_ref_model splits 8 of
- *   its 16 phases (tests/api/test_threads.c counts them), so the workers
- *   really share its phases.  Outputs must equal the one-thread reference,
- *   and the process must have no more threads at the end than at the start.
+ *   its 16 phases on x86-64 (counted from lib/runtime/runtime.h's entry
+ *   tables, as tests/api/test_threads.c does), so the workers really share
+ *   its phases.  Outputs must equal the one-thread reference, and the
+ *   process must have no more threads at the end than at the start.
  *
  * The reference inputs are chosen so that their outputs differ pairwise:
  * an output that comes from another thread's input, or from no invoke at
