@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs the whole test suite: unit and
-# end-to-end tests (meson test), a clang build with warnings as errors, and
-# an install + pkg-config consumer check.  Exits non-zero on any failure.
+# end-to-end tests (meson test), a clang build with warnings as errors, an
+# install + pkg-config consumer check, the stress suite under
+# ThreadSanitizer, and the rvv and mcu stages.  Exits non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -31,6 +33,26 @@ bash tests/install/check_install.sh build
 
 echo "== build the standalone examples against the install (CMake package and pkg-config, meson subproject, meson classify)"
 bash tests/install/check_consumers.sh build ../shared
+
+# ---- tsan: the stress suite under ThreadSanitizer --------------------------
+# tests/api/test_stress.c (concurrent compiles, 8 threads x 1,000 invokes of
+# one module, 1,000 pool start/use/join cycles per thread count) in a
+# separate gcc build with -fsanitize=thread.  Only the test and what it links
+# are built.  halt_on_error makes any report end the test with exit code 66,
+# which fails it; the stage's failure fails the script after the closing
+# line.  MLIR/LLVM and the compiled kernels are not instrumented: TSan sees
+# the library's own C code (runtime, pool, API, compiler driver).
+echo "== tsan: the stress suite under ThreadSanitizer"
+tsan_failed=0
+tsan_start=$SECONDS
+rm -rf build-tsan
+meson setup build-tsan -Db_sanitize=thread -Dtests=true >/dev/null
+ninja -C build-tsan tests/api/test_stress
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+  meson test -C build-tsan --no-rebuild --suite stress --print-errorlogs \
+  --num-processes 2 || tsan_failed=1
+echo "-- tsan stage: $(( (SECONDS - tsan_start) / 60 )) min $(( (SECONDS - tsan_start) % 60 )) s"
+# ---- end of tsan stage ------------------------------------------------------
 
 # ---- rvv: riscv64 cross build, MLPerf Tiny models under qemu-riscv64 -------
 # The runtime-only library and a static tinyml-run are cross-built for
@@ -141,9 +163,10 @@ fi
 # One closing line in the plain 'N passed, N failed' form (expected failures
 # of documented open bugs count as passed: meson fails the run otherwise).
 # The rvv stage's cases (one PASS/FAIL line each, per VLEN) are added in.
-python3 - build/meson-logs/testlog.json "$rvv_log" <<'PY'
+python3 - build/meson-logs/testlog.json "$rvv_log" build-tsan/meson-logs/testlog.json <<'PY'
 import json, sys
-results = [json.loads(line)["result"] for line in open(sys.argv[1]) if line.strip()]
+results = [json.loads(line)["result"] for path in (sys.argv[1], sys.argv[3])
+           for line in open(path) if line.strip()]
 for line in open(sys.argv[2]):
     word = line.split(" ", 1)[0]
     if word in ("PASS", "FAIL", "SKIP"):
@@ -152,6 +175,10 @@ ok = sum(r in ("OK", "EXPECTEDFAIL") for r in results)
 skipped = sum(r == "SKIP" for r in results)
 print("tests: %d passed, %d failed, %d skipped" % (ok, len(results) - ok - skipped, skipped))
 PY
+if [ "$tsan_failed" -ne 0 ]; then
+  echo "tsan: the stress suite failed under ThreadSanitizer (see build-tsan/meson-logs/testlog.txt)" >&2
+  exit 1
+fi
 if [ "$rvv_failed" -ne 0 ]; then
   echo "rvv: model tests under qemu-riscv64 failed (see $rvv_log)" >&2
   exit 1

@@ -118,10 +118,7 @@ static tinyml_status_t llvm_error(const tinyml_allocator_t *a, char *msg, const 
 static tinyml_status_t make_target_machine(const tc_target_t *tg,
                                            const tinyml_allocator_t *a,
                                            LLVMTargetMachineRef *out) {
-  LLVMInitializeAllTargetInfos();
-  LLVMInitializeAllTargets();
-  LLVMInitializeAllTargetMCs();
-  LLVMInitializeAllAsmPrinters();
+  tc_llvm_targets_init();
   LLVMTargetRef target;
   char *err = NULL;
   const char *triple = tg->backend->triple;

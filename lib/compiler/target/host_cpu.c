@@ -7,11 +7,12 @@
 #include <string.h>
 
 #include "../../common/status.h"
+#include "target.h"
 
 /* Whether LLVM generates code for both triples with one target: the same
  * architecture, whatever the vendor and system. */
 static int same_arch(const char *t1, const char *t2) {
-  LLVMInitializeAllTargetInfos();
+  tc_llvm_targets_init();
   LLVMTargetRef a = NULL, b = NULL;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(t1, &a, &err)) LLVMDisposeMessage(err);

@@ -3,10 +3,23 @@
  * selection on TOSA and the linking of the bitcode agree. */
 #include "target.h"
 
+#include <llvm-c/Target.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "../../common/list.h"
 #include "../../common/status.h"
+
+static pthread_once_t llvm_targets_once = PTHREAD_ONCE_INIT;
+
+static void llvm_targets_register(void) {
+  LLVMInitializeAllTargetInfos();
+  LLVMInitializeAllTargets();
+  LLVMInitializeAllTargetMCs();
+  LLVMInitializeAllAsmPrinters();
+}
+
+void tc_llvm_targets_init(void) { pthread_once(&llvm_targets_once, llvm_targets_register); }
 
 /* Whether the target can use `b`: the caller's features decide when given. */
 static int can_use(const tc_ukernel_build_t *b, const char *cpu, const char *features) {

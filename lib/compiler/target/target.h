@@ -35,6 +35,14 @@ tinyml_status_t tc_target_resolve(const tinyml_backend_t *backend, const char *c
                                   const tinyml_allocator_t *a, tc_target_t *out);
 void tc_target_release(tc_target_t *target);
 
+/* Registers LLVM's targets, target machines, MCs and asm printers, once
+ * per process.  LLVM's registry is a plain list that "clients are
+ * responsible" for filling without races (TargetRegistry.cpp): two
+ * compiles registering at once could lose a target or link the list into
+ * a cycle.  Call this, never LLVMInitializeAll*(), before looking a target
+ * up.  Thread-safe. */
+void tc_llvm_targets_init(void);
+
 /* Whether the target's microkernels include the f32 kinds. */
 int tc_target_has_f32_kernels(const tc_target_t *target);
 
