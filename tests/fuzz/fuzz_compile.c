@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_alloc.h"
 #include "tinyml.h"
 
 #ifndef FUZZ_COMPILE_MAX_BYTES
@@ -18,25 +19,6 @@
 
 /* A compiled module is run only if its arena and I/O fit in this. */
 #define FUZZ_RUN_MAX_BYTES (64u << 20)
-
-typedef struct counter {
-  long live;
-} counter_t;
-
-static void *count_alloc(void *self, size_t size, size_t alignment) {
-  void *p = NULL;
-  if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                     size ? size : 1) != 0)
-    return NULL;
-  ((counter_t *)self)->live++;
-  return p;
-}
-
-static void count_free(void *self, void *ptr) {
-  if (!ptr) return;
-  ((counter_t *)self)->live--;
-  free(ptr);
-}
 
 static void check(int ok, const char *what, tinyml_status_t st) {
   if (ok) return;
@@ -90,8 +72,8 @@ static void run(const tinyml_module_t *m, const tinyml_allocator_t *a, uint8_t f
 
 void fuzz_compile(const uint8_t *data, size_t size) {
   if (size > FUZZ_COMPILE_MAX_BYTES) return;
-  counter_t c = {0};
-  tinyml_allocator_t a = {&c, count_alloc, count_free};
+  fuzz_counter_t c = {0};
+  tinyml_allocator_t a = fuzz_counting_allocator(&c);
   tinyml_compile_options_t o;
   tinyml_compile_options_init(&o);
   o.allocator = a;

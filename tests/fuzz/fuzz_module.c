@@ -31,6 +31,7 @@
 
 #include "lib/common/alloc.h"
 #include "lib/runtime/runtime.h"
+#include "fuzz_alloc.h"
 #include "tinyml.h"
 
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -41,25 +42,6 @@
  * claims more is loaded and queried but not run, as a host with this
  * much memory to spare would refuse it. */
 #define MAX_RUN_BYTES (64u << 20)
-
-typedef struct counter {
-  long live;
-} counter_t;
-
-static void *count_alloc(void *self, size_t size, size_t alignment) {
-  void *p = NULL;
-  if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                     size ? size : 1) != 0)
-    return NULL;
-  ((counter_t *)self)->live++;
-  return p;
-}
-
-static void count_free(void *self, void *ptr) {
-  if (!ptr) return;
-  ((counter_t *)self)->live--;
-  free(ptr);
-}
 
 /* ---- trusted images ----------------------------------------------------- */
 
@@ -256,8 +238,8 @@ static void run(const tinyml_module_t *m, uint8_t seed, const tinyml_allocator_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  counter_t c = {0};
-  tinyml_allocator_t a = {&c, count_alloc, count_free};
+  fuzz_counter_t c = {0};
+  tinyml_allocator_t a = fuzz_counting_allocator(&c);
   /* The bytes must be 16-byte aligned and outlive the module. */
   uint8_t *bytes = tinyml__alloc(&a, size ? size : 1, 16);
   if (!bytes) abort();

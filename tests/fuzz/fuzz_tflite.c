@@ -16,29 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_alloc.h"
 #include "fuzz_compile.h"
 #include "lib/common/alloc.h"
 #include "lib/importers/tflite/tflite_import.h"
 #include "lib/importers/tflite/tflite_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-typedef struct counting {
-  size_t live;
-} counting_t;
-
-static void *counting_alloc(void *self, size_t size, size_t alignment) {
-  if (alignment < sizeof(void *)) alignment = sizeof(void *);
-  void *p = NULL;
-  if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
-  ((counting_t *)self)->live++;
-  return p;
-}
-
-static void counting_free(void *self, void *ptr) {
-  ((counting_t *)self)->live--;
-  free(ptr);
-}
 
 static void check(int ok, const char *what) {
   if (ok) return;
@@ -110,7 +94,7 @@ static uint32_t walk_model(const tfl_model_t *m, const uint8_t *data, size_t siz
 /* The importer end to end; compiled out with -DFUZZ_TFLITE_READER_ONLY to
  * fuzz the reader alone while the emitter has a known finding. */
 static void fuzz_import(const uint8_t *data, size_t size, tinyml_allocator_t *a,
-                        counting_t *c) {
+                        fuzz_counter_t *c) {
 #ifdef FUZZ_TFLITE_READER_ONLY
   (void)data, (void)size, (void)a, (void)c;
 #else
@@ -126,8 +110,8 @@ static void fuzz_import(const uint8_t *data, size_t size, tinyml_allocator_t *a,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  counting_t c = {0};
-  tinyml_allocator_t a = {&c, counting_alloc, counting_free};
+  fuzz_counter_t c = {0};
+  tinyml_allocator_t a = fuzz_counting_allocator(&c);
   fuzz_import(data, size, &a, &c);
   tfl_model_t *m = NULL;
   tinyml_status_t status = tfl_read(data, size, &a, &m);
