@@ -377,16 +377,17 @@ static int write_files(const compile_args_t *args, const void *model, size_t siz
 static int compile_file(const compile_args_t *args) {
   void *model;
   size_t size;
-  if (tool_read_file(args->model, &model, &size) != 0) return TOOL_EXIT_FAILURE;
+  int mapped;
+  if (tool_map_file(args->model, &model, &size, &mapped) != 0) return TOOL_EXIT_FAILURE;
   if (args->options.emit != TINYML_EMIT_MODULE) {
     int rc = write_files(args, model, size);
-    free(model);
+    tool_release_file(model, size, mapped);
     return rc;
   }
   tinyml_blob_t *module = NULL;
   int rc = tool_check(tinyml_compile(model, size, &args->options, &module),
                       "cannot compile %s", args->model);
-  free(model);
+  tool_release_file(model, size, mapped);
   if (rc == 0)
     rc = tool_check(tinyml_blob_write_file(module, args->output),
                     "cannot write the module");
