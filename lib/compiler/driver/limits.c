@@ -2,6 +2,7 @@
 #include "limits.h"
 
 #include <inttypes.h>
+#include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/BuiltinTypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,11 +50,14 @@ typedef struct walk {
 } walk_t;
 
 /* The op's name for a message: its location's name (the importers name
- * each op after the model's operator) else its kind. */
+ * each op after the model's operator), else a function's symbol (for its
+ * arguments, the model's inputs), else its kind. */
 static void op_name(MlirOperation op, char *out, size_t size) {
   MlirLocation loc = mlirOperationGetLocation(op);
   MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  MlirAttribute sym = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
   if (mlirLocationIsAName(loc)) s = mlirIdentifierStr(mlirLocationNameGetName(loc));
+  else if (!mlirAttributeIsNull(sym) && mlirAttributeIsAString(sym)) s = mlirStringAttrGetValue(sym);
   snprintf(out, size, "%.*s", (int)(s.length > 120 ? 120 : s.length), s.data);
 }
 
@@ -85,9 +89,12 @@ static MlirWalkResult check_op(MlirOperation op, void *user) {
     return MlirWalkResultAdvance;
   }
   if (++w->ops > w->l->import.max_ops) {
+    char name[128];
+    op_name(op, name, sizeof name);
     w->st = tinyml__status_make(w->a, TINYML_STATUS_UNSUPPORTED,
                                 "compile: the graph has more than max_ops (%" PRIu64
-                                ") operations", w->l->import.max_ops);
+                                ") operations; '%s' is one too many",
+                                w->l->import.max_ops, name);
     return MlirWalkResultInterrupt;
   }
   int is_const = kind.length == 10 && strncmp(kind.data, "tosa.const", 10) == 0;
