@@ -290,9 +290,9 @@ typedef struct tinyml_compile_options_s {
   /* Resource limits (docs/SECURITY.md, "Limits (the contract)").  Each is
    * checked as early as the model allows, before anything of that size is
    * allocated or copied, and a model over one is refused with
-   * UNSUPPORTED, naming the tensor or operator and the limit.  0 (the
-   * default) = the default given; fields past an older caller's
-   * struct_size take the defaults too. */
+   * UNSUPPORTED, naming the tensor or operator and the limit.
+   * tinyml_compile_options_init() sets each to its default; 0, and a field
+   * past an older caller's struct_size, also mean the default. */
   /* Bytes of any one tensor: input, output, constant or intermediate
    * (shape times element size).  Default TINYML_DEFAULT_MAX_TENSOR_BYTES. */
   uint64_t max_tensor_bytes;
