@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
   tinyml_context_t *c = NULL;
   const char *th = getenv("PHASES_THREADS");
   threads = th && atoi(th) > 1 && atoi(th) <= 16 ? atoi(th) : 1;
-  if (!data || tinyml__module_create(data, size, NULL, &a, &m) ||
+  if (!data || tinyml__module_create(data, size, NULL, NULL, &a, &m) ||
       tinyml__context_create(m, &a, (void *[TMOD_MAX_ARENA_REGIONS]){NULL}, (uint32_t)threads, &c)) {
     fprintf(stderr, "usage: phases MODULE.tmlm [RUNS] (a module this runtime loads)\n");
     return 1;

@@ -23,6 +23,10 @@ void tinyml_compile_options_init(tinyml_compile_options_t *o) {
   memset(o, 0, sizeof(*o));
   o->struct_size = sizeof(*o);
   o->opt_level = 3;
+  o->max_tensor_bytes = TINYML_DEFAULT_MAX_TENSOR_BYTES;
+  o->max_constant_bytes = TINYML_DEFAULT_MAX_CONSTANT_BYTES;
+  o->max_ops = TINYML_DEFAULT_MAX_OPS;
+  o->max_arena_bytes = TINYML_DEFAULT_MAX_ARENA_BYTES;
 }
 
 void tinyml_preprocess_init(tinyml_preprocess_t *p) {
@@ -165,6 +169,12 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   r->strip = HAS_FIELD(o, strip) && o->strip;
   for (int i = 0; HAS_FIELD(o, arena_regions) && i < TINYML_MAX_ARENA_REGIONS; ++i)
     r->arena_regions[i] = o->arena_regions[i];
+  /* 0 (or a field this caller's struct lacks) is the default, which the
+   * compiler fills in. */
+  r->max_tensor_bytes = HAS_FIELD(o, max_tensor_bytes) ? o->max_tensor_bytes : 0;
+  r->max_constant_bytes = HAS_FIELD(o, max_constant_bytes) ? o->max_constant_bytes : 0;
+  r->max_ops = HAS_FIELD(o, max_ops) ? o->max_ops : 0;
+  r->max_arena_bytes = HAS_FIELD(o, max_arena_bytes) ? o->max_arena_bytes : 0;
   r->emit = HAS_FIELD(o, emit) ? o->emit : TINYML_EMIT_MODULE;
   r->name = HAS_FIELD(o, name) && o->name ? o->name : "model";
   if ((unsigned)r->emit > TINYML_EMIT_STATIC_LIB)

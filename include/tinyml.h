@@ -287,7 +287,38 @@ typedef struct tinyml_compile_options_s {
    * module is what it holds, at most its capacity
    * (tinyml_module_arena_region_size).  TINYML_EMIT_MODULE only. */
   size_t arena_regions[TINYML_MAX_ARENA_REGIONS];
+  /* Resource limits (docs/SECURITY.md, "Limits (the contract)").  Each is
+   * checked as early as the model allows, before anything of that size is
+   * allocated or copied, and a model over one is refused with
+   * UNSUPPORTED, naming the tensor or operator and the limit.
+   * tinyml_compile_options_init() sets each to its default; 0, and a field
+   * past an older caller's struct_size, also mean the default. */
+  /* Bytes of any one tensor: input, output, constant or intermediate
+   * (shape times element size).  Default TINYML_DEFAULT_MAX_TENSOR_BYTES. */
+  uint64_t max_tensor_bytes;
+  /* Bytes of all constants (weights) together.  Default
+   * TINYML_DEFAULT_MAX_CONSTANT_BYTES. */
+  uint64_t max_constant_bytes;
+  /* Operators in the model (TFLite operators, ONNX nodes, TOSA ops).
+   * Default TINYML_DEFAULT_MAX_OPS. */
+  uint64_t max_ops;
+  /* Bytes of the planned arena (all regions together).  Default
+   * TINYML_DEFAULT_MAX_ARENA_BYTES. */
+  uint64_t max_arena_bytes;
 } tinyml_compile_options_t;
+
+/* The defaults of the limits above.  Generous for a host compiler: a model
+ * that reaches them could not run on the devices this library targets,
+ * and each is well below what a 64-bit host can address, so a hostile
+ * model is refused long before it costs the compiler memory or time.
+ * 1 GiB per tensor matches the ONNX importer's cap on stored tensors; 2 GiB
+ * of constants matches the 2 GiB FlatBuffer limit of a module; 10^6 ops is
+ * 50 times the 20,000-op chain that compiles in seconds today; 4 GiB of
+ * arena is what a 32-bit target could address at all. */
+#define TINYML_DEFAULT_MAX_TENSOR_BYTES (UINT64_C(1) << 30)
+#define TINYML_DEFAULT_MAX_CONSTANT_BYTES (UINT64_C(2) << 30)
+#define TINYML_DEFAULT_MAX_OPS UINT64_C(1000000)
+#define TINYML_DEFAULT_MAX_ARENA_BYTES (UINT64_C(4) << 30)
 
 TINYML_API void tinyml_compile_options_init(tinyml_compile_options_t *options);
 
@@ -341,6 +372,16 @@ typedef struct tinyml_module_s tinyml_module_t;
 typedef struct tinyml_module_options_s {
   size_t struct_size; /* set by tinyml_module_options_init() */
   tinyml_allocator_t allocator;
+  /* Limits a host sets to refuse a module before anything of that size is
+   * allocated: a module over one fails to load with UNSUPPORTED, the
+   * message naming the size and the limit.  0 (the default) = no limit
+   * beyond the module's own bytes (constants must lie in them) and
+   * size_t (each arena region must fit it).
+   * max_arena_size: the arena all regions together claim; checked at
+   * load, so that no context of the module allocates more.
+   * max_constant_size: the constants (weights) the module holds. */
+  size_t max_arena_size;
+  size_t max_constant_size;
 } tinyml_module_options_t;
 
 TINYML_API void tinyml_module_options_init(tinyml_module_options_t *options);
@@ -350,7 +391,9 @@ TINYML_API void tinyml_module_options_init(tinyml_module_options_t *options);
  * returns.  `data` must stay alive and unchanged until the module is released,
  * and must be aligned to 16 bytes (constants are used in place).
  * Errors: INVALID_ARGUMENT, INVALID_MODULE (naming the problem),
- *   UNSUPPORTED (a target this runtime cannot execute), OUT_OF_MEMORY. */
+ *   UNSUPPORTED (a target this runtime cannot execute, or an arena or
+ *   constants larger than options->max_arena_size / max_constant_size),
+ *   OUT_OF_MEMORY. */
 TINYML_API tinyml_status_t tinyml_module_load(const void *data, size_t size,
                                               const tinyml_module_options_t *options,
                                               tinyml_module_t **out_module);

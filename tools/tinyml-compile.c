@@ -67,6 +67,13 @@ static void print_usage(void) {
       "                       RAM; suffixes K and M; up to %d): the buffers\n"
       "                       used most per byte go to the first region\n"
       "\n"
+      "Resource limits (docs/SECURITY.md); a model over one is refused, naming\n"
+      "the tensor or operator.  SIZE takes a suffix K, M or G:\n"
+      "      --max-tensor-bytes SIZE    any one tensor (default 1G)\n"
+      "      --max-constant-bytes SIZE  all constants together (default 2G)\n"
+      "      --max-ops N                operators in the model (default 1000000)\n"
+      "      --max-arena-bytes SIZE     the planned arena (default 4G)\n"
+      "\n"
       "Pre- and post-processing compiled into the model (docs/PREPOST.md):\n"
       "      --input-image WxH\n"
       "                       the module takes a uint8 HWC image of W x H\n"
@@ -98,6 +105,10 @@ enum {
   OPT_IMAGE, OPT_PIXELS, OPT_RESIZE, OPT_INT16, OPT_MEAN, OPT_STD, OPT_LAYOUT,
   OPT_DEQUANTIZE, OPT_SOFTMAX, OPT_ARGMAX, OPT_TOP_K, OPT_NO_WINOGRAD, OPT_STRIP,
   OPT_ARENA_REGIONS,
+  OPT_MAX_TENSOR_BYTES,
+  OPT_MAX_CONSTANT_BYTES,
+  OPT_MAX_OPS,
+  OPT_MAX_ARENA_BYTES,
 };
 
 static const struct option kLongOptions[] = {
@@ -121,6 +132,10 @@ static const struct option kLongOptions[] = {
     {"no-winograd", no_argument, NULL, OPT_NO_WINOGRAD},
     {"strip", no_argument, NULL, OPT_STRIP},
     {"arena-regions", required_argument, NULL, OPT_ARENA_REGIONS},
+    {"max-tensor-bytes", required_argument, NULL, OPT_MAX_TENSOR_BYTES},
+    {"max-constant-bytes", required_argument, NULL, OPT_MAX_CONSTANT_BYTES},
+    {"max-ops", required_argument, NULL, OPT_MAX_OPS},
+    {"max-arena-bytes", required_argument, NULL, OPT_MAX_ARENA_BYTES},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -144,6 +159,26 @@ static int parse_regions(const char *value, size_t *out) {
     p = end + 1;
   }
   return tool_usage_error("--arena-regions: at most %d regions", TINYML_MAX_ARENA_REGIONS);
+}
+
+/* A limit: a positive count, with K, M or G (powers of 1024) for sizes.
+ * 0 is refused: the API reads it as "the default", which a user typing
+ * --max-ops 0 would not expect. */
+static int parse_limit(const char *value, const char *flag, int sizes, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(value, &end, 10);
+  unsigned long long scale = 1;
+  if (sizes && *end) {
+    scale = *end == 'K' ? 1ull << 10 : *end == 'M' ? 1ull << 20 : *end == 'G' ? 1ull << 30 : 0;
+    if (scale) ++end;
+  }
+  if (end == value || value[0] == '-' || errno || n == 0 || !scale || *end != '\0' ||
+      n > UINT64_MAX / scale)
+    return tool_usage_error("%s: '%s' is not a positive %s", flag, value,
+                            sizes ? "size like 512M" : "count");
+  *out = (uint64_t)(n * scale);
+  return 0;
 }
 
 static int parse_emit(const char *value, tinyml_emit_t *emit) {
@@ -258,6 +293,13 @@ static int apply_option(int opt, char *value, char **argv,
     case OPT_NO_WINOGRAD: args->options.no_winograd = 1; return 0;
     case OPT_STRIP: args->options.strip = 1; return 0;
     case OPT_ARENA_REGIONS: return parse_regions(value, args->options.arena_regions);
+    case OPT_MAX_TENSOR_BYTES:
+      return parse_limit(value, "--max-tensor-bytes", 1, &args->options.max_tensor_bytes);
+    case OPT_MAX_CONSTANT_BYTES:
+      return parse_limit(value, "--max-constant-bytes", 1, &args->options.max_constant_bytes);
+    case OPT_MAX_OPS: return parse_limit(value, "--max-ops", 0, &args->options.max_ops);
+    case OPT_MAX_ARENA_BYTES:
+      return parse_limit(value, "--max-arena-bytes", 1, &args->options.max_arena_bytes);
     case OPT_IMAGE: case OPT_PIXELS: case OPT_RESIZE: case OPT_INT16:
     case OPT_MEAN: case OPT_STD: case OPT_LAYOUT:
       return apply_pre_option(opt, value, args);
@@ -335,16 +377,17 @@ static int write_files(const compile_args_t *args, const void *model, size_t siz
 static int compile_file(const compile_args_t *args) {
   void *model;
   size_t size;
-  if (tool_read_file(args->model, &model, &size) != 0) return TOOL_EXIT_FAILURE;
+  int mapped;
+  if (tool_map_file(args->model, &model, &size, &mapped) != 0) return TOOL_EXIT_FAILURE;
   if (args->options.emit != TINYML_EMIT_MODULE) {
     int rc = write_files(args, model, size);
-    free(model);
+    tool_release_file(model, size, mapped);
     return rc;
   }
   tinyml_blob_t *module = NULL;
   int rc = tool_check(tinyml_compile(model, size, &args->options, &module),
                       "cannot compile %s", args->model);
-  free(model);
+  tool_release_file(model, size, mapped);
   if (rc == 0)
     rc = tool_check(tinyml_blob_write_file(module, args->output),
                     "cannot write the module");

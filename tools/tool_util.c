@@ -7,7 +7,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void vreport(const char *fmt, va_list args) {
   fprintf(stderr, "%s: ", tool_name);
@@ -71,11 +76,20 @@ static int grow(char **data, size_t *capacity, const char *path) {
 }
 
 /* Reads until end of file rather than trusting a size from fseek/stat, so
- * pipes such as `--input <(generator)` work too. */
-static int read_all(FILE *f, const char *path, char **data, size_t *size) {
+ * pipes such as `--input <(generator)` work too.  `hint` (a regular file's
+ * size, else 0) sizes the first buffer one byte larger, so a large model
+ * is read into one allocation of its size: doubling would reserve up to
+ * twice the file (a 1 GiB model needing 2 GiB of address space) and copy
+ * it on every step. */
+static int read_all(FILE *f, const char *path, size_t hint, char **data, size_t *size) {
   size_t capacity = 0;
   *data = NULL;
   *size = 0;
+  if (hint && hint < SIZE_MAX) {
+    *data = malloc(hint + 1);
+    if (*data == NULL) return tool_error("%s: file too large for memory", path);
+    capacity = hint + 1;
+  }
   for (;;) {
     if (*size == capacity && grow(data, &capacity, path) != 0) return 1;
     size_t n = fread(*data + *size, 1, capacity - *size, f);
@@ -89,9 +103,14 @@ static int read_all(FILE *f, const char *path, char **data, size_t *size) {
 int tool_read_file(const char *path, void **out_data, size_t *out_size) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) return tool_error("cannot open %s: %s", path, strerror(errno));
+  struct stat st;
+  size_t hint = 0;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uintmax_t)st.st_size < SIZE_MAX)
+    hint = (size_t)st.st_size;
   char *data;
   size_t size;
-  int rc = read_all(f, path, &data, &size);
+  int rc = read_all(f, path, hint, &data, &size);
   fclose(f);
   if (rc != 0) {
     free(data);
@@ -100,6 +119,30 @@ int tool_read_file(const char *path, void **out_data, size_t *out_size) {
   *out_data = data;
   *out_size = size;
   return 0;
+}
+
+int tool_map_file(const char *path, void **out_data, size_t *out_size, int *out_mapped) {
+  *out_mapped = 0;
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uintmax_t)st.st_size < SIZE_MAX) {
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      close(fd);
+      *out_data = p;
+      *out_size = (size_t)st.st_size;
+      *out_mapped = 1;
+      return 0;
+    }
+  }
+  if (fd >= 0) close(fd);
+  return tool_read_file(path, out_data, out_size);
+}
+
+void tool_release_file(void *data, size_t size, int mapped) {
+  if (mapped) munmap(data, size);
+  else free(data);
 }
 
 int tool_write_file(const char *path, const void *data, size_t size) {

@@ -53,6 +53,16 @@ int tool_print_version(void);
  * 0, or prints an error and returns TOOL_EXIT_FAILURE. */
 int tool_read_file(const char *path, void **out_data, size_t *out_size);
 
+/* Like tool_read_file, but maps a regular file read-only instead of
+ * copying it (falling back to reading for pipes and empty files), so that
+ * the pages of a model are only touched as the importer reads them: a
+ * model that a limit refuses on its header costs no memory for the rest
+ * (a 1 GiB constant: about 0.2 s instead of 4 s of page faults).  Truncating
+ * the file while it is mapped is the caller's own SIGBUS.  *out_mapped
+ * says which; release with tool_release_file. */
+int tool_map_file(const char *path, void **out_data, size_t *out_size, int *out_mapped);
+void tool_release_file(void *data, size_t size, int mapped);
+
 /* Writes `size` bytes to `path`, replacing it.  Returns 0 or prints an error
  * and returns TOOL_EXIT_FAILURE. */
 int tool_write_file(const char *path, const void *data, size_t size);

@@ -35,6 +35,8 @@ typedef struct tinyml__compile_request {
   int strip;    /* leave out the dispatch labels (linalg/labels.h) */
   /* Arena region capacities, 0-terminated; none: one arena (graph.h). */
   uint64_t arena_regions[TINYML_MAX_ARENA_REGIONS];
+  /* Resource limits (tinyml_compile_options_t); 0 = the default. */
+  uint64_t max_tensor_bytes, max_constant_bytes, max_ops, max_arena_bytes;
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */

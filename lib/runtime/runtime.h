@@ -38,10 +38,19 @@ struct tinyml_context_s {
 #endif
 };
 
-/* Takes ownership of `owned` (may be NULL) whether it succeeds or not. */
+/* The host's limits on a module (tinyml_module_options_t); 0 = none. */
+typedef struct tinyml__module_limits {
+  size_t max_arena_size;    /* all arena regions together */
+  size_t max_constant_size;
+} tinyml__module_limits_t;
+
+/* Takes ownership of `owned` (may be NULL) whether it succeeds or not.
+ * `limits` may be NULL (none); they are checked right after the bytes are
+ * verified, before the executables are loaded or anything is allocated
+ * for the arena. */
 tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size,
-                                      uint8_t *owned, const tinyml_allocator_t *a,
-                                      tinyml_module_t **out);
+                                      uint8_t *owned, const tinyml__module_limits_t *limits,
+                                      const tinyml_allocator_t *a, tinyml_module_t **out);
 void tinyml__module_destroy(tinyml_module_t *m);
 
 /* The architecture this runtime runs executables for, as modules name it

@@ -49,6 +49,13 @@ static struct {
   tinyml_module_t *conv;
   uint8_t *arena; /* aligned, arena_size + alignment bytes */
   size_t arena_need, arena_align;
+  /* conv2d's text (constants and an arena, for the limit rows), its module
+   * in a file, and a copy whose constants vector claims more bytes than
+   * the module has. */
+  char *conv_text;
+  size_t conv_text_size;
+  char conv_path[600];
+  uint8_t *conv_big_constants;
   /* EMIT_MODULE through tinyml_compile_files: one file. */
   tinyml_files_t *files;
   /* A context with nothing bound, and one with only the inputs bound. */
@@ -67,6 +74,7 @@ static struct {
 static char g_in_name[128], g_out_name[128], g_in_bytes[64], g_out_bytes[64];
 static char g_arena_need[64], g_arena_align[64], g_missing[] = "/nonexistent-tinyml-dir/m.tmlm";
 static char g_missing_dir[] = "/nonexistent-tinyml-dir";
+static char g_arena_max[64], g_constants[64];
 /* "has N" for each wrong buffer size the rows pass. */
 static char g_in_short[32], g_in_long[32], g_in_int8[32], g_in_f64[32];
 static char g_out_short[32], g_out_long[32], g_out_int8[32];
@@ -85,6 +93,28 @@ static void write_bytes(const char *path, const void *data, size_t size) {
   assert_int_equal(fclose(f), 0);
 }
 
+/* Sets the length of a module's constants vector (root table field 8,
+ * schema/module.fbs) to 2^30 bytes, far past the end of the module, so
+ * a reader that trusted it would read (or copy) a gigabyte. */
+static void claim_constants(uint8_t *m, size_t size) {
+  uint32_t root, len, off16;
+  int32_t vt_back;
+  memcpy(&root, m, 4);
+  memcpy(&vt_back, m + root, 4);
+  size_t vt = (size_t)((int64_t)root - vt_back);
+  uint16_t vsize, off;
+  memcpy(&vsize, m + vt, 2);
+  assert_true(4 + 2 * 8 < vsize);
+  memcpy(&off, m + vt + 4 + 2 * 8, 2);
+  assert_true(off != 0);
+  off16 = root + off;
+  memcpy(&len, m + off16, 4);
+  size_t vec = off16 + len;
+  assert_true(vec + 4 <= size);
+  uint32_t claim = 1u << 30;
+  memcpy(m + vec, &claim, 4);
+}
+
 static int setup_group(void **state) {
   (void)state;
   g.text = api_read_model("add_mul_broadcast", &g.text_size);
@@ -98,6 +128,13 @@ static int setup_group(void **state) {
   assert_int_equal(posix_memalign((void **)&g.arena, g.arena_align,
                                   g.arena_need + g.arena_align), 0);
   snprintf(g_arena_need, sizeof g_arena_need, "%zu", g.arena_need);
+  snprintf(g_arena_max, sizeof g_arena_max, "max_arena_size (%zu)", g.arena_need - 1);
+  snprintf(g_constants, sizeof g_constants, "%zu bytes", tinyml_module_constant_size(g.conv));
+  assert_true(tinyml_module_constant_size(g.conv) > 1);
+  g.conv_text = api_read_model("conv2d", &g.conv_text_size);
+  g.conv_big_constants = api_aligned_copy(tinyml_blob_data(g.conv_blob),
+                                          tinyml_blob_size(g.conv_blob), 64, 0);
+  claim_constants(g.conv_big_constants, tinyml_blob_size(g.conv_blob));
   snprintf(g_arena_align, sizeof g_arena_align, "%zu", g.arena_align);
 
   tinyml_compile_options_t co;
@@ -157,6 +194,8 @@ static int setup_group(void **state) {
   write_bytes(g.empty, "", 0);
   write_bytes(g.truncated, bytes, size / 2);
   write_bytes(g.not_module, g.text, g.text_size);
+  snprintf(g.conv_path, sizeof g.conv_path, "%s/conv.tmlm", g.dir);
+  write_bytes(g.conv_path, tinyml_blob_data(g.conv_blob), tinyml_blob_size(g.conv_blob));
   return 0;
 }
 
@@ -165,6 +204,9 @@ static int teardown_group(void **state) {
   remove(g.empty);
   remove(g.truncated);
   remove(g.not_module);
+  remove(g.conv_path);
+  api_aligned_free(g.conv_big_constants);
+  free(g.conv_text);
   for (size_t i = 0; i < tinyml_files_count(g.files); ++i) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", g.dir, tinyml_files_name(g.files, i));
@@ -261,6 +303,46 @@ static tinyml_status_t compile_post(uint32_t top_k, size_t struct_size) {
   return compile_with(&o);
 }
 
+/* ---- the resource limits ---- */
+COMPILE_OPT(compile_max_tensor_bytes, 0, max_tensor_bytes, 4)
+COMPILE_OPT(compile_max_ops, 0, max_ops, 1)
+COMPILE_OPT(files_compile_max_ops, 1, max_ops, 1)
+
+/* conv2d (constants, an arena) with one limit set. */
+static tinyml_status_t compile_conv(uint64_t max_constant_bytes, uint64_t max_arena_bytes) {
+  tinyml_compile_options_t o = copts();
+  o.max_constant_bytes = max_constant_bytes;
+  o.max_arena_bytes = max_arena_bytes;
+  return tinyml_compile(g.conv_text, g.conv_text_size, &o, &o_blob);
+}
+CALL(compile_max_constant_bytes, compile_conv(4, 0))
+CALL(compile_max_arena_bytes, compile_conv(0, 1))
+
+static int compile_limits_init(void) {
+  tinyml_compile_options_t o = copts();
+  return o.max_tensor_bytes == TINYML_DEFAULT_MAX_TENSOR_BYTES &&
+         o.max_constant_bytes == TINYML_DEFAULT_MAX_CONSTANT_BYTES &&
+         o.max_ops == TINYML_DEFAULT_MAX_OPS &&
+         o.max_arena_bytes == TINYML_DEFAULT_MAX_ARENA_BYTES;
+}
+
+/* A limit of 0, or one past an older caller's struct_size (garbage
+ * there), is the default: the model compiles. */
+static int compile_limits_default(size_t struct_size, uint64_t garbage) {
+  tinyml_compile_options_t o = copts();
+  o.struct_size = struct_size;
+  o.max_tensor_bytes = o.max_constant_bytes = o.max_ops = o.max_arena_bytes = garbage;
+  tinyml_blob_t *blob = NULL;
+  tinyml_status_t st = tinyml_compile(g.conv_text, g.conv_text_size, &o, &blob);
+  int ok = st == TINYML_OK && blob != NULL;
+  tinyml_status_free(st);
+  tinyml_blob_release(blob);
+  return ok;
+}
+CHECK(compile_limits_zero, compile_limits_default(sizeof(tinyml_compile_options_t), 0))
+CHECK(compile_limits_old_struct,
+      compile_limits_default(offsetof(tinyml_compile_options_t, max_tensor_bytes), 1))
+
 CALL(compile_pre_struct_size, compile_pre(TINYML_INPUT_IMAGE, 0))
 CALL(compile_pre_kind, compile_pre(7, sizeof(tinyml_preprocess_t)))
 CALL(compile_pre_several_inputs, compile_pre(TINYML_INPUT_IMAGE, sizeof(tinyml_preprocess_t)))
@@ -317,6 +399,51 @@ static tinyml_status_t load_struct_size(size_t struct_size, int file) {
               : tinyml_module_load(tinyml_blob_data(g.blob), tinyml_blob_size(g.blob), &o,
                                    &o_module);
 }
+
+/* conv2d's module loaded with limits; `file` loads it from its file. */
+static tinyml_status_t load_conv_limited(size_t max_arena, size_t max_constants, int file,
+                                         tinyml_module_t **out) {
+  tinyml_module_options_t o;
+  tinyml_module_options_init(&o);
+  o.max_arena_size = max_arena;
+  o.max_constant_size = max_constants;
+  return file ? tinyml_module_load_file(g.conv_path, &o, out)
+              : tinyml_module_load(tinyml_blob_data(g.conv_blob),
+                                   tinyml_blob_size(g.conv_blob), &o, out);
+}
+CALL(load_max_arena, load_conv_limited(g.arena_need - 1, 0, 0, &o_module))
+CALL(load_file_max_arena, load_conv_limited(g.arena_need - 1, 0, 1, &o_module))
+CALL(load_max_constants, load_conv_limited(0, 1, 0, &o_module))
+CALL(load_constants_past_end, load(g.conv_big_constants, tinyml_blob_size(g.conv_blob)))
+
+/* Limits the module fits exactly (and 0, no limit) load it; an options
+ * struct from before the limits ignores what lies past its struct_size. */
+static int load_conv_fits(size_t max_arena, size_t max_constants, size_t struct_size) {
+  tinyml_module_options_t o;
+  tinyml_module_options_init(&o);
+  o.max_arena_size = max_arena;
+  o.max_constant_size = max_constants;
+  o.struct_size = struct_size;
+  tinyml_module_t *m = NULL;
+  tinyml_status_t st = tinyml_module_load(tinyml_blob_data(g.conv_blob),
+                                          tinyml_blob_size(g.conv_blob), &o, &m);
+  int ok = st == TINYML_OK && m != NULL && tinyml_module_arena_size(m) == g.arena_need;
+  tinyml_context_t *c = NULL;
+  if (ok) { /* and a context allocates that arena */
+    tinyml_status_t cs = tinyml_context_create(m, NULL, &c);
+    ok = cs == TINYML_OK;
+    tinyml_status_free(cs);
+  }
+  tinyml_context_release(c);
+  tinyml_module_release(m);
+  tinyml_status_free(st);
+  return ok;
+}
+CHECK(load_limits_fit, load_conv_fits(g.arena_need, tinyml_module_constant_size(g.conv),
+                                      sizeof(tinyml_module_options_t)))
+CHECK(load_limits_zero, load_conv_fits(0, 0, sizeof(tinyml_module_options_t)))
+CHECK(load_limits_old_struct,
+      load_conv_fits(1, 1, offsetof(tinyml_module_options_t, max_arena_size)))
 
 CALL(load_null_data, load(NULL, tinyml_blob_size(g.blob)))
 CALL(load_null_out, tinyml_module_load(tinyml_blob_data(g.blob), tinyml_blob_size(g.blob),
@@ -513,6 +640,17 @@ static const row_t rows[] = {
     ROW("tinyml_compile", "name not an identifier", compile_name, IA, W("name", "9lives")),
     ROW("tinyml_compile", "name of 49 characters", compile_name_long, IA, W("name", "48")),
     ROW("tinyml_compile", "empty name", compile_name_empty, IA, W("name")),
+    ROW("tinyml_compile", "max_tensor_bytes 4", compile_max_tensor_bytes, UNSUP,
+        W("max_tensor_bytes (4)", "'main': argument 0")),
+    ROW("tinyml_compile", "max_ops 1", compile_max_ops, UNSUP, W("max_ops (1)")),
+    ROW("tinyml_compile", "max_constant_bytes 4", compile_max_constant_bytes, UNSUP,
+        W("max_constant_bytes (4)", "tosa.const line")),
+    ROW("tinyml_compile", "max_arena_bytes 1", compile_max_arena_bytes, UNSUP,
+        W("max_arena_bytes (1)", "arena of")),
+    VAL("tinyml_compile_options_init", "sets the default limits", compile_limits_init),
+    VAL("tinyml_compile", "limits 0 -> the defaults", compile_limits_zero),
+    VAL("tinyml_compile", "limits past an older struct_size -> the defaults",
+        compile_limits_old_struct),
     ROW("tinyml_compile", "preprocess.struct_size 0", compile_pre_struct_size, IA,
         W("preprocess.struct_size")),
     ROW("tinyml_compile", "preprocess.kind 7", compile_pre_kind, IA, W("kind")),
@@ -538,6 +676,7 @@ static const row_t rows[] = {
     ROW("tinyml_compile_files", "wrong cpu", files_compile_cpu, IA, W("not-a-cpu")),
     ROW("tinyml_compile_files", "opt_level 9", files_compile_opt_level, IA,
         W("opt_level", "9"), NOT("tinyml_compile:")),
+    ROW("tinyml_compile_files", "max_ops 1", files_compile_max_ops, UNSUP, W("max_ops (1)")),
     ROW("tinyml_compile_files", "emit -1", files_compile_emit, IA, W("emit", "-1"),
         NOT("tinyml_compile:")),
     ROW("tinyml_compile_files", "name with a space", files_compile_name, IA,
@@ -584,6 +723,17 @@ static const row_t rows[] = {
         W("root table", "out of bounds")),
     ROW("tinyml_module_load", "truncated to half", load_truncated_half, MODULE, W("overruns the module")),
     ROW("tinyml_module_load", "truncated by 1 byte", load_truncated_1, MODULE, W("overruns the module")),
+    ROW("tinyml_module_load", "arena over max_arena_size", load_max_arena, UNSUP,
+        W(g_arena_max, g_arena_need)),
+    ROW("tinyml_module_load", "constants over max_constant_size", load_max_constants, UNSUP,
+        W("max_constant_size (1)", g_constants)),
+    ROW("tinyml_module_load", "constants claim 1 GiB past the end", load_constants_past_end,
+        MODULE, W("constants", "overruns the module")),
+    VAL("tinyml_module_load", "limits the module fits -> loads, context allocates",
+        load_limits_fit),
+    VAL("tinyml_module_load", "limits 0 -> no limit", load_limits_zero),
+    VAL("tinyml_module_load", "limits past an older struct_size -> ignored",
+        load_limits_old_struct),
     ROW("tinyml_module_load", "model text, not a module", load_model_text, MODULE,
         W("file identifier", "TMLM")),
     ROW("tinyml_module_load", "random bytes", load_random, MODULE, W("file identifier", "TMLM")),
@@ -601,6 +751,8 @@ static const row_t rows[] = {
     ROW("tinyml_module_load_file", "model file, not a module", load_file_model_text, MODULE,
         W(g.not_module, "file identifier")),
     ROW("tinyml_module_load_file", "a directory", load_file_directory, IO, W(g.dir, "not a regular file")),
+    ROW("tinyml_module_load_file", "arena over max_arena_size", load_file_max_arena, UNSUP,
+        W(g.conv_path, g_arena_max)),
     ROW("tinyml_module_load_file", "file used as a directory", load_file_not_dir, IO,
         W(g.file_as_dir, "Not a directory")),
     VAL("tinyml_module_release", "NULL is a no-op", module_release_null),

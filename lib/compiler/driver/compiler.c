@@ -26,6 +26,7 @@
 #include "../tosa/uk_select.h"
 #include "deliver.h"
 #include "import.h"
+#include "limits.h"
 
 #define TOSA_TO_LINALG                                                          \
   "builtin.module(func.func(tosa-optional-decompositions),canonicalize,"        \
@@ -50,15 +51,21 @@ typedef struct session {
   const tinyml_postprocess_t *post;
   int winograd;
   int strip;
+  tc_limits_t limits; /* resolved: no field is 0 */
 } session_t;
 
 static tinyml_status_t import_and_partition(session_t *s, const void *model,
                                             size_t size) {
   MlirModule m;
-  const tc_import_t im = {s->ctx, &s->diag, s->a, s->dump_tosa, s->dump_user};
+  const tc_import_t im = {s->ctx, &s->diag, s->a, s->dump_tosa, s->dump_user,
+                          &s->limits.import};
   TINYML_RETURN_IF_ERROR(tc_import(&im, model, size, &m));
   tinyml_status_t st = tc_prepost_apply(s->ctx, m, s->pre, s->post, &s->diag, s->a,
                                         s->dump_tosa, s->dump_user);
+  /* Every format and the stages added, before any pass can make a
+   * tensor of the claimed size: the importers checked their own files
+   * already, this holds the limits for TOSA text too. */
+  if (!st) st = tc_check_graph_limits(m, &s->limits, s->a);
   if (!st && s->target.ukernels)
     st = tc_ukernels_select(s->ctx, m, &s->target, s->winograd, s->a, NULL);
   /* After selection, which moves the importer's transposes below the
@@ -108,6 +115,9 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                  .emit = req->emit, .name = req->name ? req->name : "model",
                  .pre = req->preprocess, .post = req->postprocess,
                  .winograd = req->winograd, .strip = req->strip};
+  const tc_limits_t asked = {{req->max_tensor_bytes, req->max_constant_bytes, req->max_ops},
+                             req->max_arena_bytes};
+  s.limits = tc_limits_resolve(&asked);
   if (!tc_is_c_identifier(s.name))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "
@@ -124,6 +134,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   if (!st) st = generate_code(&s);
   for (int i = 0; i < TINYML_MAX_ARENA_REGIONS; ++i) s.graph.region_caps[i] = req->arena_regions[i];
   if (!st) st = tc_plan_memory(&s.graph, a);
+  if (!st) st = tc_check_arena_limit(s.graph.region_sizes, s.graph.region_count, &s.limits, a);
   const tc_product_t product = {&s.graph, &s.target, s.emit,  s.name,
                                 s.so,     s.so_size, &s.obj, s.obj_size};
   if (!st) st = tc_deliver(&product, a, out);

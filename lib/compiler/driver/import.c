@@ -51,9 +51,9 @@ tinyml_status_t tc_import(const tc_import_t *im, const void *model, size_t size,
   size_t len = 0;
   int from_text = 0;
   if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) {
-    TINYML_RETURN_IF_ERROR(tfl_import(model, size, a, &text, &len));
+    TINYML_RETURN_IF_ERROR(tfl_import_limited(model, size, im->limits, a, &text, &len));
   } else if (!looks_like_mlir_text(p, size) && onnx_looks_like(p, size)) {
-    TINYML_RETURN_IF_ERROR(onnx_import(model, size, a, &text, &len));
+    TINYML_RETURN_IF_ERROR(onnx_import_limited(model, size, im->limits, a, &text, &len));
   } else {
     if (!looks_like_mlir_text(p, size))
       return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,

@@ -6,6 +6,7 @@
 #include <mlir-c/IR.h>
 #include <stddef.h>
 
+#include "../../importers/common/import_limits.h"
 #include "../mlir_util.h"
 
 typedef struct tc_import {
@@ -15,6 +16,7 @@ typedef struct tc_import {
   /* Receives the TOSA text before it is parsed; NULL: none. */
   void (*dump_tosa)(void *user, const char *text, size_t length);
   void *dump_user;
+  const te_limits_t *limits; /* the importers' limits; NULL: the defaults */
 } tc_import_t;
 
 /* Detects the format (TFLite, ONNX or TOSA MLIR text), imports and parses

@@ -144,6 +144,24 @@ static int64_t numel(uint32_t rank, const int64_t *dims) { return onnx_numel(ran
 
 /* ---- constants --------------------------------------------------------- */
 
+/* Counts `bytes` of constant `name` against max_tensor_bytes and
+ * max_constant_bytes; 0 (after recording the error) when over one. */
+int onnx_check_constant(onnx_ctx_t *c, const char *name, uint64_t bytes) {
+  if (bytes > c->limits.max_tensor_bytes) {
+    onnx_fail(c, "tensor '%s' is %llu bytes, more than max_tensor_bytes (%llu)", name,
+              (unsigned long long)bytes, (unsigned long long)c->limits.max_tensor_bytes);
+    return 0;
+  }
+  c->constant_bytes += bytes; /* each below 2^31: no overflow */
+  if (c->constant_bytes > c->limits.max_constant_bytes) {
+    onnx_fail(c, "constants reach %llu bytes at tensor '%s', more than max_constant_bytes (%llu)",
+              (unsigned long long)c->constant_bytes, name,
+              (unsigned long long)c->limits.max_constant_bytes);
+    return 0;
+  }
+  return 1;
+}
+
 /* Copies a TensorProto's elements into host order; 0 on unsupported data. */
 int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v) {
   size_t es = onnx_dtype_size(t->data_type);
@@ -167,6 +185,8 @@ int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *
     onnx_fail(c, "tensor '%s' is too large", t->name ? t->name : "");
     return 0;
   }
+  /* The limits, on the claimed shape, before the data is copied. */
+  if (!onnx_check_constant(c, t->name ? t->name : "", (uint64_t)n * es)) return 0;
   v->data = tinyml__calloc(c->allocator, (size_t)n + 1, es, 16);
   if (!v->data) return onnx_oom(c), 0;
   uint8_t *d = v->data;
@@ -289,6 +309,12 @@ tinyml_status_t onnx_set_out_typed(onnx_ctx_t *c, uint32_t i, te_value_t tv, int
   if (te_numel(&tv.type) == 0)
     return onnx_fail(c, "output %u has no elements; empty tensors are not supported", i);
   if (te_numel(&tv.type) > (1LL << 31)) return onnx_fail(c, "output %u is too large", i);
+  /* An intermediate over the limit stops before any op consumes it. */
+  uint64_t bytes = (uint64_t)te_numel(&tv.type) * (onnx_dtype_size(dtype) ? onnx_dtype_size(dtype) : 1);
+  if (bytes > c->limits.max_tensor_bytes)
+    return onnx_fail(c, "output %u '%s' is %llu bytes, more than max_tensor_bytes (%llu)", i,
+                     c->node->output[i], (unsigned long long)bytes,
+                     (unsigned long long)c->limits.max_tensor_bytes);
   onnx_value_t *v = output_slot(c, i);
   if (!v) return c->error ? c->error : onnx_oom(c);
   v->v = tv;
@@ -306,6 +332,7 @@ tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uin
   if (i >= c->node->n_output || !c->node->output[i][0]) return TINYML_OK;
   int64_t n = numel(rank, dims);
   if (n < 0 || n > (1LL << 30) / (int64_t)es) return onnx_fail(c, "constant result is too large");
+  if (!onnx_check_constant(c, c->node->output[i], (uint64_t)n * es)) return c->error;
   void *copy = tinyml__alloc(c->allocator, (size_t)n * es + 1, 16);
   if (!copy) return onnx_oom(c);
   if (n) memcpy(copy, data, (size_t)n * es);
@@ -569,6 +596,9 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
     return onnx_fail(c, "default-domain opset %lld is not supported (1 to 23 are)",
                      (long long)c->opset);
   if (g->n_output == 0) return onnx_fail(c, "the graph has no outputs");
+  if (g->n_node > c->limits.max_ops)
+    return onnx_fail(c, "the graph has %zu nodes, more than max_ops (%llu)", g->n_node,
+                     (unsigned long long)c->limits.max_ops);
   io_t in = {0};
   tinyml_status_t st = add_initializers(c, g);
   if (!st) st = add_inputs(c, g, &in);
@@ -582,9 +612,17 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
 tinyml_status_t onnx_import(const void *bytes, size_t size,
                             const tinyml_allocator_t *allocator, char **text,
                             size_t *length) {
+  return onnx_import_limited(bytes, size, NULL, allocator, text, length);
+}
+
+tinyml_status_t onnx_import_limited(const void *bytes, size_t size, const te_limits_t *limits,
+                                    const tinyml_allocator_t *allocator, char **text,
+                                    size_t *length) {
   tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
   *text = NULL;
   *length = 0;
+  onnx_ctx_t scan = {.allocator = &a, .limits = te_limits_resolve(limits)};
+  TINYML_RETURN_IF_ERROR(onnx_prescan(&scan, bytes, size));
   ProtobufCAllocator pa = {pb_alloc, pb_free, &a};
   Onnx__ModelProto *m = onnx__model_proto__unpack(&pa, size, bytes);
   if (!m)
@@ -594,7 +632,7 @@ tinyml_status_t onnx_import(const void *bytes, size_t size,
   strbuf_t body, out;
   strbuf_init(&body, &a);
   strbuf_init(&out, &a);
-  onnx_ctx_t c = {.allocator = &a, .e = {.sb = &body}};
+  onnx_ctx_t c = {.allocator = &a, .e = {.sb = &body}, .limits = te_limits_resolve(limits)};
   tinyml_status_t st = import_graph(&c, m, &body, &out);
   if (!st && (body.oom || out.oom)) st = onnx_oom(&c);
   if (!st) {

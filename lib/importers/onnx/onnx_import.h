@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "tinyml.h"
+#include "../common/import_limits.h"
 
 /* Cheap check of the first bytes: a ModelProto starts with field 1
  * (ir_version, varint) or another low-numbered field.  A match only means
@@ -22,5 +23,13 @@ int onnx_looks_like(const void *bytes, size_t size);
 tinyml_status_t onnx_import(const void *bytes, size_t size,
                             const tinyml_allocator_t *allocator, char **text,
                             size_t *length);
+
+/* onnx_import with the caller's limits (NULL or 0 fields: the defaults):
+ * the node count, each initializer and attribute tensor, the constants
+ * together, and each node output, each checked before it is copied or
+ * emitted.  UNSUPPORTED, naming the node or tensor and the limit. */
+tinyml_status_t onnx_import_limited(const void *bytes, size_t size, const te_limits_t *limits,
+                                    const tinyml_allocator_t *allocator, char **text,
+                                    size_t *length);
 
 #endif

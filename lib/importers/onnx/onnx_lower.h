@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "../common/import_limits.h"
 #include "../common/tosa_emit.h"
 #include "onnx.pb-c.h"
 
@@ -60,6 +61,8 @@ typedef struct onnx_ctx {
   const Onnx__NodeProto *node;   /* the node being lowered */
   uint32_t node_index;
   tinyml_status_t error;
+  te_limits_t limits;            /* resolved: no field is 0 */
+  uint64_t constant_bytes;       /* of the constants decoded or folded so far */
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
@@ -119,6 +122,15 @@ tinyml_status_t onnx_set_out_const(onnx_ctx_t *c, uint32_t i, int32_t dtype, uin
  * dims and an owned host-order copy in v->data; 0 with an error recorded
  * (and v->data NULL) when its type or storage is unsupported. */
 int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v);
+/* Counts `bytes` of constant `name` (a tensor or a node output) against
+ * max_tensor_bytes and max_constant_bytes; 0, recording the error, when
+ * over one. */
+int onnx_check_constant(onnx_ctx_t *c, const char *name, uint64_t bytes);
+/* Checks the node count and each initializer's claimed size (and their
+ * sum) against c->limits on the raw protobuf bytes, before they are
+ * unpacked (onnx_prescan.c).  A status naming the initializer, or OK
+ * (also for bytes it cannot read: the unpacker reports those). */
+tinyml_status_t onnx_prescan(onnx_ctx_t *c, const void *bytes, size_t size);
 
 /* ---- attributes -------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
  * the function signature, lower each live operator to TOSA, and return. */
 #include "tflite_import.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -448,14 +449,73 @@ static tinyml_status_t check_model(tfl_ctx_t *c) {
   return TINYML_OK;
 }
 
+static tinyml_status_t over_limit(const tinyml_allocator_t *a, const tfl_model_t *m,
+                                  uint32_t t, int64_t op, uint64_t bytes, uint64_t limit) {
+  const tfl_tensor_t *x = &m->tensors[t];
+  char by[96] = "";
+  if (op >= 0)
+    snprintf(by, sizeof by, ", the output of operator %lld (%s)", (long long)op,
+             tfl_builtin_name(m->operators[op].builtin_code));
+  return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                             "tflite: tensor %" PRIu32 " '%s'%s is %" PRIu64 " bytes, more "
+                             "than max_tensor_bytes (%" PRIu64 ")",
+                             t, x->name, by, bytes, limit);
+}
+
+/* The limits, on the shapes and sizes the file claims: the reader only
+ * borrows constant data, so nothing proportional to a tensor has been
+ * allocated yet.  Operator outputs first, so that an intermediate is
+ * named with the operator that makes it. */
+static tinyml_status_t check_limits(const tfl_model_t *m, const te_limits_t *l,
+                                    const tinyml_allocator_t *a) {
+  if (m->operator_count > l->max_ops)
+    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                               "tflite: subgraph 0 has %" PRIu32 " operators, more than "
+                               "max_ops (%" PRIu64 ")", m->operator_count, l->max_ops);
+  for (uint32_t k = 0; k < m->operator_count; ++k)
+    for (uint32_t j = 0; j < m->operators[k].output_count; ++j) {
+      int32_t t = m->operators[k].outputs[j];
+      uint64_t bytes = t >= 0 ? tfl_tensor_bytes(&m->tensors[t]) : 0;
+      if (bytes > l->max_tensor_bytes)
+        return over_limit(a, m, (uint32_t)t, k, bytes, l->max_tensor_bytes);
+    }
+  uint64_t constants = 0;
+  for (uint32_t t = 0; t < m->tensor_count; ++t) {
+    const tfl_tensor_t *x = &m->tensors[t];
+    uint64_t bytes = tfl_tensor_bytes(x);
+    if (bytes < x->data_size) bytes = x->data_size; /* e.g. a type without a fixed size */
+    if (bytes > l->max_tensor_bytes) return over_limit(a, m, t, -1, bytes, l->max_tensor_bytes);
+    /* Each tensor's data is emitted on its own, shared buffer or not. */
+    constants += x->data_size; /* each <= the file size: no overflow */
+    if (constants > l->max_constant_bytes)
+      return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
+                                 "tflite: constants reach %" PRIu64 " bytes at tensor %" PRIu32
+                                 " '%s', more than max_constant_bytes (%" PRIu64 ")",
+                                 constants, t, x->name, l->max_constant_bytes);
+  }
+  return TINYML_OK;
+}
+
 tinyml_status_t tfl_import(const void *bytes, size_t size,
                            const tinyml_allocator_t *allocator, char **text,
                            size_t *length) {
+  return tfl_import_limited(bytes, size, NULL, allocator, text, length);
+}
+
+tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limits_t *limits,
+                                   const tinyml_allocator_t *allocator, char **text,
+                                   size_t *length) {
   tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
   *text = NULL;
   *length = 0;
+  const te_limits_t l = te_limits_resolve(limits);
   tfl_model_t *m = NULL;
   TINYML_RETURN_IF_ERROR(tfl_read(bytes, size, &a, &m));
+  tinyml_status_t lst = check_limits(m, &l, &a);
+  if (lst) {
+    tfl_model_free(m, &a);
+    return lst;
+  }
   strbuf_t sb;
   strbuf_init(&sb, &a);
   tfl_ctx_t c = {.allocator = &a, .model = m, .e = {.sb = &sb}};

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "tinyml.h"
+#include "../common/import_limits.h"
 
 /* On success *text is a NUL-terminated string of *length bytes allocated
  * with `allocator`; the caller frees it with tinyml__free.  On failure *text
@@ -21,5 +22,13 @@
 tinyml_status_t tfl_import(const void *bytes, size_t size,
                            const tinyml_allocator_t *allocator, char **text,
                            size_t *length);
+
+/* tfl_import with the caller's limits (NULL or 0 fields: the defaults).
+ * They are checked on the verified model, before any constant is copied
+ * or any op emitted: UNSUPPORTED naming the tensor (and the operator
+ * that makes it) or the operator count, and the limit. */
+tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limits_t *limits,
+                                   const tinyml_allocator_t *allocator, char **text,
+                                   size_t *length);
 
 #endif

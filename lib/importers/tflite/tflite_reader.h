@@ -123,5 +123,8 @@ uint32_t tfl_table_i32_vector(const tfl_table_t *t, unsigned field,
  * values give "UNKNOWN"). */
 const char *tfl_builtin_name(int32_t code);
 const char *tfl_type_name(int32_t type);
+/* Bytes of a tensor of a read model, from its shape and type (sub-byte
+ * types packed); 0 for a type without a fixed size. */
+uint64_t tfl_tensor_bytes(const tfl_tensor_t *t);
 
 #endif

@@ -33,6 +33,12 @@ static uint64_t element_count(const tfl_tensor_t *t) {
   return n;
 }
 
+uint64_t tfl_tensor_bytes(const tfl_tensor_t *t) {
+  unsigned bits = type_bits(t->type);
+  uint64_t n = element_count(t); /* <= 2^59 once read, so no overflow below */
+  return bits >= 8 ? n * (bits / 8) : (n * bits + 7) / 8;
+}
+
 static tinyml_status_t read_shape(reader_t *r, const tbl_t *t,
                                   const char *what, tfl_tensor_t *out) {
   vec_t v;
