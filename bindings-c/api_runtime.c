@@ -86,12 +86,18 @@ static tinyml_allocator_t module_allocator(const tinyml_module_options_t *o) {
   return tinyml__allocator_or_default(HAS_FIELD(o, allocator) ? &o->allocator : NULL);
 }
 
-/* The host's limits from an options struct that may predate them. */
-static tinyml__module_limits_t module_limits(const tinyml_module_options_t *o) {
-  tinyml__module_limits_t l = {0, 0};
-  if (HAS_FIELD(o, max_arena_size)) l.max_arena_size = o->max_arena_size;
-  if (HAS_FIELD(o, max_constant_size)) l.max_constant_size = o->max_constant_size;
+/* The host's limits from an options struct that may predate them, in *l;
+ * none (NULL) on a freestanding runtime (tinyml.h says why). */
+static const tinyml__module_limits_t *module_limits(const tinyml_module_options_t *o,
+                                                    tinyml__module_limits_t *l) {
+#if TINYML_FREESTANDING
+  (void)o, (void)l;
+  return NULL;
+#else
+  l->max_arena_size = HAS_FIELD(o, max_arena_size) ? o->max_arena_size : 0;
+  l->max_constant_size = HAS_FIELD(o, max_constant_size) ? o->max_constant_size : 0;
   return l;
+#endif
 }
 
 static tinyml_status_t check_struct_size(size_t got, size_t min, const char *what) {
@@ -115,8 +121,9 @@ tinyml_status_t tinyml_module_load(const void *data, size_t size,
                    !data ? "data" : "out_module");
   if ((uintptr_t)data % 16 != 0)
     return BAD_ARG(&a, "tinyml_module_load: module bytes must be 16-byte aligned");
-  const tinyml__module_limits_t limits = module_limits(options);
-  return tinyml__module_create(data, size, NULL, &limits, &a, out_module);
+  tinyml__module_limits_t limits;
+  return tinyml__module_create(data, size, NULL, module_limits(options, &limits), &a,
+                               out_module);
 }
 
 static tinyml_status_t read_file(const char *path, const tinyml_allocator_t *a,
@@ -175,8 +182,9 @@ tinyml_status_t tinyml_module_load_file(const char *path,
   uint8_t *bytes = NULL;
   size_t size = 0;
   TINYML_RETURN_IF_ERROR(read_file(path, &a, &bytes, &size));
-  const tinyml__module_limits_t limits = module_limits(options);
-  tinyml_status_t st = tinyml__module_create(bytes, size, bytes, &limits, &a, out_module);
+  tinyml__module_limits_t limits;
+  tinyml_status_t st = tinyml__module_create(bytes, size, bytes, module_limits(options, &limits),
+                                             &a, out_module);
   return st ? tinyml__status_annotate(st, "%s", path) : TINYML_OK;
 }
 

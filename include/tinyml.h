@@ -379,7 +379,12 @@ typedef struct tinyml_module_options_s {
    * size_t (each arena region must fit it).
    * max_arena_size: the arena all regions together claim; checked at
    * load, so that no context of the module allocates more.
-   * max_constant_size: the constants (weights) the module holds. */
+   * max_constant_size: the constants (weights) the module holds.
+   * A freestanding (bare-metal) runtime ignores both: there the firmware
+   * holds the module's bytes already, and the arena it gives the context
+   * (tinyml_context_options_t.arena, checked at create) or its allocator
+   * bounds what a module can claim; the check would cost .text that the
+   * Cortex-M4 runtime (8 KiB) does not have. */
   size_t max_arena_size;
   size_t max_constant_size;
 } tinyml_module_options_t;

@@ -59,24 +59,31 @@ static tinyml_status_t load_executables(tinyml_module_t *m) {
  * them is allocated: a context allocates the arena the module names, so a
  * module claiming gigabytes is refused here rather than there.  (The
  * constants lie in the module's bytes, which the reader checked.) */
+#if !TINYML_FREESTANDING /* no limits there: tinyml.h says why */
 static tinyml_status_t check_limits(const tmod_module_t *d, const tinyml__module_limits_t *l,
                                     const tinyml_allocator_t *a) {
   if (!l) return TINYML_OK;
-  uint64_t arena = 0; /* each region fits size_t (reader), so no overflow in 64 bits
-                         for the 4 regions of a 32-bit target; saturate anyway */
-  for (uint32_t r = 0; r < d->region_count; ++r)
-    arena = d->region_sizes[r] > UINT64_MAX - arena ? UINT64_MAX : arena + d->region_sizes[r];
+  /* The reader has checked that each region and the constants fit size_t;
+   * the regions' sum saturates.  size_t, not 64-bit, arithmetic: this is
+   * in the Cortex-M4 runtime's 8 KiB. */
+  size_t arena = 0;
+  for (uint32_t r = 0; r < d->region_count; ++r) {
+    size_t s = (size_t)d->region_sizes[r];
+    arena = s > SIZE_MAX - arena ? SIZE_MAX : arena + s;
+  }
+  const char *what = NULL, *limit = NULL;
+  size_t have = 0, max = 0;
   if (l->max_arena_size && arena > l->max_arena_size)
-    return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
-                              "module: the arena is %llu bytes, more than max_arena_size "
-                              "(%zu)", (unsigned long long)arena, l->max_arena_size);
-  if (l->max_constant_size && d->constants_size > l->max_constant_size)
-    return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
-                              "module: the constants are %llu bytes, more than "
-                              "max_constant_size (%zu)",
-                              (unsigned long long)d->constants_size, l->max_constant_size);
-  return TINYML_OK;
+    what = "arena is", limit = "max_arena_size", have = arena, max = l->max_arena_size;
+  else if (l->max_constant_size && (size_t)d->constants_size > l->max_constant_size)
+    what = "constants are", limit = "max_constant_size", have = (size_t)d->constants_size,
+    max = l->max_constant_size;
+  if (!what) return TINYML_OK;
+  return TINYML_STATUS_MAKE(a, TINYML_STATUS_UNSUPPORTED,
+                            "module: the %s %zu bytes, more than %s (%zu)", what, have, limit,
+                            max);
 }
+#endif
 
 tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t *owned,
                                       const tinyml__module_limits_t *limits,
@@ -89,7 +96,11 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t 
   m->allocator = *a;
   m->owned_bytes = owned;
   tinyml_status_t st = tmod_read(data, size, a, &m->desc);
+#if TINYML_FREESTANDING
+  (void)limits;
+#else
   if (!st) st = check_limits(&m->desc, limits, a);
+#endif
   if (!st && tinyml__elf_arch.check_cpu) st = tinyml__elf_arch.check_cpu(&m->desc, a);
   if (!st) st = load_executables(m);
   for (uint32_t s = 0; !st && s < m->desc.step_count; ++s) {
