@@ -58,7 +58,7 @@ static void string_attr(MlirOperation op, const char *name, char *out, size_t ca
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a)) return;
   MlirStringRef r = mlirStringAttrGetValue(a);
   if (r.length < cap) {
-    memcpy(out, r.data, r.length);
+    if (r.length) memcpy(out, r.data, r.length);
     out[r.length] = '\0';
   }
 }

@@ -32,7 +32,7 @@ static tinyml_status_t read_name(const tinyml_allocator_t *a, MlirAttribute attr
   }
   char *name = tinyml__alloc(a, len + 1, 1);
   if (!name) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
-  memcpy(name, src, len);
+  if (len) memcpy(name, src, len); /* an empty StringAttr's data may be NULL */
   name[len] = '\0';
   t->name = name;
   return TINYML_OK;

@@ -192,7 +192,7 @@ int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *
   uint8_t *d = v->data;
   if (t->has_raw_data) {
     if (t->raw_data.len != (size_t)n * es) goto size_mismatch;
-    memcpy(d, t->raw_data.data, t->raw_data.len);
+    if (t->raw_data.len) memcpy(d, t->raw_data.data, t->raw_data.len); /* empty: data NULL */
     return 1;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -381,7 +381,7 @@ const char *onnx_attr_string(onnx_ctx_t *c, const char *name, const char *def, c
   const Onnx__AttributeProto *a = onnx_attr(c, name);
   if (!a || !a->has_s) return def;
   size_t n = a->s.len < cap - 1 ? a->s.len : cap - 1;
-  memcpy(out, a->s.data, n);
+  if (n) memcpy(out, a->s.data, n); /* an empty string's data may be NULL */
   out[n] = '\0';
   return out;
 }
