@@ -113,7 +113,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
   }
   for (struct dirent *e; (e = readdir(d));) {
-    if (e->d_name[0] == '.') continue;
+    /* Only the compiled seeds (*.tmlm): the inputs runs found and merged
+     * in beside them may carry mutated images, which the reader of this
+     * build does not refuse. */
+    size_t n = strlen(e->d_name);
+    if (e->d_name[0] == '.' || n < 5 || strcmp(e->d_name + n - 5, ".tmlm") != 0) continue;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     size_t size = 0;

@@ -8,9 +8,11 @@ Usage:
               [--timeout SECONDS] [LIBFUZZER_ARGS...]
   run_fuzz.py --unavailable REASON
 
-SEED_DIRS is one directory or several joined by ':' (e.g. the checked-in
-corpus tests/fuzz/corpus/NAME and ../shared/models); files ending in
-SUFFIX (default .tflite; '' for all) are seeds.  --timeout is libFuzzer's
+SEED_DIRS is one directory or several joined by ':', the checked-in
+corpus (tests/fuzz/corpus/NAME) first: every file of the first is a seed
+(the inputs long runs found are named by their SHA-1, with no suffix); in
+the others (e.g. ../shared/models) the files ending in SUFFIX (default
+.tflite; '' for all).  --timeout is libFuzzer's
 per-input limit (default 10 s).
 
 WORK_DIR (in the build directory) gets:
@@ -47,7 +49,7 @@ def copy_seeds(models_dir, seeds, suffix):
     count = 0
     for root, _, files in os.walk(models_dir):
         for name in sorted(files):
-            if name.endswith(suffix):
+            if name.endswith(suffix) and name != "README.md":
                 shutil.copyfile(os.path.join(root, name), os.path.join(seeds, name))
                 count += 1
     return count
@@ -73,8 +75,8 @@ def main():
     seeds = fresh_dir(os.path.join(work, "seeds"))
     corpus = fresh_dir(os.path.join(work, "corpus"))
     artifacts = fresh_dir(os.path.join(work, "artifacts")) + os.sep
-    for d in seed_dirs.split(":"):
-        print(f"{copy_seeds(d, seeds, suffix)} seeds from {d}")
+    for i, d in enumerate(seed_dirs.split(":")):
+        print(f"{copy_seeds(d, seeds, suffix if i else '')} seeds from {d}")
     cmd = [fuzzer, f"-max_total_time={seconds}", f"-timeout={timeout}", "-rss_limit_mb=3072",
            "-print_final_stats=1", f"-artifact_prefix={artifacts}", *extra, corpus, seeds]
     print("$ " + " ".join(cmd), flush=True)
