@@ -46,7 +46,10 @@ env -u PKG_CONFIG_PATH cmake -S "$root/examples/cmake-consumer" -B "$work/cmake-
 grep -qF -- "-- libtinyml $version from $cmakedir" "$work/cmake-config.log" ||
   { echo "check_consumers: CMake did not use $cmakedir:" >&2; cat "$work/cmake-config.log" >&2; exit 1; }
 cmake --build "$work/cmake-config" >/dev/null
-ldd "$work/cmake-config/digits" | grep -qF "=> $libdir/libtinyml.so" ||
+# ldd's output is kept first: with pipefail, grep -q closing the pipe early
+# would fail the check by ldd's SIGPIPE when the match comes before the end.
+ldd "$work/cmake-config/digits" >"$work/ldd.txt"
+grep -qF "=> $libdir/libtinyml.so" "$work/ldd.txt" ||
   { echo "check_consumers: digits does not load the staged libtinyml" >&2; ldd "$work/cmake-config/digits" >&2; exit 1; }
 env -u LD_LIBRARY_PATH "$work/cmake-config/digits" "${digits_args[@]}" | tail -n1
 

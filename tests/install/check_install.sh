@@ -21,6 +21,6 @@ cc -std=c11 -Wall -Wextra -Werror -o "$prefix/consumer" "$here/consumer.c" $flag
 libdir=$(dirname "$(find "$prefix" -name 'libtinyml.so*' | head -n1)")
 LD_LIBRARY_PATH="$libdir" "$prefix/consumer" "$root/tests/e2e/models/matmul.mlir"
 for tool in tinyml-compile tinyml-run; do
-  find "$prefix" -name "$tool" -type f | grep -q . || { echo "check_install: $tool not installed" >&2; exit 1; }
+  [ -n "$(find "$prefix" -name "$tool" -type f)" ] || { echo "check_install: $tool not installed" >&2; exit 1; }
 done
 echo "check_install: OK (installed under $sysroot_prefix)"

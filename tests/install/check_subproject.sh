@@ -56,7 +56,10 @@ cmake -S "$root/examples/cmake-consumer" -B "$work/cmake" -DTINYML_STATIC=ON \
 grep -qF -- "from $prefix/" "$work/cmake.log" ||
   { echo "check_subproject: CMake did not use the package under $prefix:" >&2; cat "$work/cmake.log" >&2; exit 1; }
 cmake --build "$work/cmake" >"$work/cmake-build.log" 2>&1 || { cat "$work/cmake-build.log" >&2; exit 1; }
-if env -u LD_LIBRARY_PATH ldd "$work/cmake/digits" | grep -q libtinyml; then
+# Not `ldd | grep -q`: under pipefail, ldd's SIGPIPE would make the test
+# pass whenever grep found the library early.
+env -u LD_LIBRARY_PATH ldd "$work/cmake/digits" >"$work/ldd.txt"
+if grep -q libtinyml "$work/ldd.txt"; then
   echo "check_subproject: digits from tinyml::tinyml_static loads a shared libtinyml" >&2; exit 1
 fi
 echo "check_subproject: CMake tinyml::tinyml_static:"
