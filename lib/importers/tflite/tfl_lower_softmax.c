@@ -1,6 +1,6 @@
 /* SOFTMAX.  Float: exp(beta * (x - max)) / sum.
  *
- * int8 reproduces TFLite's reference kernel (gemmlowp fixed point) exactly.
+ * int8 and uint8 reproduce TFLite's reference kernel (gemmlowp fixed point) exactly.
  * Per element, exp depends only on diff = x - max_in_row in [-255, 0], so
  * both fixed-point exp forms come from 256-entry tables built at compile
  * time (tfl_softmax_exp_tables) and gathered at run time.  Per row, the
@@ -118,10 +118,13 @@ tinyml_status_t tfl_lower_softmax(tfl_ctx_t *c) {
   x = te_reshape(&c->e, x, 2, dims);
   if (in->type == TFL_FLOAT32 && out->type == TFL_FLOAT32)
     return tfl_set_out(c, 0, softmax_float(c, x, beta));
-  /* TFLite requires this output quantisation for int8 softmax. */
-  if (in->type == TFL_INT8 && out->type == TFL_INT8 && tfl_is_quantized(in) &&
-      tfl_scale(out) == 1.0f / 256 && tfl_zero_point(out) == -128)
+  /* TFLite requires this output quantisation: scale 1/256 and the type's
+   * minimum as zero point (-128 for int8, 0 for uint8).  uint8 is carried
+   * as int8 (tfl_zero_point), where TFLite's uint8 kernel, which adds 0 and
+   * clamps to [0, 255], is the int8 one. */
+  if ((in->type == TFL_INT8 || in->type == TFL_UINT8) && out->type == in->type &&
+      tfl_is_quantized(in) && tfl_scale(out) == 1.0f / 256 && tfl_zero_point(out) == -128)
     return tfl_set_out(c, 0, softmax_int8(c, x, beta, tfl_scale(in)));
-  return tfl_fail(c, "unsupported types %s -> %s (int8 needs output scale 1/256, zero point -128)",
-                  tfl_type_name(in->type), tfl_type_name(out->type));
+  return tfl_fail(c, "unsupported types %s -> %s (int8 and uint8 need output scale 1/256 and "
+                  "zero point -128 or 0)", tfl_type_name(in->type), tfl_type_name(out->type));
 }

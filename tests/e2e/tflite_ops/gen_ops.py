@@ -308,6 +308,13 @@ def fc_models():
     m.op("SOFTMAX", [x], [y], beta=1.0)
     m.inputs, m.outputs = [x], [y]
     out.append(m)
+    # TF1's uint8 classifiers (Coral's MobileNets) end in this.
+    m = Model("softmax_uint8_beta", 36)
+    x = m.tensor([2, 13], "UINT8", q8(0.11, 133), name="x")
+    y = m.tensor([2, 13], "UINT8", q8(1.0 / 256, 0), name="y")
+    m.op("SOFTMAX", [x], [y], beta=0.8)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
     return out
 
 
@@ -333,8 +340,8 @@ def error_models():
     y = m.tensor([1, 8], "INT8", q8(0.1, 0), name="y")
     m.op("SOFTMAX", [x], [y], beta=1.0)
     m.inputs, m.outputs = [x], [y]
-    out.append((m, "operator 0 (SOFTMAX): unsupported types INT8 -> INT8 (int8 needs output "
-                   "scale 1/256"))
+    out.append((m, "operator 0 (SOFTMAX): unsupported types INT8 -> INT8 (int8 and uint8 need "
+                   "output scale 1/256"))
     m = Model("err_fc_shuffled", 44)
     x = m.tensor([1, 16], name="x")
     y = m.tensor([1, 4], name="y")
