@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The models users bring: every model in ../shared/zoo, as zoo_status.json
+says it should fare.
+
+A model marked "runs" must compile with default options and match, case by
+case, both sets of expected outputs the zoo has:
+
+  reference-tflm/ (TFLite Micro's reference kernels, where TFLM runs the
+      model): integers within 1, floats within 1e-4 + 1e-3 * |expected|,
+      as ../shared/reference/README.md asks of the curated models;
+  reference/ (TFLite's XNNPACK path and onnxruntime): floats within
+      1e-3 + 1e-3 * max|expected|; integers within 48 steps, because
+      XNNPACK rounds differently from the reference kernels and the
+      difference grows through a network (MLPerf Tiny's int8 ResNet, which
+      matches TFLM bit for bit, is 32 steps from XNNPACK on one photo);
+      real-* inputs (photos, tokens, audio) must also give the same top
+      class.
+
+A model marked with an error must be refused: tinyml-compile exits with
+status 1 (never a signal) and prints that text.  A refused model that
+starts to compile fails the test too, so that the status file, which is
+the count of models we run, stays true.
+
+Usage: test_zoo.py TINYML_COMPILE TINYML_RUN SHARED_DIR STATUS_JSON
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+FORMATS = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i", "int64": "q",
+           "float32": "f"}
+
+
+def read_values(path, dtype):
+    data = open(path, "rb").read()
+    fmt = FORMATS[dtype]
+    n = len(data) // struct.calcsize(fmt)
+    return list(struct.unpack("<%d%s" % (n, fmt), data))
+
+
+def argmax(v):
+    return max(range(len(v)), key=lambda i: v[i])
+
+
+def within(ours, want, dtype, exact_kernels):
+    """(ok, note) for one output against one reference."""
+    if len(ours) != len(want):
+        return False, "%d values, expected %d" % (len(ours), len(want))
+    diffs = [abs(a - b) for a, b in zip(ours, want)]
+    worst, mean = max(diffs), sum(diffs) / len(diffs)
+    if dtype == "float32":
+        scale = max(abs(b) for b in want)
+        if exact_kernels:
+            ok = all(d <= 1e-4 + 1e-3 * abs(b) for d, b in zip(diffs, want))
+        else:
+            ok = worst <= 1e-3 + 1e-3 * scale
+        return ok, "max|d|=%.3g" % worst
+    ok = worst <= (1 if exact_kernels else 48)
+    return ok, "max|d|=%d mean=%.2f" % (worst, mean)
+
+
+def check_case(run_exe, module, zoo, case, work, exact_kernels):
+    cmd = [run_exe, module]
+    for inp in sorted(case["inputs"], key=lambda i: i["index"]):
+        cmd += ["--input", os.path.join(zoo, inp["file"])]
+    r = subprocess.run(cmd + ["--output-dir", work], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        return False, "tinyml-run failed: " + r.stdout.strip()
+    ok, notes = True, []
+    for out in case["outputs"]:
+        ours = read_values(os.path.join(work, "output_%d.bin" % out["index"]), out["dtype"])
+        want = read_values(os.path.join(zoo, out["file"]), out["dtype"])
+        good, note = within(ours, want, out["dtype"], exact_kernels)
+        if case["label"].startswith("real-") and len(want) > 1 and len(ours) == len(want):
+            if argmax(ours) != argmax(want):
+                good = False
+                note += " top class %d, expected %d" % (argmax(ours), argmax(want))
+        notes.append("out%d %s" % (out["index"], note))
+        ok = ok and good
+    return ok, ", ".join(notes)
+
+
+def load_cases(zoo):
+    """model path -> [(reference name, exact_kernels, case)]."""
+    cases = {}
+    for sub, exact in (("reference", False), ("reference-tflm", True)):
+        path = os.path.join(zoo, sub, "manifest.json")
+        if not os.path.exists(path):
+            continue
+        for entry in json.load(open(path)):
+            cases.setdefault(entry["model"], [])
+            for case in entry.get("cases", []):
+                cases[entry["model"]].append((sub, exact, case))
+    return cases
+
+
+def check_model(compile_exe, run_exe, zoo, model, want, cases, tmp):
+    """Returns (passed, failed) and prints one line per check."""
+    name = os.path.splitext(os.path.basename(model))[0]
+    module = os.path.join(tmp, name + ".tmod")
+    r = subprocess.run([compile_exe, os.path.join(zoo, model), "-o", module],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    msg = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    if want != "runs":
+        ok = r.returncode == 1 and want in r.stdout
+        why = "compiles: mark it \"runs\" in zoo_status.json" if r.returncode == 0 else msg
+        print("%s refuse %s: %s" % ("PASS" if ok else "FAIL", name, why))
+        return int(ok), int(not ok)
+    if r.returncode != 0:
+        print("FAIL %s: compile failed: %s" % (name, msg))
+        return 0, 1
+    passed = failed = 0
+    for sub, exact, case in cases:
+        work = os.path.join(tmp, "%s-%s-%s" % (name, sub, case["label"]))
+        os.makedirs(work, exist_ok=True)
+        ok, note = check_case(run_exe, module, zoo, case, work, exact)
+        print("%s %s/%s (%s): %s" % ("PASS" if ok else "FAIL", name, case["label"], sub, note))
+        passed += ok
+        failed += not ok
+    return passed, failed
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    compile_exe, run_exe, shared, status_path = sys.argv[1:]
+    zoo = os.path.join(shared, "zoo")
+    if not os.path.isdir(zoo):
+        print("SKIP: %s is missing (../shared not provided)" % zoo)
+        return 1 if os.environ.get("CI") == "true" else 77
+    status = json.load(open(status_path))
+    cases = load_cases(zoo)
+    unlisted = sorted(set(cases) - set(status))
+    passed = failed = 0
+    for model in unlisted:
+        print("FAIL %s: not in %s" % (model, os.path.basename(status_path)))
+        failed += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        for model, want in sorted(status.items()):
+            p, f = check_model(compile_exe, run_exe, zoo, model, want, cases.get(model, []), tmp)
+            passed += p
+            failed += f
+    runs = sum(1 for w in status.values() if w == "runs")
+    print("zoo: %d of %d models run; %d checks passed, %d failed" % (runs, len(status), passed, failed))
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
