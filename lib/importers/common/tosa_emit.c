@@ -246,6 +246,31 @@ te_value_t te_reshape(te_t *e, te_value_t x, uint32_t rank, const int64_t *dims)
   return te_op(e, "tosa.reshape", ops, 2, NULL, &t);
 }
 
+te_value_t te_round_half_even(te_t *e, te_value_t x) {
+  te_value_t r = te_unary(e, "tosa.floor", x), half = te_scalar_f32(e, 0.5f);
+  te_value_t d = te_binary(e, "tosa.sub", x, r), half_r = te_mul(e, r, half, 0);
+  te_value_t odd = te_unary(e, "tosa.logical_not",
+                            te_binary(e, "tosa.equal", te_unary(e, "tosa.floor", half_r), half_r));
+  te_value_t up = te_binary(e, "tosa.logical_or", te_binary(e, "tosa.greater", d, half),
+                            te_binary(e, "tosa.logical_and", te_binary(e, "tosa.equal", d, half), odd));
+  return te_select(e, up, te_binary(e, "tosa.add", r, te_scalar_f32(e, 1.0f)), r);
+}
+
+te_value_t te_gather_axis(te_t *e, te_value_t x, int64_t outer, int64_t dim, int64_t inner,
+                          te_value_t idx, uint32_t rank, const int64_t *dims) {
+  int64_t ni = te_numel(&idx.type);
+  idx = te_reshape(e, idx, 2, (int64_t[2]){1, ni});
+  if (outer > 1) {
+    te_type_t tt = te_type(TE_I32, 2, (int64_t[2]){outer, ni});
+    te_value_t ops[2] = {idx, te_shape(e, 2, (int64_t[2]){outer, 1})};
+    idx = te_op(e, "tosa.tile", ops, 2, NULL, &tt);
+  }
+  x = te_reshape(e, x, 3, (int64_t[3]){outer, dim, inner});
+  te_type_t gt = te_type(x.type.elem, 3, (int64_t[3]){outer, ni, inner});
+  te_value_t ops[2] = {x, idx};
+  return te_reshape(e, te_op(e, "tosa.gather", ops, 2, NULL, &gt), rank, dims);
+}
+
 te_value_t te_transpose(te_t *e, te_value_t x, const int32_t *perms) {
   te_type_t t = x.type;
   int64_t p[TE_MAX_RANK];

@@ -87,6 +87,13 @@ te_value_t te_divf(te_t *e, te_value_t a, te_value_t b);
 te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b);
 te_value_t te_unary(te_t *e, const char *name, te_value_t x);
 te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis);
+/* Rounds a float tensor half to even (TFLite's RoundToNearest, ONNX Round). */
+te_value_t te_round_half_even(te_t *e, te_value_t x);
+/* Gather along one axis with run-time indices: x seen as [outer, dim,
+ * inner], `idx` any i32 tensor of indices in [0, dim) (the compiler clamps
+ * others), tiled over outer; one tosa.gather, reshaped to `dims`. */
+te_value_t te_gather_axis(te_t *e, te_value_t x, int64_t outer, int64_t dim, int64_t inner,
+                          te_value_t idx, uint32_t rank, const int64_t *dims);
 /* Rescale with `n` (1 = per tensor) multipliers and TOSA shifts. */
 te_value_t te_rescale(te_t *e, te_value_t x, te_elem_t out_elem,
                       const int32_t *multipliers, const int8_t *shifts,

@@ -49,13 +49,7 @@ static tinyml_status_t lower_neg(onnx_ctx_t *c) {
 /* Round half to even: floor, then step up past .5, or at .5 from odd. */
 static tinyml_status_t lower_round(onnx_ctx_t *c) {
   te_value_t x = float_in(c);
-  if (!x.id) return c->error;
-  te_value_t r = un(c, "tosa.floor", x), d = sub(c, x, r), half = kf(c, x, 0.5f);
-  te_value_t half_r = mulk(c, r, 0.5f);
-  te_value_t odd = lnot(c, bin(c, "tosa.equal", un(c, "tosa.floor", half_r), half_r));
-  te_value_t up = bin(c, "tosa.logical_or", bin(c, "tosa.greater", d, half),
-                      bin(c, "tosa.logical_and", bin(c, "tosa.equal", d, half), odd));
-  return out_like(c, te_select(&c->e, up, addk(c, r, 1.0f), r), 0);
+  return x.id ? out_like(c, te_round_half_even(&c->e, x), 0) : c->error;
 }
 
 static tinyml_status_t lower_sign(onnx_ctx_t *c) {

@@ -21,20 +21,11 @@ static tinyml_status_t gather_runtime(onnx_ctx_t *c, int32_t axis, uint32_t r,
     return onnx_fail(c, "empty, BOOL, INT64 or very large gathers are not supported");
   te_value_t x = onnx_in(c, 0), idx = onnx_in(c, 1);
   if (!x.id || !idx.id) return c->error;
-  idx = te_reshape(&c->e, te_cast(&c->e, idx, TE_I32), 2, (int64_t[2]){1, ni});
+  idx = te_cast(&c->e, idx, TE_I32);
   te_value_t neg = te_binary(&c->e, "tosa.greater", te_scalar_int(&c->e, TE_I32, 0), idx);
   te_value_t wrapped = te_binary(&c->e, "tosa.add", idx, te_scalar_int(&c->e, TE_I32, dim));
   idx = te_select(&c->e, neg, wrapped, idx);
-  if (outer > 1) {
-    te_type_t tt = te_type(TE_I32, 2, (int64_t[2]){outer, ni});
-    te_value_t ops[2] = {idx, te_shape(&c->e, 2, (int64_t[2]){outer, 1})};
-    idx = te_op(&c->e, "tosa.tile", ops, 2, NULL, &tt);
-  }
-  x = te_reshape(&c->e, x, 3, (int64_t[3]){outer, dim, inner});
-  te_type_t gt = te_type(x.type.elem, 3, (int64_t[3]){outer, ni, inner});
-  te_value_t ops[2] = {x, idx};
-  te_value_t y = te_op(&c->e, "tosa.gather", ops, 2, NULL, &gt);
-  return onnx_set_out_typed(c, 0, te_reshape(&c->e, y, r, dims), dtype);
+  return onnx_set_out_typed(c, 0, te_gather_axis(&c->e, x, outer, dim, inner, idx, r, dims), dtype);
 }
 
 static tinyml_status_t lower_gather(onnx_ctx_t *c) {

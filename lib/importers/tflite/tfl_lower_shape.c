@@ -1,5 +1,5 @@
 /* Data movement: RESHAPE/SQUEEZE/EXPAND_DIMS, PAD/PADV2, CONCATENATION,
- * TRANSPOSE, STRIDED_SLICE; and MEAN.  Shape operands must be constant:
+ * TRANSPOSE, STRIDED_SLICE, GATHER; and MEAN.  Shape operands must be constant:
  * only static shapes are supported. */
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "tfl_lower.h"
 #include "tfl_quant.h"
 
-enum { OPT_CONCAT = 10, OPT_STRIDED_SLICE = 32 };
+enum { OPT_CONCAT = 10, OPT_GATHER = 23, OPT_STRIDED_SLICE = 32 };
 
 /* Reads a constant int32/int64 vector operand into `out` (at most `cap`). */
 static int const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n) {
@@ -248,4 +248,44 @@ tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
   if (!tfl_te_type(out, &t) || te_numel(&t) != te_numel(&y.type))
     return tfl_fail(c, "output shape disagrees with the reduced axes");
   return tfl_set_out(c, 0, te_reshape(&c->e, y, t.rank, t.dims));
+}
+
+/* GATHER (axis, batch_dims 0): params seen as [outer, dim, inner], one
+ * tosa.gather with the run-time indices.  TFLite fails an invoke on an
+ * index outside [0, dim); compiled code cannot fail half-way, so the
+ * compiler clamps such indices into the tensor instead. */
+tinyml_status_t tfl_lower_gather(tfl_ctx_t *c) {
+  const tfl_table_t *o = tfl_options(c, OPT_GATHER);
+  const tfl_tensor_t *in = tfl_in(c, 0), *ix = tfl_in(c, 1), *out = tfl_out(c, 0);
+  if (!o || !in || !ix || !out) return c->error ? c->error : tfl_fail(c, "missing operand");
+  int bad = 0;
+  int32_t axis = tfl_table_i32(o, 0, 0, &bad), batch_dims = tfl_table_i32(o, 1, 0, &bad);
+  if (axis < 0) axis += (int32_t)in->rank;
+  if (bad || axis < 0 || (uint32_t)axis >= in->rank)
+    return tfl_fail(c, "axis %d is out of range for rank %u", axis, in->rank);
+  if (batch_dims != 0) return tfl_fail(c, "batch_dims %d is not supported", batch_dims);
+  if (ix->type != TFL_INT32 && ix->type != TFL_INT64)
+    return tfl_fail(c, "indices must be INT32 or INT64, not %s", tfl_type_name(ix->type));
+  if (in->type == TFL_BOOL || in->type == TFL_INT64 || !quant_matches(in, out))
+    return tfl_fail(c, "params of type %s, or output quantisation unlike the params', are "
+                    "not supported", tfl_type_name(in->type));
+  te_type_t t;
+  if (!tfl_te_type(out, &t) || in->rank + ix->rank - 1 != out->rank)
+    return tfl_fail(c, "output '%s' has an unsupported type or rank", out->name);
+  int64_t outer = 1, inner = 1, dim = in->shape[axis];
+  for (int32_t d = 0; d < axis; ++d) outer *= in->shape[d];
+  for (uint32_t d = (uint32_t)axis + 1; d < in->rank; ++d) inner *= in->shape[d];
+  int64_t want[TE_MAX_RANK];
+  uint32_t k = 0;
+  for (int32_t d = 0; d < axis; ++d) want[k++] = in->shape[d];
+  for (uint32_t d = 0; d < ix->rank; ++d) want[k++] = ix->shape[d];
+  for (uint32_t d = (uint32_t)axis + 1; d < in->rank; ++d) want[k++] = in->shape[d];
+  if (memcmp(want, t.dims, sizeof(int64_t) * t.rank) != 0)
+    return tfl_fail(c, "output '%s' does not have the gathered shape", out->name);
+  if (dim < 1 || dim > INT32_MAX || te_numel(&t) == 0)
+    return tfl_fail(c, "empty or very large gathers are not supported");
+  te_value_t x = tfl_value_in(c, 0), idx = tfl_value_in(c, 1);
+  if (!x.id || !idx.id) return c->error;
+  idx = te_cast(&c->e, idx, TE_I32);
+  return tfl_set_out(c, 0, te_gather_axis(&c->e, x, outer, dim, inner, idx, t.rank, t.dims));
 }

@@ -26,6 +26,7 @@ static const lowering_t kLowerings[] = {
     {3, tfl_lower_conv2d},            /* CONV_2D */
     {4, tfl_lower_depthwise},         /* DEPTHWISE_CONV_2D */
     {6, tfl_lower_dequantize},        /* DEQUANTIZE */
+    {8, tfl_lower_unary_math},        /* FLOOR */
     {9, tfl_lower_fully_connected},   /* FULLY_CONNECTED */
     {14, tfl_lower_unary_float},      /* LOGISTIC */
     {17, tfl_lower_max_pool},         /* MAX_POOL_2D */
@@ -37,14 +38,34 @@ static const lowering_t kLowerings[] = {
     {25, tfl_lower_softmax},          /* SOFTMAX */
     {28, tfl_lower_unary_float},      /* TANH */
     {34, tfl_lower_pad},              /* PAD */
+    {36, tfl_lower_gather},           /* GATHER */
     {39, tfl_lower_transpose},        /* TRANSPOSE */
     {40, tfl_lower_mean},             /* MEAN */
     {41, tfl_lower_add_sub},          /* SUB */
+    {42, tfl_lower_binary_math},      /* DIV */
     {43, tfl_lower_reshape},          /* SQUEEZE */
     {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
+    {47, tfl_lower_unary_math},       /* EXP */
+    {55, tfl_lower_binary_math},      /* MAXIMUM */
+    {57, tfl_lower_binary_math},      /* MINIMUM */
+    {59, tfl_lower_unary_math},       /* NEG */
     {60, tfl_lower_pad},              /* PADV2 */
+    {66, tfl_lower_unary_math},       /* SIN */
     {70, tfl_lower_reshape},          /* EXPAND_DIMS */
+    {73, tfl_lower_unary_math},       /* LOG */
+    {75, tfl_lower_unary_math},       /* SQRT */
+    {76, tfl_lower_unary_math},       /* RSQRT */
+    {90, tfl_lower_binary_math},      /* FLOOR_DIV */
+    {92, tfl_lower_unary_math},       /* SQUARE */
+    {98, tfl_lower_unary_math},       /* LEAKY_RELU */
+    {99, tfl_lower_binary_math},      /* SQUARED_DIFFERENCE */
+    {101, tfl_lower_unary_math},     /* ABS */
+    {104, tfl_lower_unary_math},     /* CEIL */
+    {108, tfl_lower_unary_math},     /* COS */
+    {111, tfl_lower_unary_math},     /* ELU */
     {114, tfl_lower_quantize},        /* QUANTIZE */
+    {116, tfl_lower_unary_math},     /* ROUND */
+    {117, tfl_lower_unary_math},     /* HARD_SWISH */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */

@@ -27,15 +27,19 @@ CODES = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3,
          "MAX_POOL_2D": 17, "MUL": 18, "RELU": 19, "RELU_N1_TO_1": 20, "RELU6": 21,
          "RESHAPE": 22, "SOFTMAX": 25, "TANH": 28, "PAD": 34, "TRANSPOSE": 39, "MEAN": 40,
          "SUB": 41, "STRIDED_SLICE": 45, "QUANTIZE": 114, "GATHER": 36, "CUSTOM": 32,
-         "LSTM": 16}
+         "LSTM": 16, "FLOOR": 8, "DIV": 42, "EXP": 47, "MAXIMUM": 55, "MINIMUM": 57,
+         "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76, "FLOOR_DIV": 90,
+         "SQUARE": 92, "LEAKY_RELU": 98, "SQUARED_DIFFERENCE": 99, "ABS": 101, "CEIL": 104,
+         "COS": 108, "ELU": 111, "ROUND": 116, "HARD_SWISH": 117}
 OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
            "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
            "FULLY_CONNECTED": "FullyConnectedOptions", "SOFTMAX": "SoftmaxOptions",
            "CONCATENATION": "ConcatenationOptions", "ADD": "AddOptions", "SUB": "SubOptions",
            "MUL": "MulOptions", "RESHAPE": "ReshapeOptions", "MEAN": "ReducerOptions",
            "STRIDED_SLICE": "StridedSliceOptions", "PAD": "PadOptions",
-           "TRANSPOSE": "TransposeOptions"}
-PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT32": "i"}
+           "TRANSPOSE": "TransposeOptions", "GATHER": "GatherOptions", "DIV": "DivOptions",
+           "LEAKY_RELU": "LeakyReluOptions"}
+PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT32": "i", "INT64": "q"}
 DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT32": "int32"}
 
 
@@ -308,6 +312,21 @@ def fc_models():
     m.op("SOFTMAX", [x], [y], beta=1.0)
     m.inputs, m.outputs = [x], [y]
     out.append(m)
+    # Indices from the file (random inputs would be out of range, which
+    # TFLite refuses); tfls_movie_review in the zoo gathers run-time ones.
+    m = Model("gather_float_axis1", 37)
+    x = m.tensor([3, 5, 4], name="x")
+    y = m.tensor([3, 2, 2, 4], name="y")
+    m.op("GATHER", [x, m.tensor([2, 2], "INT32", data=[4, 0, 2, 2])], [y], axis=1)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("gather_int8_i64_axis0", 38)
+    x = m.tensor([6, 3], "INT8", q8(0.1, 2), name="x")
+    y = m.tensor([4, 3], "INT8", q8(0.1, 2), name="y")
+    m.op("GATHER", [x, m.tensor([4], "INT64", data=[5, 0, 3, 5])], [y], axis=0)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    out += float_math_models()
     # TF1's uint8 classifiers (Coral's MobileNets) end in this.
     m = Model("softmax_uint8_beta", 36)
     x = m.tensor([2, 13], "UINT8", q8(0.11, 133), name="x")
@@ -318,15 +337,56 @@ def fc_models():
     return out
 
 
+def float_math_models():
+    """The float elementwise operators, several outputs per model."""
+    out = []
+    m = Model("float_unary_math", 39)
+    x = m.tensor([2, 3, 7], name="x")
+    # x * 5 reaches both clamps of HARD_SWISH and rounds to several integers.
+    x5 = m.tensor([2, 3, 7], name="x5")
+    m.op("MUL", [x, m.tensor([1], data=[5.0])], [x5])
+    ys = []
+    for k in ("ABS", "NEG", "EXP", "SQUARE", "CEIL", "FLOOR", "ROUND", "SIN", "COS", "ELU",
+              "HARD_SWISH"):
+        ys.append(m.tensor([2, 3, 7], name=k.lower()))
+        m.op(k, [x5], [ys[-1]])
+    ys.append(m.tensor([2, 3, 7], name="leaky_relu"))
+    m.op("LEAKY_RELU", [x5], [ys[-1]], alpha=0.15)
+    m.inputs, m.outputs = [x], ys
+    out.append(m)
+    m = Model("float_unary_positive", 40)
+    x = m.tensor([3, 11], name="x")
+    a = m.tensor([3, 11], name="abs")
+    m.op("ABS", [x], [a])
+    ys = []
+    for k in ("SQRT", "RSQRT", "LOG"):
+        ys.append(m.tensor([3, 11], name=k.lower()))
+        m.op(k, [a], [ys[-1]])
+    m.inputs, m.outputs = [x], ys
+    out.append(m)
+    m = Model("float_binary_math", 41)
+    a = m.tensor([2, 3, 5], name="a")
+    b = m.tensor([5], name="b")
+    ys = []
+    for k in ("MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV"):
+        ys.append(m.tensor([2, 3, 5], name=k.lower()))
+        m.op(k, [a, b], [ys[-1]])
+    ys.append(m.tensor([2, 3, 5], name="div_relu"))
+    m.op("DIV", [a, b], [ys[-1]], fused_activation_function="RELU")
+    m.inputs, m.outputs = [a, b], ys
+    out.append(m)
+    return out
+
+
 def error_models():
     """Models that must be refused, with the text the error must contain."""
     out = []
-    m = Model("err_gather", 41)
-    x = m.tensor([4, 3], name="x")
-    y = m.tensor([2, 3], name="y")
-    m.op("GATHER", [x, m.ints([0, 2])], [y])
+    m = Model("err_gather_batch_dims", 41)
+    x = m.tensor([2, 4, 3], name="x")
+    y = m.tensor([2, 2, 3], name="y")
+    m.op("GATHER", [x, m.tensor([2, 2], "INT32", data=[0, 2, 1, 3])], [y], axis=1, batch_dims=1)
     m.inputs, m.outputs = [x], [y]
-    out.append((m, "operator 0 (GATHER): operator not supported"))
+    out.append((m, "operator 0 (GATHER): batch_dims 1 is not supported"))
     m = Model("err_custom", 42)
     x = m.tensor([4], name="x")
     h = m.tensor([4], name="h")
