@@ -36,6 +36,9 @@ const char *api_temp_path(char *buf, size_t cap, const char *suffix);
 /* The same for a new, empty directory; the caller removes it. */
 const char *api_temp_dir(char *buf, size_t cap);
 
+/* Threads of this process, from /proc/self/task; -1 without /proc. */
+int api_process_threads(void);
+
 /* ---- statuses ------------------------------------------------------------ */
 
 /* Returns the status of `expr` from the calling function if it is not OK. */

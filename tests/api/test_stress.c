@@ -31,7 +31,6 @@
  * debugging; the suite runs the default).  Skips with a printed reason only
  * where ../shared is missing, and fails instead when CI=true.  Run under
  * ThreadSanitizer by scripts/test.sh (its TSan stage). */
-#include <dirent.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,17 +61,6 @@ static void *aligned_buffer(size_t size) {
   void *p = NULL;
   if (posix_memalign(&p, 64, size ? size : 1) != 0) fail_msg("out of memory");
   return p;
-}
-
-/* Threads of this process, from /proc/self/task; -1 without /proc. */
-static int process_threads(void) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d) return -1;
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d));)
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n;
 }
 
 /* ---- a model with distinct reference inputs ------------------------------ */
@@ -364,7 +352,7 @@ static void test_pool_cycles(void **state) {
    * thread of its own at the process's first pthread_create. */
   o.thread_count = 2;
   api_assert_ok(api_run(m.module, &o, &(api_io_t){0}, 0), "first context");
-  int before = process_threads();
+  int before = api_process_threads();
   double t0 = api_now();
   for (uint32_t threads = 2; threads <= 4; ++threads) {
     o.thread_count = threads;
@@ -381,8 +369,8 @@ static void test_pool_cycles(void **state) {
       tinyml_context_release(ctx);
     }
   }
-  if (before >= 0 && process_threads() != before)
-    fail_msg("%d threads after the cycles, %d before", process_threads(), before);
+  if (before >= 0 && api_process_threads() != before)
+    fail_msg("%d threads after the cycles, %d before", api_process_threads(), before);
   printf("pool_cycles: %u create/invoke/release cycles each with 2, 3 and 4 threads, "
          "bit-identical (%.1f s)\n",
          g_iterations, api_now() - t0);

@@ -42,17 +42,6 @@ static int shared_present(void) {
   return 0;
 }
 
-/* Threads of this process, from /proc/self/task; -1 without /proc. */
-static int thread_count(void) {
-  DIR *d = opendir("/proc/self/task");
-  if (!d) return -1;
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d));)
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n;
-}
-
 /* Phases of `module` that run as more than one workgroup. */
 static unsigned split_phases(const tinyml_module_t *module) {
   unsigned n = 0;
@@ -99,7 +88,7 @@ static void test_thread_count_option(void **state) {
 /* 1 creates no thread; N creates N - 1, and release joins them. */
 static void test_threads_started_and_joined(void **state) {
   (void)state;
-  int before = thread_count();
+  int before = api_process_threads();
   if (before < 0) skip();
   tinyml_blob_t *blob = api_compile_model("conv2d", NULL);
   tinyml_module_t *m = api_load_blob(blob);
@@ -108,9 +97,9 @@ static void test_threads_started_and_joined(void **state) {
     tinyml_context_options_t o = options_with(counts[i]);
     tinyml_context_t *ctx = NULL;
     api_assert_ok(tinyml_context_create(m, &o, &ctx), "context");
-    assert_int_equal(thread_count(), before + (int)counts[i] - 1);
+    assert_int_equal(api_process_threads(), before + (int)counts[i] - 1);
     tinyml_context_release(ctx);
-    assert_int_equal(thread_count(), before);
+    assert_int_equal(api_process_threads(), before);
   }
   tinyml_module_release(m);
   tinyml_blob_release(blob);
