@@ -262,7 +262,9 @@ def compile_limited(model_path, out_path, *flags):
     return r, seconds, usage.ru_maxrss
 
 
-class ResourceLimitTest(unittest.TestCase):
+class TempDirTest(unittest.TestCase):
+    """A temporary directory per test class, for models and modules."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="tinyml-limits-")
@@ -274,11 +276,16 @@ class ResourceLimitTest(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.tmp.name, name)
 
-    def write_model(self, name, side):
+    def write(self, name, data):
         p = self.path(name)
         with open(p, "wb") as f:
-            f.write(huge_fill_model(side))
+            f.write(data)
         return p
+
+
+class ResourceLimitTest(TempDirTest):
+    def write_model(self, name, side):
+        return self.write(name, huge_fill_model(side))
 
     def test_small_fill_compiles(self):
         """The same graph at [4, 4] compiles under the same limits, so the
@@ -307,25 +314,8 @@ class ResourceLimitTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path("huge.tmlm")))
 
 
-class LimitsContractTest(unittest.TestCase):
+class LimitsContractTest(TempDirTest):
     """Each limit of the contract, refused early and named."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="tinyml-limits-")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.tmp.name, name)
-
-    def write(self, name, data):
-        p = self.path(name)
-        with open(p, "wb") as f:
-            f.write(data)
-        return p
 
     def refused(self, what, model_path, needles, *flags, max_rss_kib=AS_LIMIT_KIB):
         """Compiles under the limits; asserts exit 1 within TIME_LIMIT_S,
