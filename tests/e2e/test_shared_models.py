@@ -39,7 +39,8 @@ import sys
 import tempfile
 import time
 
-FORMATS = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i", "float32": "f"}
+FORMATS = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i", "int64": "q",
+           "float32": "f"}
 
 
 def read_values(path, dtype):

@@ -25,24 +25,11 @@ Usage: test_zoo.py TINYML_COMPILE TINYML_RUN SHARED_DIR STATUS_JSON
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
-FORMATS = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i", "int64": "q",
-           "float32": "f"}
-
-
-def read_values(path, dtype):
-    data = open(path, "rb").read()
-    fmt = FORMATS[dtype]
-    n = len(data) // struct.calcsize(fmt)
-    return list(struct.unpack("<%d%s" % (n, fmt), data))
-
-
-def argmax(v):
-    return max(range(len(v)), key=lambda i: v[i])
+from test_shared_models import argmax, read_values
 
 
 def within(ours, want, dtype, exact_kernels):
