@@ -43,11 +43,16 @@ static tinyml_status_t load_executables(tinyml_module_t *m) {
   m->libraries = (const tinyml_exe_library_t **)(void *)(m->elfs + n + 1);
   for (uint32_t i = 0; i < n; ++i) {
     const tmod_executable_t *x = &m->desc.executables[i];
+#if !TINYML_FREESTANDING
+    /* The ELF loader refuses another architecture's image too; this says
+     * which, and what to do.  A freestanding build leaves it to the loader
+     * (its messages carry no values to name the architectures with). */
     if (strcmp(x->format, "elf") != 0 || strcmp(x->arch, tinyml__elf_arch.name) != 0)
       return TINYML_STATUS_MAKE(&m->allocator, TINYML_STATUS_UNSUPPORTED,
                                 "module: executable %u is '%s' for '%s'; this runtime "
                                 "runs 'elf' for '%s' (compile with a matching --target)",
                                 i, x->format, x->arch, tinyml__elf_arch.name);
+#endif
     tinyml_status_t st = tinyml__elf_load(x->image, (size_t)x->image_size, &m->allocator,
                                           &m->elfs[i], &m->libraries[i]);
     if (st) return TINYML_STATUS_ANNOTATE(st, "module: executable %u", i);

@@ -160,17 +160,20 @@ static void test_uses_allocator(void **state) {
   free(im.data);
 }
 
-static void test_null_arguments(void **state) {
+/* No image (what an absent one reads as) and a 1-byte one. */
+static void test_no_image(void **state) {
   (void)state;
   tinyml__elf_t *elf = NULL;
   const tinyml_exe_library_t *lib = NULL;
-  uint8_t byte = 0;
+  uint8_t byte = 0x7f;
   tinyml_status_t s = tinyml__elf_load(NULL, 0, NULL, &elf, &lib);
-  assert_int_equal(tinyml_status_code(s), TINYML_STATUS_INVALID_ARGUMENT);
+  assert_int_equal(tinyml_status_code(s), TINYML_STATUS_INVALID_MODULE);
+  assert_non_null(strstr(tinyml_status_message(s), "not an ELF image"));
   tinyml_status_free(s);
-  s = tinyml__elf_load(&byte, 1, NULL, NULL, &lib);
-  assert_int_equal(tinyml_status_code(s), TINYML_STATUS_INVALID_ARGUMENT);
+  s = tinyml__elf_load(&byte, 1, NULL, &elf, &lib);
+  assert_int_equal(tinyml_status_code(s), TINYML_STATUS_INVALID_MODULE);
   tinyml_status_free(s);
+  assert_null(elf);
 }
 
 static void test_rejects_malloc_import(void **state) {
@@ -422,7 +425,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_load_and_run_preemptible),
       cmocka_unit_test(test_protections),
       cmocka_unit_test(test_uses_allocator),
-      cmocka_unit_test(test_null_arguments),
+      cmocka_unit_test(test_no_image),
       cmocka_unit_test(test_rejects_malloc_import),
       cmocka_unit_test(test_rejects_bad_library),
       cmocka_unit_test(test_rejects_bad_headers),

@@ -179,7 +179,7 @@ static tinyml_status_t check_ident(loader_t *l) {
   if (l->size < 16 || memcmp(id, magic, 4) != 0)
     return fail(l, "elf: not an ELF image (bad magic)");
   if (id[4] != TINYML_ELF_ARCH_CLASS)
-    return fail(l, "elf: unsupported ELF class %u", id[4]);
+    return fail(l, "elf: unsupported ELF class %u (compiled for another --target?)", id[4]);
   if (id[5] != ELFDATA2LSB)
     return fail(l, "elf: image is not little-endian");
   if (id[6] != EV_CURRENT)
@@ -196,8 +196,8 @@ static tinyml_status_t check_ehdr(loader_t *l) {
   if (h->type != ET_DYN)
     return fail(l, "elf: e_type %u is not ET_DYN (a shared object)", h->type);
   if (h->machine != tinyml__elf_arch.machine)
-    return fail(l, "elf: e_machine %u is not this host's (%u)", h->machine,
-                tinyml__elf_arch.machine);
+    return fail(l, "elf: e_machine %u is not this host's (%u; compiled for another --target?)",
+                h->machine, tinyml__elf_arch.machine);
   if (h->version != EV_CURRENT)
     return fail(l, "elf: unsupported e_version %u", (unsigned)h->version);
   if (h->phentsize != PHDR_SIZE)
@@ -742,9 +742,6 @@ tinyml_status_t tinyml__elf_load(const uint8_t *image, size_t size,
                                  const tinyml_allocator_t *allocator,
                                  tinyml__elf_t **out_elf,
                                  const tinyml_exe_library_t **out_library) {
-  if (!image || !out_elf || !out_library)
-    return TINYML_STATUS_MAKE(allocator, TINYML_STATUS_INVALID_ARGUMENT,
-                              "elf: NULL argument");
   /* Pages matter only to protections: without them the unit is 4 KiB. */
   loader_t l = {.allocator = allocator, .image = image, .size = size,
                 .page = PROTECTS ? (word_t)tinyml__elf_map_page_size() : MIN_ALIGN};

@@ -20,7 +20,9 @@
 
 typedef struct tinyml__elf tinyml__elf_t;
 
-/* Loads `image` (borrowed for the call only).  `allocator` is used for the
+/* Loads `image` (borrowed for the call only; NULL only with `size` 0, which
+ * is refused as not an ELF image); the out pointers must not be NULL (an
+ * internal call: module.c's).  `allocator` is used for the
  * bookkeeping struct and for statuses (freestanding: for the image too).
  * On success *out_elf owns the mapping and *out_library (valid while
  * *out_elf lives) has been checked: ABI version, entry functions inside
