@@ -194,6 +194,7 @@ size_t tinyml_module_input_count(const tinyml_module_t *m) { return m ? m->desc.
 size_t tinyml_module_output_count(const tinyml_module_t *m) { return m ? m->desc.output_count : 0; }
 const char *tinyml_module_target(const tinyml_module_t *m) { return m ? m->desc.target : ""; }
 size_t tinyml_module_arena_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.arena_size : 0; }
+size_t tinyml_module_state_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.state_size : 0; }
 size_t tinyml_module_arena_alignment(const tinyml_module_t *m) { return m ? m->desc.arena_alignment : 0; }
 size_t tinyml_module_arena_region_count(const tinyml_module_t *m) {
   return m ? m->desc.region_count : 0;
@@ -366,5 +367,11 @@ tinyml_status_t tinyml_context_invoke(tinyml_context_t *c) {
                                 "tinyml_context_invoke: output %u '%s' is not set", i,
                                  d->outputs[i].name);
   tinyml__context_invoke(c);
+  return TINYML_OK;
+}
+
+tinyml_status_t tinyml_context_reset_state(tinyml_context_t *c) {
+  if (!c) return BAD_ARG(NULL, "tinyml_context_reset_state: context must not be NULL");
+  tinyml__context_reset(c);
   return TINYML_OK;
 }

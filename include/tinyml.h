@@ -429,6 +429,13 @@ TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
 /* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
  * be at least); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_size(const tinyml_module_t *module);
+
+/* Bytes of state each context of `module` keeps from one invoke to the
+ * next, allocated by tinyml_context_create() with the context's
+ * allocator: the memory of recurrent layers (TFLite's variable tensors,
+ * e.g. an LSTM's cell and output state).  0 for a stateless module and
+ * for NULL.  The state is the context's own, never in the arena. */
+TINYML_API size_t tinyml_module_state_size(const tinyml_module_t *module);
 /* Required alignment of a caller-given arena and of every region (a power of
  * two); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_alignment(const tinyml_module_t *module);
@@ -475,7 +482,8 @@ typedef struct tinyml_context_options_s {
    * uses (activations and kernel scratch): nothing in it is read before
    * that invoke writes it, and nothing in it matters once the invoke
    * returns.  Inputs and outputs are never in the arena: they are the
-   * caller's bound buffers.  So while no invoke runs, the caller may reuse
+   * caller's bound buffers, and a stateful model's state is the context's
+   * (tinyml_module_state_size()).  So while no invoke runs, the caller may reuse
    * the arena for anything, and several contexts (of the same or different
    * modules) may share one arena, invoked one after another in any order
    * (A, B, A, ...).  Give it the largest tinyml_module_arena_size() of
@@ -533,9 +541,17 @@ TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
                                                      void *data, size_t size);
 
 /* Runs the module on the bound buffers, on the context's threads.  Performs
- * no allocation.
+ * no allocation.  A stateful module (tinyml_module_state_size() > 0) reads
+ * the context's state and leaves it updated for the next invoke.
  * Errors: FAILED_PRECONDITION if an input or output is unbound. */
 TINYML_API tinyml_status_t tinyml_context_invoke(tinyml_context_t *context);
+
+/* Sets the context's state back to the model's initial value, the value a
+ * new context starts from, as TFLite's ResetVariableTensors() does: start
+ * a new sequence (an utterance, a stream) on a recurrent model.  Does
+ * nothing for a stateless module.
+ * Errors: INVALID_ARGUMENT (NULL context). */
+TINYML_API tinyml_status_t tinyml_context_reset_state(tinyml_context_t *context);
 
 /* ============================================================================
  * Profiling

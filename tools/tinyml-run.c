@@ -225,6 +225,9 @@ static int print_info(const char *path, const tinyml_module_t *module) {
     for (size_t r = 0; r < tinyml_module_arena_region_count(module); ++r)
       printf("arena_region %zu: %zu bytes\n", r, tinyml_module_arena_region_size(module, r));
   printf("constant_size: %zu bytes\n", tinyml_module_constant_size(module));
+  if (tinyml_module_state_size(module))
+    printf("state_size: %zu bytes (kept between invokes of one context)\n",
+           tinyml_module_state_size(module));
   printf("dispatch_count: %zu\n", tinyml_module_dispatch_count(module));
   for (size_t s = 0; s < tinyml_module_dispatch_count(module); ++s)
     printf("  step %zu: %s\n", s, tinyml_module_step_label(module, s));

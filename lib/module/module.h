@@ -34,6 +34,7 @@ typedef enum tmod_buffer_kind {
   TMOD_BUFFER_OUTPUT = 1,   /* index = output number, offset within it */
   TMOD_BUFFER_CONSTANT = 2, /* offset into the constants blob */
   TMOD_BUFFER_ARENA = 3,    /* offset into arena region `index` */
+  TMOD_BUFFER_STATE = 4,    /* offset into the context's state */
 } tmod_buffer_kind_t;
 
 /* A byte range one dispatch argument refers to. */
@@ -94,6 +95,11 @@ typedef struct tmod_module {
   const tmod_step_t *steps;
   uint32_t executable_count;
   const tmod_executable_t *executables;
+  /* What a context keeps between invokes: its initial value, state_size
+   * bytes (0 = none), aligned like the constants. */
+  const uint8_t *state;
+  uint64_t state_size;
+  uint32_t state_checksum; /* crc32 of state */
 } tmod_module_t;
 
 /* CRC-32 (IEEE 802.3, as zlib's crc32()) of `size` bytes. */
@@ -107,7 +113,8 @@ tinyml_status_t tmod_write(const tmod_module_t *module,
                            const tinyml_allocator_t *allocator,
                            uint8_t **out_data, size_t *out_size);
 
-/* Verifies `data` in full and fills *out_module.  Every offset is
+/* Verifies `data` in full and fills *out_module (not NULL; `data` may be
+ * NULL only with `size` 0, which is too few bytes).  Every offset is
  * bounds-checked; the checksums, the I/O byte sizes, every binding's range
  * (against its input/output byte size, the constants or arena_size) and
  * every index are checked.  Strings and blobs point into `data`; the arrays

@@ -536,7 +536,7 @@ static void step_bindings(reader_t *r, const vec_t *steps, uint32_t i, table_t *
 }
 
 /* What a binding may refer to, by tmod_buffer_kind_t. */
-static const char *const kind_names[] = {"input", "output", "constant", "arena"};
+static const char *const kind_names[] = {"input", "output", "constant", "arena", "state"};
 
 /* The byte range binding `b` of step `step` names must lie inside what it
  * refers to. */
@@ -544,7 +544,7 @@ static void check_binding(const table_t *step, const tmod_module_t *m, uint32_t 
                           const tmod_binding_t *bind) {
   reader_t *r = step->r;
   const name_t n = {"step %u binding %u", step->name.index, b};
-  if (bind->kind > TMOD_BUFFER_ARENA) {
+  if (bind->kind > TMOD_BUFFER_STATE) {
     nbad(r, &n, "buffer kind %" PRIu32 " is invalid", bind->kind);
     return;
   }
@@ -566,9 +566,10 @@ static void check_binding(const table_t *step, const tmod_module_t *m, uint32_t 
       snprintf(io, sizeof(io), "%s %" PRIu32, name, bind->index);
       what = io;
     }
-  } else if (bind->kind == TMOD_BUFFER_CONSTANT) {
-    limit = m->constants_size;
-    limit_name = "constants size";
+  } else if (bind->kind != TMOD_BUFFER_ARENA) {
+    int state = bind->kind == TMOD_BUFFER_STATE;
+    limit = state ? m->state_size : m->constants_size;
+    limit_name = state ? "state size" : "constants size";
   } else {
     if (bind->index >= m->region_count) {
       nbad(r, &n, "arena region %" PRIu32 " is out of range (%" PRIu32 " regions)",
@@ -742,15 +743,14 @@ static void read_module(reader_t *r, tmod_module_t *m) {
   read_executables(&root, m);
   read_tensors(&root, 6, "input", "input %u", &m->inputs, &m->input_count);
   read_tensors(&root, 7, "output", "output %u", &m->outputs, &m->output_count);
+  m->state_checksum = u32_at(&root, 14);
+  blob(&root, 13, m->state_checksum, "state", &m->state, &m->state_size);
   read_steps(&root, m); /* last: it checks against all the rest */
 }
 
 tinyml_status_t tmod_read(const uint8_t *data, size_t size,
                           const tinyml_allocator_t *allocator,
                           tmod_module_t *out_module) {
-  if (!data || !out_module)
-    return TINYML_STATUS_MAKE(allocator, TINYML_STATUS_INVALID_ARGUMENT,
-                              "module: NULL argument");
   reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator),
                 TINYML_OK};
   tmod_module_t m;

@@ -17,7 +17,7 @@
 
 /* FlatBuffers offsets are 32-bit and signed offsets must stay positive. */
 #define MAX_BUFFER_SIZE 0x7FFFFFFFu
-#define MAX_FIELDS 13
+#define MAX_FIELDS 15
 
 typedef struct writer {
   uint8_t *out; /* NULL while measuring */
@@ -200,12 +200,13 @@ static uint64_t put_step(writer_t *w, const tmod_step_t *step) {
   return t.start;
 }
 
-static void put_steps(writer_t *w, uint64_t field_at, const tmod_module_t *m) {
-  patch_offset(w, field_at, put_vector_start(w, m->step_count, 4));
+static void put_steps(writer_t *w, uint64_t field_at, const tmod_step_t *steps,
+                      uint32_t count) {
+  patch_offset(w, field_at, put_vector_start(w, count, 4));
   uint64_t slots = w->pos;
-  put_bytes(w, NULL, 4 * (uint64_t)m->step_count);
-  for (uint32_t i = 0; i < m->step_count; i++)
-    patch_offset(w, slots + 4 * (uint64_t)i, put_step(w, &m->steps[i]));
+  put_bytes(w, NULL, 4 * (uint64_t)count);
+  for (uint32_t i = 0; i < count; i++)
+    patch_offset(w, slots + 4 * (uint64_t)i, put_step(w, &steps[i]));
 }
 
 /* Executable table: format, arch, image, checksum. */
@@ -254,6 +255,12 @@ static void put_module(writer_t *w, const tmod_module_t *m) {
   set_offset(&t, 10);
   set_offset(&t, 11);
   if (m->region_count > 1) set_offset(&t, 12);
+  /* Absent when there is no state, so a stateless module is byte for byte
+   * what a writer before state made. */
+  if (m->state_size) {
+    set_offset(&t, 13);
+    set_scalar(&t, 14, 4, w->out ? tmod_crc32(m->state, (size_t)m->state_size) : 0);
+  }
   put_table(w, &t);
   patch_offset(w, 0, t.start);
   put_string(w, t.at[1], m->target);
@@ -262,12 +269,13 @@ static void put_module(writer_t *w, const tmod_module_t *m) {
   put_tensors(w, t.at[6], m->inputs, m->input_count);
   put_tensors(w, t.at[7], m->outputs, m->output_count);
   put_blob(w, t.at[8], m->constants, m->constants_size);
-  put_steps(w, t.at[10], m);
+  put_steps(w, t.at[10], m->steps, m->step_count);
   put_executables(w, t.at[11], m);
   if (m->region_count > 1) {
     patch_offset(w, t.at[12], put_vector_start(w, m->region_count - 1, 8));
     for (uint32_t i = 1; i < m->region_count; i++) put_le(w, m->region_sizes[i], 8);
   }
+  if (m->state_size) put_blob(w, t.at[13], m->state, m->state_size);
 }
 
 static tinyml_status_t invalid(const tinyml_allocator_t *a, const char *what,
@@ -290,6 +298,15 @@ static tinyml_status_t check_tensors(const tinyml_allocator_t *a,
   return TINYML_OK;
 }
 
+static tinyml_status_t check_steps(const tinyml_allocator_t *a, const char *what,
+                                   const tmod_step_t *steps, uint32_t count) {
+  if (count && !steps) return invalid(a, what, 0, "the array is NULL");
+  for (uint32_t i = 0; i < count; i++)
+    if (steps[i].binding_count && !steps[i].bindings)
+      return invalid(a, what, i, "the bindings are NULL");
+  return TINYML_OK;
+}
+
 /* Rejects what would make the writer read through a NULL or past an array;
  * everything else is the reader's to verify. */
 static tinyml_status_t check_module(const tinyml_allocator_t *a,
@@ -300,12 +317,10 @@ static tinyml_status_t check_module(const tinyml_allocator_t *a,
     return invalid(a, "arena region count", m->region_count, "exceeds the maximum");
   if (m->constants_size && !m->constants)
     return invalid(a, "constants", 0, "the data is NULL");
+  if (m->state_size && !m->state) return invalid(a, "state", 0, "the data is NULL");
   TINYML_RETURN_IF_ERROR(check_tensors(a, "input", m->inputs, m->input_count));
   TINYML_RETURN_IF_ERROR(check_tensors(a, "output", m->outputs, m->output_count));
-  if (m->step_count && !m->steps) return invalid(a, "step", 0, "the array is NULL");
-  for (uint32_t i = 0; i < m->step_count; i++)
-    if (m->steps[i].binding_count && !m->steps[i].bindings)
-      return invalid(a, "step", i, "the bindings are NULL");
+  TINYML_RETURN_IF_ERROR(check_steps(a, "step", m->steps, m->step_count));
   if (m->executable_count && !m->executables)
     return invalid(a, "executable", 0, "the array is NULL");
   for (uint32_t i = 0; i < m->executable_count; i++)

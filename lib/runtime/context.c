@@ -6,23 +6,28 @@
 #include "../common/status.h"
 #include "runtime.h"
 
-/* The context and its three pointer arrays (inputs, outputs, and the
- * scratch array of one step's bindings) are one allocation: fewer calls to
- * the caller's allocator, and less code on a microcontroller.  The counts
- * are capped by the module reader, so the sum cannot overflow. */
+/* The context, its three pointer arrays (inputs, outputs, and the scratch
+ * array of one step's bindings) and its state are one allocation: fewer
+ * calls to the caller's allocator, and less code on a microcontroller.  The
+ * counts are capped by the module reader, so the sum cannot overflow. */
 tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
                                        const tinyml_allocator_t *a,
                                        void *const *regions, uint32_t threads,
                                        tinyml_context_t **out) {
   (void)threads; /* 1 on freestanding builds: checked by the caller */
   size_t slots = (size_t)m->desc.input_count + m->desc.output_count + m->max_bindings + 3;
-  tinyml_context_t *c = tinyml__calloc(a, 1, sizeof(*c) + slots * sizeof(void *), 16);
+  size_t state_at = (sizeof(tinyml_context_t) + slots * sizeof(void *) + 15) / 16 * 16;
+  /* The state lies in the module's bytes (the reader checked), so the sum
+   * cannot overflow either. */
+  tinyml_context_t *c = tinyml__calloc(a, 1, state_at + (size_t)m->desc.state_size, 16);
   if (!c) return TINYML_STATUS_MAKE(a, TINYML_STATUS_OUT_OF_MEMORY, "context: out of memory");
   c->allocator = *a;
   c->module = m;
   c->inputs = (const void **)(void *)(c + 1);
   c->outputs = (void **)(c->inputs + m->desc.input_count + 1);
   c->scratch_ptrs = c->outputs + m->desc.output_count + 1;
+  c->state = (uint8_t *)c + state_at;
+  tinyml__context_reset(c);
   for (uint32_t r = 0; r < m->desc.region_count; ++r) {
     size_t size = (size_t)m->desc.region_sizes[r]; /* fits: the reader checked */
     c->arenas[r] = regions[r];

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../module/executable_abi.h"
 #include "../module/module.h"
@@ -27,6 +28,7 @@ struct tinyml_context_s {
   const tinyml_module_t *module;
   uint8_t *arenas[TMOD_MAX_ARENA_REGIONS]; /* one per region */
   uint32_t owned_arenas; /* bit r: arenas[r] was allocated here */
+  uint8_t *state;        /* module's state_size bytes, kept between invokes */
   const void **inputs;
   void **outputs;
   void **scratch_ptrs; /* max_bindings entries, reused by every step */
@@ -67,6 +69,13 @@ tinyml_status_t tinyml__context_create(const tinyml_module_t *m,
                                        tinyml_context_t **out);
 void tinyml__context_destroy(tinyml_context_t *c);
 void tinyml__context_invoke(tinyml_context_t *c);
+/* Sets the state to its initial value (module.h).  Inline: two callers,
+ * and a call costs the Cortex-M4 runtime more than the copy. */
+static inline void tinyml__context_reset(tinyml_context_t *c) {
+  const tmod_module_t *d = &c->module->desc;
+  /* Guarded: a module without state has a NULL state pointer. */
+  if (d->state_size) memcpy(c->state, d->state, (size_t)d->state_size);
+}
 
 /* Where binding b points in context c: an input, an output, the
  * constants or the arena, plus its offset; NULL for an unbound input or
@@ -78,6 +87,7 @@ static inline void *tinyml__binding_ptr(const tinyml_context_t *c, const tmod_bi
     case TMOD_BUFFER_INPUT: base = (uint8_t *)(uintptr_t)c->inputs[b->index]; break;
     case TMOD_BUFFER_OUTPUT: base = (uint8_t *)c->outputs[b->index]; break;
     case TMOD_BUFFER_CONSTANT: base = (uint8_t *)(uintptr_t)c->module->desc.constants; break;
+    case TMOD_BUFFER_STATE: base = c->state; break;
     default: base = c->arenas[b->index]; break;
   }
   return base ? base + b->offset : NULL;

@@ -91,6 +91,12 @@ void sample_init(sample_t *s) {
   m->executables = s->executables;
 }
 
+void with_state(sample_t *s) {
+  s->bindings2[2] = binding(TMOD_BUFFER_STATE, 0, 128, 128);
+  s->module.state = s->constants + 512;
+  s->module.state_size = 256;
+}
+
 void small_init(sample_t *s) {
   sample_init(s);
   /* Input 0 becomes int8 [3, 1] quantised per axis 0. */
@@ -183,6 +189,10 @@ void assert_modules_equal(const tmod_module_t *e, const tmod_module_t *a) {
   assert_int_equal(e->executable_count, a->executable_count);
   for (uint32_t i = 0; i < e->executable_count; i++)
     assert_executable_equal(&e->executables[i], &a->executables[i]);
+  assert_int_equal(e->state_size, a->state_size);
+  assert_memory_equal(e->state, a->state, (size_t)e->state_size);
+  if (e->state_size)
+    assert_int_equal(tmod_crc32(e->state, (size_t)e->state_size), a->state_checksum);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }

@@ -24,6 +24,9 @@ typedef struct sample {
 /* 2 quantised inputs, 2 outputs, 1000 bytes of constants, 3 steps (one a
  * COPY) and 2 executables. */
 void sample_init(sample_t *s);
+/* Adds 256 bytes of state (the initial value: a copy of constants [512,
+ * 768)): step 2's arena binding moves into it. */
+void with_state(sample_t *s);
 /* The same shape cut down (1 input, 1 output, 2 steps, 1 executable, small
  * blobs) so that every byte of it can be corrupted in turn. */
 void small_init(sample_t *s);

@@ -23,18 +23,15 @@ static size_t offset_in(const uint8_t *base, const void *p) {
   return (size_t)((const uint8_t *)p - base);
 }
 
-static void test_roundtrip(void **state) {
-  (void)state;
-  sample_t s;
-  sample_init(&s);
+static void roundtrip(const sample_t *s) {
   size_t size;
-  uint8_t *data = write_module(&s.module, &size);
+  uint8_t *data = write_module(&s->module, &size);
   assert_int_equal(0, (uintptr_t)data % TMOD_CONSTANT_ALIGNMENT);
   assert_memory_equal(data + 4, "TMLM", 4);
   tmod_module_t m;
   tinyml_status_t status = tmod_read(data, size, NULL, &m);
   if (status) fail_msg("%s", tinyml_status_message(status));
-  assert_modules_equal(&s.module, &m);
+  assert_modules_equal(&s->module, &m);
   /* Blobs and strings are used in place, 64-aligned. */
   assert_int_equal(0, offset_in(data, m.constants) % 64);
   assert_true(offset_in(data, m.constants) < size);
@@ -52,6 +49,22 @@ static void test_roundtrip(void **state) {
   tmod_read_free(&m, NULL);
   assert_null(m.inputs);
   free_module_bytes(data);
+}
+
+static void test_roundtrip(void **state) {
+  (void)state;
+  sample_t s;
+  sample_init(&s);
+  roundtrip(&s);
+}
+
+/* A stateful module (state, state_checksum) reads back the same. */
+static void test_state_roundtrip(void **state) {
+  (void)state;
+  sample_t s;
+  sample_init(&s);
+  with_state(&s);
+  roundtrip(&s);
 }
 
 /* Quantisation arrays at a misaligned address are copied, not pointed to. */
@@ -133,8 +146,7 @@ static void test_bad_arguments(void **state) {
   expect_status(tmod_write(&s.module, NULL, &data, &size),
                 TINYML_STATUS_INVALID_ARGUMENT, "format version");
   tmod_module_t m;
-  expect_status(tmod_read(NULL, 0, NULL, &m), TINYML_STATUS_INVALID_ARGUMENT,
-                "NULL");
+  expect_status(tmod_read(NULL, 0, NULL, &m), TINYML_STATUS_INVALID_MODULE, "too few");
   expect_status(tmod_read((const uint8_t *)"TMLM", 4, NULL, &m),
                 TINYML_STATUS_INVALID_MODULE, "too few");
 }
@@ -188,7 +200,15 @@ static void range_overflow(sample_t *s) {
 }
 static void executable_index(sample_t *s) { s->steps[2].executable = 2; }
 static void step_kind(sample_t *s) { s->steps[0].kind = 5; }
-static void buffer_kind(sample_t *s) { s->bindings0[1].kind = 4; }
+static void buffer_kind(sample_t *s) { s->bindings0[1].kind = 5; }
+static void state_range(sample_t *s) {
+  with_state(s);
+  s->bindings2[2].offset = 200;
+}
+static void state_without_size(sample_t *s) {
+  with_state(s);
+  s->module.state_size = 0;
+}
 static void copy_three(sample_t *s) {
   s->bindings1[2] = s->bindings1[1];
   s->steps[1].binding_count = 3;
@@ -240,7 +260,11 @@ static const bad_case_t bad_cases[] = {
     {"executable index", executable_index,
      "step 2: executable 2 is out of range (2 executables)"},
     {"step kind", step_kind, "step 0: step kind 5 is invalid"},
-    {"buffer kind", buffer_kind, "step 0 binding 1: buffer kind 4 is invalid"},
+    {"buffer kind", buffer_kind, "step 0 binding 1: buffer kind 5 is invalid"},
+    {"state range", state_range,
+     "step 2 binding 2: state range [200, 328) exceeds state size 256"},
+    {"state without size", state_without_size,
+     "step 2 binding 2: state range [128, 256) exceeds state size 0"},
     {"copy of 3", copy_three, "step 1: a copy needs 2 bindings, not 3"},
     {"copy of 1", copy_one, "step 1: a copy needs 2 bindings, not 1"},
     {"copy sizes", copy_sizes,
@@ -341,6 +365,23 @@ static void test_damaged_bytes(void **state) {
   shift_blob(copy, fb_field(copy, exe1, 2));
   expect_read_error(copy, size, "executable 1 image: data at offset");
 
+  free(copy);
+  free_module_bytes(data);
+  with_state(&s);
+  data = write_module(&s.module, &size);
+  copy = malloc(size);
+  assert_non_null(copy);
+  root = fb_root(data);
+  input0 = fb_element(data, fb_deref(data, fb_field(data, root, 6)), 0);
+
+  memcpy(copy, data, size);
+  copy[fb_deref(copy, fb_field(copy, root, 13)) + 4 + 200] ^= 4;
+  expect_read_error(copy, size, "module: state: checksum");
+
+  memcpy(copy, data, size);
+  shift_blob(copy, fb_field(copy, root, 13));
+  expect_read_error(copy, size, "state: data at offset");
+
   /* Rank 9: the dims vector claims one more element than the writer put. */
   memcpy(copy, data, size);
   size_t dims = fb_deref(copy, fb_field(copy, input0, 2));
@@ -366,6 +407,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_crc32),
       cmocka_unit_test(test_roundtrip),
+      cmocka_unit_test(test_state_roundtrip),
       cmocka_unit_test(test_regions),
       cmocka_unit_test(test_misaligned_address),
       cmocka_unit_test(test_minimal_module),
