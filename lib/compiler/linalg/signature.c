@@ -92,6 +92,42 @@ static tinyml_status_t read_tensor(const tinyml_allocator_t *a, MlirType type,
   return read_quant(a, attrs, i, t);
 }
 
+static int is_state(MlirAttribute attrs, intptr_t i) {
+  return !mlirAttributeIsNull(dict_get(attrs, i, "tinyml.state"));
+}
+
+/* The trailing `tinyml.state` arguments and results pair up in order. */
+static tinyml_status_t read_state(const tinyml_allocator_t *a, MlirAttribute arg_attrs,
+                                  MlirAttribute res_attrs, tc_graph_t *g) {
+  uint32_t n = 0, m = 0;
+  while (n < g->input_count && is_state(arg_attrs, g->input_count - 1 - n)) ++n;
+  while (m < g->output_count && is_state(res_attrs, g->output_count - 1 - m)) ++m;
+  for (uint32_t i = 0; i + n < g->input_count; ++i)
+    if (is_state(arg_attrs, i))
+      return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
+                                 "compiler: state input '%s' must come after the inputs",
+                                 g->input_info[i].name);
+  if (n != m)
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
+                               "compiler: %u state inputs but %u state outputs", n, m);
+  g->state_fill = tinyml__calloc(a, n + 1, 1, 1);
+  if (!g->state_fill)
+    return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  g->state_count = n;
+  for (uint32_t k = 0; k < n; ++k) {
+    const tmod_tensor_t *in = &g->input_info[g->input_count - n + k];
+    const tmod_tensor_t *out = &g->output_info[g->output_count - n + k];
+    if (in->dtype != out->dtype || in->byte_size != out->byte_size)
+      return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
+                                 "compiler: state '%s' is returned as '%s' of another type",
+                                 in->name, out->name);
+    MlirAttribute f = dict_get(arg_attrs, g->input_count - n + k, "tinyml.state_fill");
+    if (!mlirAttributeIsNull(f) && mlirAttributeIsAInteger(f))
+      g->state_fill[k] = (uint8_t)mlirIntegerAttrGetValueInt(f);
+  }
+  return TINYML_OK;
+}
+
 tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
                                   tc_graph_t *g) {
   MlirType ft = mlirTypeAttrGetValue(
@@ -110,7 +146,7 @@ tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *
   for (uint32_t i = 0; i < g->output_count; ++i)
     TINYML_RETURN_IF_ERROR(read_tensor(a, mlirFunctionTypeGetResult(ft, i), res_attrs,
                                        i, "output", &g->output_info[i]));
-  return TINYML_OK;
+  return read_state(a, arg_attrs, res_attrs, g);
 }
 
 void tc_signature_free(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a) {

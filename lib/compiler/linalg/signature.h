@@ -7,7 +7,12 @@
 /* Fills g->input_info/output_info from the function signature: names from
  * the `tinyml.name` argument/result attribute (default input_<i>/output_<i>)
  * and quantisation from `tinyml.scale`, `tinyml.zero_point` and
- * `tinyml.quant_axis`. */
+ * `tinyml.quant_axis`.
+ * State: arguments marked `tinyml.state` (with `tinyml.state_fill = B`, the
+ * byte it starts as, default 0) come after the caller's inputs, and as many
+ * results marked `tinyml.state`, of the same types and in the same order,
+ * after the caller's outputs: result i is argument i's value for the next
+ * invoke.  Sets g->state_count and g->state_fill. */
 tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
                                   tc_graph_t *g);
 
