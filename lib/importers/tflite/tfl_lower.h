@@ -3,12 +3,14 @@
 #ifndef TINYML_IMPORTERS_TFL_LOWER_H
 #define TINYML_IMPORTERS_TFL_LOWER_H
 
+#include "../common/import_limits.h"
 #include "../common/tosa_emit.h"
 #include "tflite_reader.h"
 
 typedef struct tfl_ctx {
   const tinyml_allocator_t *allocator;
   const tfl_model_t *model;
+  te_limits_t limits;   /* resolved: no field is 0 */
   te_t e;
   te_value_t *values;   /* per tensor; id 0 = not produced yet */
   uint32_t op_index;    /* the operator being lowered, for messages */
@@ -84,5 +86,6 @@ tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 
 #endif

@@ -44,6 +44,7 @@ static const lowering_t kLowerings[] = {
     {41, tfl_lower_add_sub},          /* SUB */
     {42, tfl_lower_binary_math},      /* DIV */
     {43, tfl_lower_reshape},          /* SQUEEZE */
+    {44, tfl_lower_sequence_lstm},    /* UNIDIRECTIONAL_SEQUENCE_LSTM */
     {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
     {47, tfl_lower_unary_math},       /* EXP */
     {55, tfl_lower_binary_math},      /* MAXIMUM */
@@ -639,7 +640,7 @@ tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limi
   }
   strbuf_t sb;
   strbuf_init(&sb, &a);
-  tfl_ctx_t c = {.allocator = &a, .model = m, .e = {.sb = &sb}};
+  tfl_ctx_t c = {.allocator = &a, .model = m, .limits = l, .e = {.sb = &sb}};
   c.values = tinyml__calloc(&a, m->tensor_count + 1, sizeof(te_value_t), 8);
   tinyml_status_t st = c.values ? check_model(&c)
                                 : tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY,
