@@ -38,9 +38,6 @@ enum {
   IN_COUNT = 24
 };
 enum { GATE_I, GATE_F, GATE_C, GATE_O };
-/* An upper bound on the TOSA ops one unrolled step emits with every
- * option, held against max_ops before unrolling. */
-enum { OPS_PER_STEP = 64 };
 
 typedef struct lstm {
   int64_t batch, time, n_in, n_cell, n_out;
@@ -48,9 +45,9 @@ typedef struct lstm {
   float cell_clip, proj_clip;
   /* Values every step uses, made once. */
   te_value_t rw;                /* [1, n_out, gates * n_cell] */
-  te_value_t peep[4], ln[4], bias[4]; /* [n_cell]; no peephole for GATE_C */
-  te_value_t pw, pb;            /* [1, n_cell, n_out], [n_out] */
-  te_value_t zero, one;         /* f32 scalars */
+  te_value_t peep[4], ln[4], bias[4]; /* [1, n_cell]; no peephole for GATE_C */
+  te_value_t pw, pb;            /* [1, n_cell, n_out], [1, n_out] */
+  te_value_t zero, one, inv_cells, epsilon; /* f32 scalars */
 } lstm_t;
 
 /* The column block of gate g in the packed weights (CIFG has no GATE_I). */
@@ -203,17 +200,9 @@ static int check_shapes(tfl_ctx_t *c, const lstm_t *l) {
   return 1;
 }
 
-static int check_unroll(tfl_ctx_t *c, const lstm_t *l) {
-  uint64_t ops = (uint64_t)l->time * OPS_PER_STEP;
-  if (ops <= c->limits.max_ops) return 1;
-  tfl_fail(c, "unrolling %lld time steps emits about %llu TOSA ops, more than max_ops (%llu)",
-           (long long)l->time, (unsigned long long)ops, (unsigned long long)c->limits.max_ops);
-  return 0;
-}
-
 static int read_lstm(tfl_ctx_t *c, lstm_t *l) {
   return check_types(c) && read_options(c, l) && read_variant(c, l) && read_sizes(c, l) &&
-         check_shapes(c, l) && check_unroll(c, l);
+         check_shapes(c, l);
 }
 
 /* ---- constants --------------------------------------------------------- */
@@ -265,22 +254,32 @@ static te_value_t packed_bias(tfl_ctx_t *c, const lstm_t *l) {
   return v;
 }
 
+/* A constant vector input as a [1, n] row, the rank of the per-step
+ * values, so no step has to reshape it to broadcast. */
+static te_value_t row(tfl_ctx_t *c, uint32_t input, int64_t n) {
+  te_value_t v = tfl_value_in(c, input);
+  return v.id ? te_reshape(&c->e, v, 2, (int64_t[2]){1, n}) : v;
+}
+
 static int make_constants(tfl_ctx_t *c, lstm_t *l) {
   uint32_t in[4];
   int n = gate_inputs(l, IN_R, in);
   l->rw = pack_weights(c, in, n, l->n_cell, l->n_out);
   for (int g = l->cifg; g < 4; ++g) {
-    if (l->peephole && g != GATE_C) l->peep[g] = tfl_value_in(c, (uint32_t)peep_input(g));
-    if (l->layer_norm) l->ln[g] = tfl_value_in(c, IN_LN + (uint32_t)g);
-    if (l->layer_norm) l->bias[g] = tfl_value_in(c, IN_BIAS + (uint32_t)g);
+    if (l->peephole && g != GATE_C) l->peep[g] = row(c, (uint32_t)peep_input(g), l->n_cell);
+    if (l->layer_norm) l->ln[g] = row(c, IN_LN + (uint32_t)g, l->n_cell);
+    if (l->layer_norm) l->bias[g] = row(c, IN_BIAS + (uint32_t)g, l->n_cell);
   }
   if (l->projection) {
     uint32_t pw = IN_PROJ_W;
     l->pw = pack_weights(c, &pw, 1, l->n_out, l->n_cell);
-    if (present(c, IN_PROJ_B)) l->pb = tfl_value_in(c, IN_PROJ_B);
+    if (present(c, IN_PROJ_B)) l->pb = row(c, IN_PROJ_B, l->n_out);
   }
+  te_type_t scalar = te_type(TE_F32, 2, (int64_t[2]){1, 1});
   l->zero = te_scalar_f32(&c->e, 0.0f);
-  l->one = te_scalar_f32(&c->e, 1.0f);
+  l->one = te_splat_f32(&c->e, &scalar, 1.0f);
+  l->inv_cells = te_splat_f32(&c->e, &scalar, 1.0f / (float)l->n_cell);
+  l->epsilon = te_splat_f32(&c->e, &scalar, 1e-8f);
   return !c->error;
 }
 
@@ -330,13 +329,12 @@ static te_value_t step_terms(tfl_ctx_t *c, const lstm_t *l, te_value_t terms, in
 /* TFLite's MeanStddevNormalization over each row's cells:
  * (v - mean) / sqrt(variance + 1e-8). */
 static te_value_t normalise(tfl_ctx_t *c, const lstm_t *l, te_value_t v) {
-  te_value_t inv_n = te_scalar_f32(&c->e, 1.0f / (float)l->n_cell);
-  te_value_t mean = te_mul(&c->e, te_reduce(&c->e, "tosa.reduce_sum", v, 1), inv_n, 0);
+  te_value_t mean = te_mul(&c->e, te_reduce(&c->e, "tosa.reduce_sum", v, 1), l->inv_cells, 0);
   te_value_t d = te_binary(&c->e, "tosa.sub", v, mean);
   te_value_t var = te_mul(&c->e, te_reduce(&c->e, "tosa.reduce_sum", te_mul(&c->e, d, d, 0), 1),
-                          inv_n, 0);
-  te_value_t eps = te_scalar_f32(&c->e, 1e-8f);
-  return te_mul(&c->e, d, te_unary(&c->e, "tosa.rsqrt", te_binary(&c->e, "tosa.add", var, eps)), 0);
+                          l->inv_cells, 0);
+  te_value_t sum = te_binary(&c->e, "tosa.add", var, l->epsilon);
+  return te_mul(&c->e, d, te_unary(&c->e, "tosa.rsqrt", sum), 0);
 }
 
 /* Gate g's sum before its activation; `cell` is the state its peephole
@@ -400,6 +398,16 @@ static te_value_t join_steps(tfl_ctx_t *c, const lstm_t *l, te_value_t *hs) {
   return te_op(&c->e, "tosa.concat", hs, (uint32_t)l->time, props, &ty);
 }
 
+/* Held after the first step, which says how many ops a step takes, so a
+ * long sequence is refused before the rest is emitted. */
+static int unroll_fits(tfl_ctx_t *c, const lstm_t *l, uint64_t step_ops) {
+  uint64_t ops = (uint64_t)l->time * step_ops;
+  if (ops <= c->limits.max_ops) return 1;
+  tfl_fail(c, "unrolling %lld time steps emits %llu TOSA ops, more than max_ops (%llu)",
+           (long long)l->time, (unsigned long long)ops, (unsigned long long)c->limits.max_ops);
+  return 0;
+}
+
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
   lstm_t l;
   memset(&l, 0, sizeof l);
@@ -414,11 +422,13 @@ tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
   }
   h = te_reshape(&c->e, h, 2, (int64_t[2]){l.batch, l.n_out});
   cell = te_reshape(&c->e, cell, 2, (int64_t[2]){l.batch, l.n_cell});
-  for (int64_t t = 0; t < l.time; ++t) {
+  uint32_t first = c->e.next_id;
+  for (int64_t t = 0; t < l.time && !c->error; ++t) {
     step(c, &l, step_terms(c, &l, terms, t), &h, &cell);
     hs[t] = h;
+    if (t == 0) unroll_fits(c, &l, c->e.next_id - first);
   }
-  te_value_t y = join_steps(c, &l, hs);
+  te_value_t y = c->error ? h : join_steps(c, &l, hs);
   tinyml__free(c->allocator, hs);
   tfl_set_state(c, IN_H, h);
   tfl_set_state(c, IN_C, cell);
