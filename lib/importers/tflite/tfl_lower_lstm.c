@@ -197,6 +197,16 @@ static int check_shapes(tfl_ctx_t *c, const lstm_t *l) {
   if (y->rank != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
       y->shape[2] != l->n_out)
     return failed(c, "output shape must be the input's with n_output features");
+  /* The reader skips this check for shapes with a -1 signature; the
+   * constants are read directly below. */
+  for (uint32_t i = 1; i < c->op->input_count; ++i) {
+    const tfl_tensor_t *t = tfl_in(c, i);
+    if (t && t->data && (int64_t)t->data_size != numel(t) * (int64_t)sizeof(float)) {
+      tfl_fail(c, "constant '%s' holds %zu bytes, its shape needs %lld", t->name, t->data_size,
+               (long long)(numel(t) * (int64_t)sizeof(float)));
+      return 0;
+    }
+  }
   return 1;
 }
 
