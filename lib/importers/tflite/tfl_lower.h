@@ -3,17 +3,23 @@
 #ifndef TINYML_IMPORTERS_TFL_LOWER_H
 #define TINYML_IMPORTERS_TFL_LOWER_H
 
+#include "../common/import_limits.h"
 #include "../common/tosa_emit.h"
 #include "tflite_reader.h"
 
 typedef struct tfl_ctx {
   const tinyml_allocator_t *allocator;
   const tfl_model_t *model;
+  te_limits_t limits;   /* resolved: no field is 0 */
   te_t e;
   te_value_t *values;   /* per tensor; id 0 = not produced yet */
   uint32_t op_index;    /* the operator being lowered, for messages */
   const tfl_operator_t *op;
   tinyml_status_t error;
+  /* The variable tensors live operators read, by first use: each is one
+   * extra argument and one extra result of the function (model state). */
+  int32_t *states;
+  uint32_t state_count;
 } tfl_ctx_t;
 
 /* Records the first error as "tflite: operator N (NAME): <message>" and
@@ -30,6 +36,10 @@ const tfl_tensor_t *tfl_out(tfl_ctx_t *c, uint32_t i);
 te_value_t tfl_value_in(tfl_ctx_t *c, uint32_t i);
 /* Binds the operator's output i to `v` after checking its shape and type. */
 tinyml_status_t tfl_set_out(tfl_ctx_t *c, uint32_t i, te_value_t v);
+/* Updates the state held by the operator's input i, a variable tensor, to
+ * `v` (same checks as tfl_set_out).  Later readers of the tensor and the
+ * function's state result see `v`, as TFLite updates variables in place. */
+tinyml_status_t tfl_set_state(tfl_ctx_t *c, uint32_t i, te_value_t v);
 /* The TOSA type a tensor has (uint8 is carried as i8 + unsigned flags). */
 int tfl_te_type(const tfl_tensor_t *t, te_type_t *out);
 int tfl_is_quantized(const tfl_tensor_t *t);  /* int8/uint8/int16 with a scale */
@@ -76,5 +86,6 @@ tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 
 #endif

@@ -44,6 +44,7 @@ static const lowering_t kLowerings[] = {
     {41, tfl_lower_add_sub},          /* SUB */
     {42, tfl_lower_binary_math},      /* DIV */
     {43, tfl_lower_reshape},          /* SQUEEZE */
+    {44, tfl_lower_sequence_lstm},    /* UNIDIRECTIONAL_SEQUENCE_LSTM */
     {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
     {47, tfl_lower_unary_math},       /* EXP */
     {55, tfl_lower_binary_math},      /* MAXIMUM */
@@ -190,7 +191,9 @@ te_value_t tfl_value_in(tfl_ctx_t *c, uint32_t i) {
   int32_t idx = c->op->inputs[i];
   if (c->values[idx].id) return c->values[idx];
   const tfl_tensor_t *t = &c->model->tensors[idx];
-  if (!t->data) {
+  /* A variable's bytes, if any, are not its value: its state argument is
+   * (every variable a live operator reads has one). */
+  if (!t->data || t->is_variable) {
     tfl_fail(c, "input %u ('%s') is not produced by any earlier operator", i, t->name);
     return (te_value_t){0};
   }
@@ -198,20 +201,41 @@ te_value_t tfl_value_in(tfl_ctx_t *c, uint32_t i) {
   return c->values[idx];
 }
 
+/* `v` reshaped to tensor t's type; id 0 if its type or size differs.
+ * `what` names t in messages ("output", "state"). */
+static te_value_t fit_to(tfl_ctx_t *c, const char *what, const tfl_tensor_t *t, te_value_t v) {
+  te_type_t want;
+  if (!tfl_te_type(t, &want)) {
+    tfl_fail(c, "%s '%s' has unsupported type %s", what, t->name, tfl_type_name(t->type));
+    return (te_value_t){0};
+  }
+  if (same_type(&want, &v.type)) return v;
+  if (want.elem != v.type.elem || te_numel(&want) != te_numel(&v.type)) {
+    tfl_fail(c, "%s '%s': computed shape or type disagrees with the model", what, t->name);
+    return (te_value_t){0};
+  }
+  return te_reshape(&c->e, v, want.rank, want.dims);
+}
+
 tinyml_status_t tfl_set_out(tfl_ctx_t *c, uint32_t i, te_value_t v) {
   const tfl_tensor_t *t = tfl_out(c, i);
-  te_type_t want;
   if (c->error) return c->error;
   if (!t || !v.id) return tfl_fail(c, "output %u is missing", i);
-  if (!tfl_te_type(t, &want))
-    return tfl_fail(c, "output '%s' has unsupported type %s", t->name, tfl_type_name(t->type));
-  if (!same_type(&want, &v.type)) {
-    if (want.elem != v.type.elem || te_numel(&want) != te_numel(&v.type))
-      return tfl_fail(c, "output '%s': computed shape or type disagrees with the model",
-                      t->name);
-    v = te_reshape(&c->e, v, want.rank, want.dims);
-  }
+  v = fit_to(c, "output", t, v);
+  if (!v.id) return c->error;
   c->values[c->op->outputs[i]] = v;
+  return TINYML_OK;
+}
+
+tinyml_status_t tfl_set_state(tfl_ctx_t *c, uint32_t i, te_value_t v) {
+  const tfl_tensor_t *t = tfl_in(c, i);
+  if (c->error) return c->error;
+  if (!t || !v.id) return tfl_fail(c, "state input %u is missing", i);
+  if (!t->is_variable)
+    return tfl_fail(c, "input %u ('%s') must be a variable tensor (it holds state)", i, t->name);
+  v = fit_to(c, "state", t, v);
+  if (!v.id) return c->error;
+  c->values[c->op->inputs[i]] = v;
   return TINYML_OK;
 }
 
@@ -350,59 +374,135 @@ static te_value_t flip_sign_bit(tfl_ctx_t *c, te_value_t v) {
   return te_binary(&c->e, "tosa.bitwise_xor", v, te_scalar_int(&c->e, TE_I8, -128));
 }
 
+/* The variable tensors live operators read, in order of first use: the
+ * state TFLite keeps between invokes.  Each becomes an extra argument and
+ * an extra result, so the runtime can keep it. */
+static tinyml_status_t find_states(tfl_ctx_t *c, const uint8_t *live) {
+  const tfl_model_t *m = c->model;
+  uint8_t *seen = tinyml__calloc(c->allocator, m->tensor_count + 1, 1, 1);
+  c->states = tinyml__calloc(c->allocator, m->tensor_count + 1, sizeof(int32_t), 4);
+  if (!seen || !c->states) {
+    tinyml__free(c->allocator, seen);
+    return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  }
+  enum { STATE = 1, MODEL_INPUT = 2 };
+  for (uint32_t i = 0; i < m->input_count; ++i) seen[m->inputs[i]] = MODEL_INPUT;
+  tinyml_status_t st = TINYML_OK;
+  for (uint32_t k = 0; k < m->operator_count && !st; ++k)
+    for (uint32_t j = 0; live[k] && j < m->operators[k].input_count && !st; ++j) {
+      int32_t t = m->operators[k].inputs[j];
+      if (t < 0 || !m->tensors[t].is_variable || seen[t] == STATE) continue;
+      if (seen[t] == MODEL_INPUT)
+        st = tfl_fail(c, "variable tensor '%s' is also a model input", m->tensors[t].name);
+      seen[t] = STATE;
+      c->states[c->state_count++] = t;
+    }
+  tinyml__free(c->allocator, seen);
+  return st;
+}
+
+/* uint8 would need the sign flip at the boundary, and its reset value is
+ * no byte fill of the int8 it is carried as; no model has uint8 state. */
+static tinyml_status_t state_type(tfl_ctx_t *c, int32_t idx, te_type_t *ty) {
+  const tfl_tensor_t *t = &c->model->tensors[idx];
+  if (t->type == TFL_UINT8)
+    return tfl_fail(c, "variable tensor '%s' is UINT8 (uint8 state is not supported)", t->name);
+  return io_type(c, idx, "variable tensor", ty);
+}
+
+/* The byte TFLite Micro's ResetVariableTensors writes over a state: an
+ * int8 tensor's zero point, else 0.  The runtime fills with it at reset. */
+static unsigned state_fill(const tfl_tensor_t *t) {
+  if (t->type != TFL_INT8 || t->quant.zero_point_count == 0) return 0;
+  return (unsigned)((uint64_t)t->quant.zero_point[0] & 0xFF);
+}
+
+static void put_state_attrs(tfl_ctx_t *c, const tfl_tensor_t *t, int is_arg) {
+  strbuf_t *sb = c->e.sb;
+  strbuf_append(sb, " {tinyml.name = ");
+  strbuf_mlir_string(sb, t->name);
+  strbuf_append(sb, ", tinyml.state");
+  if (is_arg) strbuf_printf(sb, ", tinyml.state_fill = %u : i64", state_fill(t));
+  strbuf_append(sb, "}");
+}
+
+/* The model's inputs, then one argument per state. */
+static tinyml_status_t write_args(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  te_type_t ty;
+  for (uint32_t i = 0; i < m->input_count + c->state_count; ++i) {
+    int is_state = i >= m->input_count;
+    int32_t idx = is_state ? c->states[i - m->input_count] : m->inputs[i];
+    TINYML_RETURN_IF_ERROR(is_state ? state_type(c, idx, &ty) : io_type(c, idx, "input", &ty));
+    te_value_t v = {++c->e.next_id, ty};
+    strbuf_printf(c->e.sb, "%s%%v%u: ", i ? ", " : "", v.id);
+    te_print_type(&c->e, &ty);
+    if (is_state) put_state_attrs(c, &m->tensors[idx], 1);
+    else put_tensor_attrs(c, &m->tensors[idx]);
+    c->values[idx] = v;
+  }
+  return TINYML_OK;
+}
+
+/* The model's outputs, then one result per state. */
+static tinyml_status_t write_results(tfl_ctx_t *c) {
+  const tfl_model_t *m = c->model;
+  te_type_t ty;
+  for (uint32_t i = 0; i < m->output_count + c->state_count; ++i) {
+    int is_state = i >= m->output_count;
+    int32_t idx = is_state ? c->states[i - m->output_count] : m->outputs[i];
+    TINYML_RETURN_IF_ERROR(is_state ? state_type(c, idx, &ty) : io_type(c, idx, "output", &ty));
+    if (i) strbuf_append(c->e.sb, ", ");
+    te_print_type(&c->e, &ty);
+    if (is_state) put_state_attrs(c, &m->tensors[idx], 0);
+    else put_tensor_attrs(c, &m->tensors[idx]);
+  }
+  return TINYML_OK;
+}
+
 static tinyml_status_t write_signature(tfl_ctx_t *c) {
   const tfl_model_t *m = c->model;
-  strbuf_t *sb = c->e.sb;
-  te_type_t ty;
-  strbuf_append(sb, "module {\n  func.func @main(");
-  for (uint32_t i = 0; i < m->input_count; ++i) {
-    TINYML_RETURN_IF_ERROR(io_type(c, m->inputs[i], "input", &ty));
-    te_value_t v = {++c->e.next_id, ty};
-    strbuf_printf(sb, "%s%%v%u: ", i ? ", " : "", v.id);
-    te_print_type(&c->e, &ty);
-    put_tensor_attrs(c, &m->tensors[m->inputs[i]]);
-    c->values[m->inputs[i]] = v;
-  }
-  strbuf_append(sb, ") -> (");
-  for (uint32_t i = 0; i < m->output_count; ++i) {
-    TINYML_RETURN_IF_ERROR(io_type(c, m->outputs[i], "output", &ty));
-    if (i) strbuf_append(sb, ", ");
-    te_print_type(&c->e, &ty);
-    put_tensor_attrs(c, &m->tensors[m->outputs[i]]);
-  }
-  strbuf_append(sb, ") {\n");
+  strbuf_append(c->e.sb, "module {\n  func.func @main(");
+  TINYML_RETURN_IF_ERROR(write_args(c));
+  strbuf_append(c->e.sb, ") -> (");
+  TINYML_RETURN_IF_ERROR(write_results(c));
+  strbuf_append(c->e.sb, ") {\n");
   for (uint32_t i = 0; i < m->input_count; ++i)
     if (m->tensors[m->inputs[i]].type == TFL_UINT8)
       c->values[m->inputs[i]] = flip_sign_bit(c, c->values[m->inputs[i]]);
   return TINYML_OK;
 }
 
-static tinyml_status_t write_return(tfl_ctx_t *c) {
+/* The value of model output i, or of state i - output_count: its value
+ * after the last operator that updated it, else its argument. */
+static te_value_t result_value(tfl_ctx_t *c, uint32_t i) {
   const tfl_model_t *m = c->model;
-  te_value_t *res = tinyml__calloc(c->allocator, m->output_count + 1, sizeof(te_value_t), 8);
+  if (i >= m->output_count) return c->values[c->states[i - m->output_count]];
+  const tfl_tensor_t *t = &m->tensors[m->outputs[i]];
+  te_value_t v = c->values[m->outputs[i]];
+  if (!v.id && t->data) v = materialise_const(c, t);
+  if (!v.id && !c->error) tfl_fail(c, "output '%s' is never computed", t->name);
+  if (v.id && t->type == TFL_UINT8) v = flip_sign_bit(c, v);
+  return v;
+}
+
+static tinyml_status_t write_return(tfl_ctx_t *c) {
+  uint32_t n = c->model->output_count + c->state_count;
+  te_value_t *res = tinyml__calloc(c->allocator, n + 1, sizeof(te_value_t), 8);
   if (!res) return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
-  tinyml_status_t st = TINYML_OK;
-  for (uint32_t i = 0; i < m->output_count && !st; ++i) {
-    const tfl_tensor_t *t = &m->tensors[m->outputs[i]];
-    res[i] = c->values[m->outputs[i]];
-    if (!res[i].id && t->data) res[i] = materialise_const(c, t);
-    if (!res[i].id && !c->error)
-      st = tfl_fail(c, "output '%s' is never computed", t->name);
-    if (res[i].id && t->type == TFL_UINT8) res[i] = flip_sign_bit(c, res[i]);
-  }
-  if (!st && !c->error) {
+  for (uint32_t i = 0; i < n && !c->error; ++i) res[i] = result_value(c, i);
+  if (!c->error) {
     strbuf_append(c->e.sb, "    return");
-    for (uint32_t i = 0; i < m->output_count; ++i)
-      strbuf_printf(c->e.sb, "%s %%v%u", i ? "," : "", res[i].id);
+    for (uint32_t i = 0; i < n; ++i) strbuf_printf(c->e.sb, "%s %%v%u", i ? "," : "", res[i].id);
     strbuf_append(c->e.sb, " : ");
-    for (uint32_t i = 0; i < m->output_count; ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
       if (i) strbuf_append(c->e.sb, ", ");
       te_print_type(&c->e, &res[i].type);
     }
     strbuf_append(c->e.sb, "\n  }\n}\n");
   }
   tinyml__free(c->allocator, res);
-  return st ? st : c->error;
+  return c->error;
 }
 
 /* Every op the lowering writes is located at "BUILTIN first-output-name". */
@@ -417,7 +517,8 @@ static tinyml_status_t lower_all(tfl_ctx_t *c) {
   const tfl_model_t *m = c->model;
   uint8_t *live = live_operators(c);
   if (!live) return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
-  tinyml_status_t st = write_signature(c);
+  tinyml_status_t st = find_states(c, live);
+  if (!st) st = write_signature(c);
   for (uint32_t k = 0; k < m->operator_count && !st && !c->error; ++k) {
     if (!live[k]) continue;
     c->op_index = k;
@@ -539,7 +640,7 @@ tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limi
   }
   strbuf_t sb;
   strbuf_init(&sb, &a);
-  tfl_ctx_t c = {.allocator = &a, .model = m, .e = {.sb = &sb}};
+  tfl_ctx_t c = {.allocator = &a, .model = m, .limits = l, .e = {.sb = &sb}};
   c.values = tinyml__calloc(&a, m->tensor_count + 1, sizeof(te_value_t), 8);
   tinyml_status_t st = c.values ? check_model(&c)
                                 : tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY,
@@ -553,6 +654,7 @@ tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limi
   if (st != c.error && c.error) tinyml_status_free(c.error);
   strbuf_free(&sb);
   tinyml__free(&a, c.values);
+  tinyml__free(&a, c.states);
   tfl_model_free(m, &a);
   return st;
 }

@@ -5,7 +5,15 @@
  * kernels do.  Knows nothing of targets.
  *
  * Inputs and outputs keep their TFLite names (`tinyml.name`) and carry their
- * quantisation (`tinyml.scale`, `tinyml.zero_point`, `tinyml.quant_axis`). */
+ * quantisation (`tinyml.scale`, `tinyml.zero_point`, `tinyml.quant_axis`).
+ *
+ * Model state: each variable tensor a live operator reads (LSTM output and
+ * cell state, ...), in order of first use, is one more argument after the
+ * inputs, {tinyml.name, tinyml.state, tinyml.state_fill = B : i64}, and one
+ * more result after the outputs, {tinyml.name, tinyml.state}, returning the
+ * state's value after its last update (the argument if none).  B is the
+ * byte TFLite Micro resets every byte of the state to: an int8 tensor's
+ * zero point, else 0.  States have no quantisation attributes. */
 #ifndef TINYML_IMPORTERS_TFLITE_IMPORT_H
 #define TINYML_IMPORTERS_TFLITE_IMPORT_H
 

@@ -6,7 +6,14 @@ strides, dilation, broadcasting, uint8, every activation...).
 Each model is described here in Python, written as flatc JSON, and turned
 into a .tflite with `flatc -b` against the TFLite schema, so the models are
 reproducible from source.  Expected outputs come from TFLite itself
-(../shared/tools/reference/tflite_run.js) and live in expected/.
+(../shared/tools/reference/tflite_run.js) and live in expected/; the LSTM
+ones are also checked against an independent Python LSTM (lstm_ops.py)
+every time this runs.
+
+Models with state (TFLite variable tensors: the LSTMs) go to
+manifest_state.json, with the model's own signature (one input, one
+output), until the compiler keeps state between invokes (tinyml.state);
+then STATE_IN_MANIFEST = True moves them into manifest.json.
 
 Usage:
   gen_ops.py FLATC SCHEMA OUTDIR            write OUTDIR/<name>.tflite + manifest.json
@@ -19,6 +26,12 @@ import struct
 import subprocess
 import sys
 
+import lstm_ops
+
+# True once the compiler keeps tinyml.state arguments as state (not as
+# extra inputs and outputs); see the docstring.
+STATE_IN_MANIFEST = False
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
 
@@ -30,7 +43,8 @@ CODES = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3,
          "LSTM": 16, "FLOOR": 8, "DIV": 42, "EXP": 47, "MAXIMUM": 55, "MINIMUM": 57,
          "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76, "FLOOR_DIV": 90,
          "SQUARE": 92, "LEAKY_RELU": 98, "SQUARED_DIFFERENCE": 99, "ABS": 101, "CEIL": 104,
-         "COS": 108, "ELU": 111, "ROUND": 116, "HARD_SWISH": 117}
+         "COS": 108, "ELU": 111, "ROUND": 116, "HARD_SWISH": 117,
+         "UNIDIRECTIONAL_SEQUENCE_LSTM": 44}
 OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
            "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
            "FULLY_CONNECTED": "FullyConnectedOptions", "SOFTMAX": "SoftmaxOptions",
@@ -38,8 +52,9 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "MUL": "MulOptions", "RESHAPE": "ReshapeOptions", "MEAN": "ReducerOptions",
            "STRIDED_SLICE": "StridedSliceOptions", "PAD": "PadOptions",
            "TRANSPOSE": "TransposeOptions", "GATHER": "GatherOptions", "DIV": "DivOptions",
-           "LEAKY_RELU": "LeakyReluOptions"}
-PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT32": "i", "INT64": "q"}
+           "LEAKY_RELU": "LeakyReluOptions",
+           "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions"}
+PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
 DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT32": "int32"}
 
 
@@ -49,15 +64,20 @@ class Model:
         self.rng = random.Random(seed)
         self.tensors, self.buffers, self.ops, self.codes = [], [{}], [], []
         self.inputs, self.outputs = [], []
+        self.data = {}  # tensor index -> its constant's values, as stored
 
-    def tensor(self, shape, ttype="FLOAT32", q=None, data=None, name=None):
+    def tensor(self, shape, ttype="FLOAT32", q=None, data=None, name=None, variable=False):
         t = {"shape": list(shape), "type": ttype, "name": name or "t%d" % len(self.tensors)}
+        if variable:
+            t["is_variable"] = True
         if q:
             t["quantization"] = {"scale": list(q[0]), "zero_point": list(q[1])}
             if len(q) > 2:
                 t["quantization"]["quantized_dimension"] = q[2]
         if data is not None:
-            raw = struct.pack("<%d%s" % (len(data), PACK[ttype]), *data)
+            fmt = "<%d%s" % (len(data), PACK[ttype])
+            raw = struct.pack(fmt, *data)
+            self.data[len(self.tensors)] = list(struct.unpack(fmt, raw))
             self.buffers.append({"data": list(raw)})
             t["buffer"] = len(self.buffers) - 1
         else:
@@ -408,6 +428,10 @@ def error_models():
     m.op("FULLY_CONNECTED", [x, m.const([4, 16]), -1], [y], weights_format="SHUFFLED4x16INT8")
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (FULLY_CONNECTED): shuffled weights formats are not supported"))
+    m = Model("err_lstm_int8", 46)
+    lstm_ops.int8_model(m)
+    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): UNIDIRECTIONAL_SEQUENCE_LSTM with "
+                   "INT8 input (integer LSTM) is not supported yet"))
     return out
 
 
@@ -455,47 +479,68 @@ def all_models():
     return ms + quant_models() + shape_models() + fc_models() + [dead_code_model()]
 
 
+def state_models():
+    """The LSTMs: (model, spec, operator inputs) for each lstm_ops case."""
+    out = []
+    for spec in lstm_ops.CASES:
+        m = Model(spec.name, spec.seed)
+        out.append((m, spec, lstm_ops.build(m, spec)))
+    return out
+
+
 def io_entry(m, t, kind, index, path):
     tensor = m.tensors[t]
     return {"kind": kind, "index": index, "name": tensor["name"],
             "dtype": DTYPE[tensor["type"]], "shape": tensor["shape"], "file": path}
 
 
+def write_model(m, flatc, schema, outdir):
+    jpath = os.path.join(outdir, m.name + ".json")
+    with open(jpath, "w") as f:
+        json.dump(m.json(), f)
+    subprocess.run([flatc, "-b", "-o", outdir, schema, jpath], check=True)
+    return os.path.join(outdir, m.name + ".tflite")
+
+
+def write_case(m, flatc, schema, outdir, refresh):
+    """Builds m, reruns TFLite on it with --refresh; returns its manifest entry."""
+    model = write_model(m, flatc, schema, outdir)
+    prefix = os.path.join(EXPECTED, m.name)
+    if refresh:
+        os.makedirs(EXPECTED, exist_ok=True)
+        ref = os.path.join(os.path.dirname(schema), "..", "..", "tools", "reference",
+                           "tflite_run.js")
+        subprocess.run(["node", ref, model, "--seed", "1", "--out", prefix], check=True,
+                       stdout=subprocess.DEVNULL)
+    case = {"label": "seed1",
+            "inputs": [io_entry(m, t, "input", i, prefix + "_in_%d.bin" % i)
+                       for i, t in enumerate(m.inputs)],
+            "outputs": [io_entry(m, t, "output", i, prefix + "_out_%d.bin" % i)
+                        for i, t in enumerate(m.outputs)]}
+    return {"model": model, "format": "tflite", "cases": [case]}
+
+
+def write_json(outdir, name, value):
+    with open(os.path.join(outdir, name), "w") as f:
+        json.dump(value, f, indent=1)
+
+
 def main():
     flatc, schema, outdir = sys.argv[1:4]
     refresh = "--refresh" in sys.argv[4:]
     os.makedirs(outdir, exist_ok=True)
-    manifest = []
-    for m in all_models():
-        jpath = os.path.join(outdir, m.name + ".json")
-        with open(jpath, "w") as f:
-            json.dump(m.json(), f)
-        subprocess.run([flatc, "-b", "-o", outdir, schema, jpath], check=True)
-        model = os.path.join(outdir, m.name + ".tflite")
-        prefix = os.path.join(EXPECTED, m.name)
-        if refresh:
-            os.makedirs(EXPECTED, exist_ok=True)
-            ref = os.path.join(os.path.dirname(schema), "..", "..", "tools", "reference",
-                               "tflite_run.js")
-            subprocess.run(["node", ref, model, "--seed", "1", "--out", prefix], check=True,
-                           stdout=subprocess.DEVNULL)
-        case = {"label": "seed1",
-                "inputs": [io_entry(m, t, "input", i, prefix + "_in_%d.bin" % i)
-                           for i, t in enumerate(m.inputs)],
-                "outputs": [io_entry(m, t, "output", i, prefix + "_out_%d.bin" % i)
-                            for i, t in enumerate(m.outputs)]}
-        manifest.append({"model": model, "format": "tflite", "cases": [case]})
-    with open(os.path.join(outdir, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    errors = []
-    for m, text in error_models():
-        jpath = os.path.join(outdir, m.name + ".json")
-        with open(jpath, "w") as f:
-            json.dump(m.json(), f)
-        subprocess.run([flatc, "-b", "-o", outdir, schema, jpath], check=True)
-        errors.append({"model": os.path.join(outdir, m.name + ".tflite"), "error": text})
-    with open(os.path.join(outdir, "errors.json"), "w") as f:
-        json.dump(errors, f, indent=1)
+    manifest = [write_case(m, flatc, schema, outdir, refresh) for m in all_models()]
+    stateful = []
+    for m, spec, ins in state_models():
+        stateful.append(write_case(m, flatc, schema, outdir, refresh))
+        lstm_ops.check_expected(spec, m.data, ins, os.path.join(EXPECTED, m.name))
+    if STATE_IN_MANIFEST:
+        manifest, stateful = manifest + stateful, []
+    write_json(outdir, "manifest.json", manifest)
+    write_json(outdir, "manifest_state.json", stateful)
+    errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
+              for m, text in error_models()]
+    write_json(outdir, "errors.json", errors)
     return 0
 
 

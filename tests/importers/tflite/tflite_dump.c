@@ -1,7 +1,8 @@
 /* tflite_dump: prints what tfl_read decoded from a .tflite file as JSON, for
  * check_flatc.py to compare with flatc's own reading of the file.
  *
- * Usage: tflite_dump MODEL.tflite   (or --names: the name tables as JSON)
+ * Usage: tflite_dump MODEL.tflite   (or --names: the name tables as JSON;
+ *        or --tosa MODEL.tflite: the importer's TOSA text, for check_state.py)
  * Exit 0 with JSON on stdout, or 1 with "<code name>: <message>" on stderr.
  *
  * Strings are printed byte by byte, bytes >= 0x80 as \u00XX, so the output
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/alloc.h"
+#include "lib/importers/tflite/tflite_import.h"
 #include "lib/importers/tflite/tflite_reader.h"
 
 #define OPTION_FIELDS 16
@@ -170,9 +173,29 @@ static void dump_names(void) {
   printf("]}\n");
 }
 
+static int report(tinyml_status_t status) {
+  fprintf(stderr, "%s: %s\n", tinyml_status_code_name(tinyml_status_code(status)),
+          tinyml_status_message(status));
+  tinyml_status_free(status);
+  return 1;
+}
+
+/* --tosa: what tfl_import makes of the model. */
+static int print_tosa(const uint8_t *data, size_t size) {
+  char *text = NULL;
+  size_t length = 0;
+  tinyml_status_t status = tfl_import(data, size, NULL, &text, &length);
+  if (status) return report(status);
+  fwrite(text, 1, length, stdout);
+  tinyml_allocator_t a = tinyml__allocator_or_default(NULL);
+  tinyml__free(&a, text);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s MODEL.tflite | --names\n", argv[0]);
+  int tosa = argc == 3 && strcmp(argv[1], "--tosa") == 0;
+  if (argc != 2 && !tosa) {
+    fprintf(stderr, "usage: %s MODEL.tflite | --names | --tosa MODEL.tflite\n", argv[0]);
     return 2;
   }
   if (strcmp(argv[1], "--names") == 0) {
@@ -180,22 +203,18 @@ int main(int argc, char **argv) {
     return 0;
   }
   size_t size = 0;
-  uint8_t *data = read_file(argv[1], &size);
+  uint8_t *data = read_file(argv[argc - 1], &size);
   if (!data) {
-    fprintf(stderr, "cannot read %s\n", argv[1]);
+    fprintf(stderr, "cannot read %s\n", argv[argc - 1]);
     return 2;
   }
+  int rc = 0;
   tfl_model_t *m = NULL;
-  tinyml_status_t status = tfl_read(data, size, NULL, &m);
-  if (status) {
-    fprintf(stderr, "%s: %s\n", tinyml_status_code_name(tinyml_status_code(status)),
-            tinyml_status_message(status));
-    tinyml_status_free(status);
-    free(data);
-    return 1;
-  }
-  dump(m);
+  tinyml_status_t status = TINYML_OK;
+  if (tosa) rc = print_tosa(data, size);
+  else if ((status = tfl_read(data, size, NULL, &m)) != TINYML_OK) rc = report(status);
+  else dump(m);
   tfl_model_free(m, NULL);
   free(data);
-  return 0;
+  return rc;
 }
