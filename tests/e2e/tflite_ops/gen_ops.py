@@ -10,10 +10,10 @@ reproducible from source.  Expected outputs come from TFLite itself
 ones are also checked against an independent Python LSTM (lstm_ops.py)
 every time this runs.
 
-Models with state (TFLite variable tensors: the LSTMs) go to
-manifest_state.json, with the model's own signature (one input, one
-output), until the compiler keeps state between invokes (tinyml.state);
-then STATE_IN_MANIFEST = True moves them into manifest.json.
+Models with state (TFLite variable tensors: the LSTMs) run like the rest:
+the module keeps the state (tinyml.state), so they have the model's own
+signature, one input and one output, and each case starts from the
+initial state.
 
 Usage:
   gen_ops.py FLATC SCHEMA OUTDIR            write OUTDIR/<name>.tflite + manifest.json
@@ -27,10 +27,6 @@ import subprocess
 import sys
 
 import lstm_ops
-
-# True once the compiler keeps tinyml.state arguments as state (not as
-# extra inputs and outputs); see the docstring.
-STATE_IN_MANIFEST = False
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
@@ -530,14 +526,10 @@ def main():
     refresh = "--refresh" in sys.argv[4:]
     os.makedirs(outdir, exist_ok=True)
     manifest = [write_case(m, flatc, schema, outdir, refresh) for m in all_models()]
-    stateful = []
     for m, spec, ins in state_models():
-        stateful.append(write_case(m, flatc, schema, outdir, refresh))
+        manifest.append(write_case(m, flatc, schema, outdir, refresh))
         lstm_ops.check_expected(spec, m.data, ins, os.path.join(EXPECTED, m.name))
-    if STATE_IN_MANIFEST:
-        manifest, stateful = manifest + stateful, []
     write_json(outdir, "manifest.json", manifest)
-    write_json(outdir, "manifest_state.json", stateful)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
     write_json(outdir, "errors.json", errors)
