@@ -3,7 +3,7 @@
  * describes it.
  *
  *   tinyml-run MODULE --input FILE ... [--output-dir DIR] [--bench N [--profile]]
- *              [--threads N]
+ *              [--threads N] [--invokes N]
  *   tinyml-run --info MODULE
  *
  * Data files are the raw bytes of a tensor, exactly as the API binds them.
@@ -34,6 +34,7 @@ typedef struct run_args {
   long bench;             /* timed invokes; 0 means no benchmark */
   double flops;           /* per invoke, from --flops; 0 when not given */
   long threads;           /* --threads: the context's thread count */
+  long invokes;           /* --invokes: before the outputs are written; 0 = 1 */
   int info;
   int profile;            /* --profile: time each step of the --bench runs */
 } run_args_t;
@@ -53,7 +54,7 @@ typedef struct run_state {
 static void print_usage(void) {
   printf(
       "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N [--profile]]\n"
-      "                  [--threads N]\n"
+      "                  [--threads N] [--invokes N]\n"
       "       %s --info MODULE\n"
       "\n"
       "Runs a module made by tinyml-compile.\n"
@@ -77,6 +78,10 @@ static void print_usage(void) {
       "                        tinyml-compile --strip), then profile_sum_ms=\n"
       "      --flops F         with --bench: F operations per invoke; also\n"
       "                        print gflops= (F / median time)\n"
+      "      --invokes N       invoke N times (default 1) before writing the\n"
+      "                        outputs, on one context: a stateful model\n"
+      "                        (state_size in --info) carries its state from\n"
+      "                        each invoke to the next, as over a stream\n"
       "      --threads N       run each invoke on N threads, this one included\n"
       "                        (default 1: no thread is created); outputs are\n"
       "                        the same for every N\n"
@@ -94,7 +99,8 @@ static void print_usage(void) {
 }
 
 enum {
-  OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_THREADS, OPT_INFO, OPT_VERSION, OPT_PROFILE
+  OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_THREADS, OPT_INFO, OPT_VERSION, OPT_PROFILE,
+  OPT_INVOKES
 };
 
 static const struct option kLongOptions[] = {
@@ -103,6 +109,7 @@ static const struct option kLongOptions[] = {
     {"bench", required_argument, NULL, OPT_BENCH},
     {"flops", required_argument, NULL, OPT_FLOPS},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"invokes", required_argument, NULL, OPT_INVOKES},
     {"info", no_argument, NULL, OPT_INFO},
     {"profile", no_argument, NULL, OPT_PROFILE},
     {"help", no_argument, NULL, 'h'},
@@ -121,6 +128,8 @@ static int apply_option(int opt, const char *value, char **argv,
     case OPT_FLOPS: return tool_parse_positive(value, "--flops", &args->flops);
     case OPT_THREADS:
       return tool_parse_long(value, "--threads", 1, TINYML_MAX_THREADS, &args->threads);
+    case OPT_INVOKES:
+      return tool_parse_long(value, "--invokes", 1, MAX_BENCH_RUNS, &args->invokes);
     case OPT_INFO: args->info = 1; return 0;
     case OPT_PROFILE: args->profile = 1; return 0;
     case 'h': print_usage(); return TOOL_DONE;
@@ -445,7 +454,8 @@ static int run(const tinyml_module_t *module, const run_args_t *args) {
   run_state_t s;
   int rc = run_state_init(&s, module, args->threads);
   if (rc == 0) rc = prepare(&s, args);
-  if (rc == 0) rc = tool_check(tinyml_context_invoke(s.context), "invoke failed");
+  for (long i = 0; rc == 0 && i < (args->invokes > 1 ? args->invokes : 1); ++i)
+    rc = tool_check(tinyml_context_invoke(s.context), "invoke failed");
   const char *dir = args->output_dir ? args->output_dir
                                      : args->bench ? NULL : ".";
   if (rc == 0 && dir != NULL) rc = write_outputs(&s, dir);

@@ -80,6 +80,8 @@ def check_case(run_exe, module, shared, case, workdir):
     for inp in sorted(case["inputs"], key=lambda i: i["index"]):
         cmd += ["--input", os.path.join(shared, inp["file"])]
     cmd += ["--output-dir", workdir]
+    if "invokes" in case:  # the outputs of the last of them
+        cmd += ["--invokes", str(case["invokes"])]
     r = run(cmd)
     if r.returncode != 0:
         return False, "tinyml-run failed: " + r.stdout.strip(), False

@@ -516,6 +516,21 @@ def write_case(m, flatc, schema, outdir, refresh):
     return {"model": model, "format": "tflite", "cases": [case]}
 
 
+def later_invoke(spec, m, ins, first, outdir, invokes=3):
+    """A case that invokes the module `invokes` times on the first case's
+    input: the state must carry over as in TFLite.  TFLite's tool runs one
+    invoke, so the expected output is the Python LSTM's (which agrees with
+    TFLite on the first invoke: check_expected)."""
+    x = lstm_ops.read_f32(first["inputs"][0]["file"])
+    want = lstm_ops.reference(spec, m.data, ins, x, invokes)
+    path = os.path.join(outdir, "%s_invoke%d_out_0.bin" % (m.name, invokes))
+    with open(path, "wb") as f:
+        f.write(struct.pack("<%df" % len(want), *want))
+    out = dict(first["outputs"][0], file=path)
+    return {"label": "seed1-invoke%d" % invokes, "invokes": invokes,
+            "inputs": first["inputs"], "outputs": [out]}
+
+
 def write_json(outdir, name, value):
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(value, f, indent=1)
@@ -527,8 +542,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     manifest = [write_case(m, flatc, schema, outdir, refresh) for m in all_models()]
     for m, spec, ins in state_models():
-        manifest.append(write_case(m, flatc, schema, outdir, refresh))
+        entry = write_case(m, flatc, schema, outdir, refresh)
         lstm_ops.check_expected(spec, m.data, ins, os.path.join(EXPECTED, m.name))
+        entry["cases"].append(later_invoke(spec, m, ins, entry["cases"][0], outdir))
+        manifest.append(entry)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

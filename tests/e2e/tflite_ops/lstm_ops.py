@@ -113,12 +113,21 @@ def clip(v, limit):
     return [min(max(a, -limit), limit) for a in v] if limit > 0 else v
 
 
-def reference(s, data, ins, x):
-    """s's output for the flat input x (the model's layout), from zero state.
-    data maps a tensor index to its constant's values."""
-    act = ACTIVATIONS[s.act]
+def reference(s, data, ins, x, invokes=1):
+    """s's output for the flat input x (the model's layout) on the last of
+    `invokes` invokes with that input, from zero state: the state carries
+    over from one invoke to the next, as in TFLite.  data maps a tensor
+    index to its constant's values."""
     h = [[0.0] * s.n_out for _ in range(s.batch)]
     c = [[0.0] * s.n_cell for _ in range(s.batch)]
+    for _ in range(invokes):
+        y = invoke(s, data, ins, x, h, c)
+    return y
+
+
+def invoke(s, data, ins, x, h, c):
+    """One invoke: returns the output and leaves the new state in h and c."""
+    act = ACTIVATIONS[s.act]
     y = [0.0] * (s.batch * s.time * s.n_out)
 
     def gate(g, xt, hb, cell):
