@@ -246,6 +246,13 @@ te_value_t te_reshape(te_t *e, te_value_t x, uint32_t rank, const int64_t *dims)
   return te_op(e, "tosa.reshape", ops, 2, NULL, &t);
 }
 
+te_value_t te_trunc_to_int(te_t *e, te_value_t x, te_elem_t elem) {
+  te_value_t zero = te_scalar_f32(e, 0.0f);
+  te_value_t t = te_select(e, te_binary(e, "tosa.greater_equal", x, zero),
+                           te_unary(e, "tosa.floor", x), te_unary(e, "tosa.ceil", x));
+  return te_cast(e, t, elem);
+}
+
 te_value_t te_round_half_even(te_t *e, te_value_t x) {
   te_value_t r = te_unary(e, "tosa.floor", x), half = te_scalar_f32(e, 0.5f);
   te_value_t d = te_binary(e, "tosa.sub", x, r), half_r = te_mul(e, r, half, 0);

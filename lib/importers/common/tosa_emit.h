@@ -89,6 +89,10 @@ te_value_t te_unary(te_t *e, const char *name, te_value_t x);
 te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis);
 /* Rounds a float tensor half to even (TFLite's RoundToNearest, ONNX Round). */
 te_value_t te_round_half_even(te_t *e, te_value_t x);
+/* A float tensor converted to integer `elem` rounding toward zero, as a C
+ * cast does (TFLite's CAST, ONNX's Cast); tosa.cast alone rounds to
+ * nearest even. */
+te_value_t te_trunc_to_int(te_t *e, te_value_t x, te_elem_t elem);
 /* Gather along one axis with run-time indices: x seen as [outer, dim,
  * inner], `idx` any i32 tensor of indices in [0, dim) (the compiler clamps
  * others), tiled over outer; one tosa.gather, reshaped to `dims`. */

@@ -198,11 +198,8 @@ static te_value_t convert(onnx_ctx_t *c, te_value_t x, int32_t from, int32_t to)
     return lnot(c, bin(c, "tosa.equal", x, z));
   }
   if (from == ONNX_UINT8) x = widen_u8(c, x), from = ONNX_INT32;
-  if (from == ONNX_FLOAT && to != ONNX_FLOAT) {
-    te_value_t t = te_select(&c->e, bin(c, "tosa.greater_equal", x, kf(c, x, 0.0f)),
-                             un(c, "tosa.floor", x), un(c, "tosa.ceil", x));
-    x = te_cast(&c->e, t, to == ONNX_UINT8 ? TE_I32 : elem);
-  }
+  if (from == ONNX_FLOAT && to != ONNX_FLOAT)
+    x = te_trunc_to_int(&c->e, x, to == ONNX_UINT8 ? TE_I32 : elem);
   return te_cast(&c->e, x, elem);
 }
 

@@ -61,6 +61,9 @@ te_value_t tfl_requantize(tfl_ctx_t *c, te_value_t acc, const double *real,
                           uint32_t n, const tfl_tensor_t *out);
 /* Rounds a float tensor half away from zero (TfLiteRound). */
 te_value_t tfl_round_away(tfl_ctx_t *c, te_value_t x);
+/* Reads constant int32/int64 vector operand `input` into `out` (at most
+ * `cap` values, the count in *n); 0 after recording an error. */
+int tfl_const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n);
 /* Dequantises a constant int8/uint8 tensor to f32 at compile time. */
 te_value_t tfl_dequantized_const(tfl_ctx_t *c, const tfl_tensor_t *t,
                                  uint32_t rank, const int64_t *dims);
@@ -86,6 +89,11 @@ tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_compare(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_logical(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_select(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_cast(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_arg_min_max(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 
 #endif

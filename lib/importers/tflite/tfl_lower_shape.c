@@ -10,8 +10,7 @@
 
 enum { OPT_CONCAT = 10, OPT_GATHER = 23, OPT_STRIDED_SLICE = 32 };
 
-/* Reads a constant int32/int64 vector operand into `out` (at most `cap`). */
-static int const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n) {
+int tfl_const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n) {
   const tfl_tensor_t *t = tfl_in(c, input);
   if (!t || !t->data || (t->type != TFL_INT32 && t->type != TFL_INT64)) {
     tfl_fail(c, "operand %u must be a constant INT32 or INT64 tensor", input);
@@ -77,7 +76,7 @@ tinyml_status_t tfl_lower_pad(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int64_t pads[2 * TE_MAX_RANK];
   uint32_t n;
-  if (!in || !out || !const_ints(c, 1, pads, 2 * TE_MAX_RANK, &n)) return c->error;
+  if (!in || !out || !tfl_const_ints(c, 1, pads, 2 * TE_MAX_RANK, &n)) return c->error;
   if (n != 2 * in->rank) return tfl_fail(c, "paddings must be [rank, 2]");
   for (uint32_t i = 0; i < n; ++i)
     if (pads[i] < 0) return tfl_fail(c, "negative padding is not supported");
@@ -135,7 +134,7 @@ tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int64_t perm[TE_MAX_RANK];
   uint32_t n;
-  if (!in || !out || !const_ints(c, 1, perm, TE_MAX_RANK, &n)) return c->error;
+  if (!in || !out || !tfl_const_ints(c, 1, perm, TE_MAX_RANK, &n)) return c->error;
   if (n != in->rank) return tfl_fail(c, "permutation length differs from the rank");
   int32_t p[TE_MAX_RANK];
   uint32_t seen = 0;
@@ -171,8 +170,8 @@ tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int64_t b[TE_MAX_RANK], e[TE_MAX_RANK], s[TE_MAX_RANK];
   uint32_t nb, ne, ns;
-  if (!o || !in || !out || !const_ints(c, 1, b, TE_MAX_RANK, &nb) ||
-      !const_ints(c, 2, e, TE_MAX_RANK, &ne) || !const_ints(c, 3, s, TE_MAX_RANK, &ns))
+  if (!o || !in || !out || !tfl_const_ints(c, 1, b, TE_MAX_RANK, &nb) ||
+      !tfl_const_ints(c, 2, e, TE_MAX_RANK, &ne) || !tfl_const_ints(c, 3, s, TE_MAX_RANK, &ns))
     return c->error ? c->error : tfl_fail(c, "missing operands");
   int bad = 0;
   int bm = tfl_table_i32(o, 0, 0, &bad), em = tfl_table_i32(o, 1, 0, &bad);
@@ -202,7 +201,7 @@ tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int64_t axes[TE_MAX_RANK];
   uint32_t n;
-  if (!in || !out || !const_ints(c, 1, axes, TE_MAX_RANK, &n)) return c->error;
+  if (!in || !out || !tfl_const_ints(c, 1, axes, TE_MAX_RANK, &n)) return c->error;
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   int is_float = in->type == TFL_FLOAT32 && out->type == TFL_FLOAT32;

@@ -47,15 +47,28 @@ static const lowering_t kLowerings[] = {
     {44, tfl_lower_sequence_lstm},    /* UNIDIRECTIONAL_SEQUENCE_LSTM */
     {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
     {47, tfl_lower_unary_math},       /* EXP */
+    {53, tfl_lower_cast},             /* CAST */
     {55, tfl_lower_binary_math},      /* MAXIMUM */
+    {56, tfl_lower_arg_min_max},      /* ARG_MAX */
     {57, tfl_lower_binary_math},      /* MINIMUM */
+    {58, tfl_lower_compare},          /* LESS */
     {59, tfl_lower_unary_math},       /* NEG */
     {60, tfl_lower_pad},              /* PADV2 */
+    {61, tfl_lower_compare},          /* GREATER */
+    {62, tfl_lower_compare},          /* GREATER_EQUAL */
+    {63, tfl_lower_compare},          /* LESS_EQUAL */
+    {64, tfl_lower_select},           /* SELECT */
     {66, tfl_lower_unary_math},       /* SIN */
     {70, tfl_lower_reshape},          /* EXPAND_DIMS */
+    {71, tfl_lower_compare},          /* EQUAL */
+    {72, tfl_lower_compare},          /* NOT_EQUAL */
     {73, tfl_lower_unary_math},       /* LOG */
     {75, tfl_lower_unary_math},       /* SQRT */
     {76, tfl_lower_unary_math},       /* RSQRT */
+    {79, tfl_lower_arg_min_max},      /* ARG_MIN */
+    {84, tfl_lower_logical},          /* LOGICAL_OR */
+    {86, tfl_lower_logical},          /* LOGICAL_AND */
+    {87, tfl_lower_logical},          /* LOGICAL_NOT */
     {90, tfl_lower_binary_math},      /* FLOOR_DIV */
     {92, tfl_lower_unary_math},       /* SQUARE */
     {98, tfl_lower_unary_math},       /* LEAKY_RELU */
@@ -67,6 +80,7 @@ static const lowering_t kLowerings[] = {
     {114, tfl_lower_quantize},        /* QUANTIZE */
     {116, tfl_lower_unary_math},     /* ROUND */
     {117, tfl_lower_unary_math},     /* HARD_SWISH */
+    {123, tfl_lower_select},          /* SELECT_V2 */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */

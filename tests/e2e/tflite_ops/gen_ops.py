@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 
+import logic_ops
 import lstm_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +51,8 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "TRANSPOSE": "TransposeOptions", "GATHER": "GatherOptions", "DIV": "DivOptions",
            "LEAKY_RELU": "LeakyReluOptions",
            "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions"}
+CODES.update(logic_ops.CODES)
+OPTIONS.update(logic_ops.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
 DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT32": "int32"}
 
@@ -428,7 +431,7 @@ def error_models():
     lstm_ops.int8_model(m)
     out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): UNIDIRECTIONAL_SEQUENCE_LSTM with "
                    "INT8 input (integer LSTM) is not supported yet"))
-    return out
+    return out + logic_ops.error_models(Model, q8)
 
 
 def dead_code_model():
@@ -472,7 +475,8 @@ def all_models():
         unary_model("relu6_int8", "RELU6", "INT8", qout=(0.03, -128)),
         unary_model("relu_n1_to_1_float", "RELU_N1_TO_1", "FLOAT32"),
     ]
-    return ms + quant_models() + shape_models() + fc_models() + [dead_code_model()]
+    return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
+            logic_ops.models(Model, q8))
 
 
 def state_models():

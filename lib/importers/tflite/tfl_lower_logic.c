@@ -1,0 +1,179 @@
+/* Comparisons, logic, selection, casts and ARG_MAX/ARG_MIN: the operators
+ * that make and use BOOL and index tensors (masks, thresholds, class
+ * indices).  Quantised inputs are compared on their raw values, which is
+ * TFLite's result only when both share scale and zero point; other
+ * quantisations are refused by name. */
+#include <stdio.h>
+
+#include "tfl_lower.h"
+
+enum {
+  OP_CAST = 53, OP_ARG_MAX = 56, OP_LESS = 58, OP_GREATER = 61, OP_GREATER_EQUAL = 62,
+  OP_LESS_EQUAL = 63, OP_SELECT = 64, OP_EQUAL = 71, OP_NOT_EQUAL = 72, OP_ARG_MIN = 79,
+  OP_LOGICAL_OR = 84, OP_LOGICAL_AND = 86, OP_LOGICAL_NOT = 87, OP_SELECT_V2 = 123
+};
+enum { OPT_ARG_MAX = 40, OPT_ARG_MIN = 45 };
+
+static int same_quantization(const tfl_tensor_t *a, const tfl_tensor_t *b) {
+  return a->type == b->type && tfl_scale(a) == tfl_scale(b) &&
+         tfl_zero_point(a) == tfl_zero_point(b);
+}
+
+/* Types whose raw values order like their real values: floats, plain
+ * integers, and uint8 (carried as int8 with the top bit flipped, which
+ * keeps the order). */
+static int ordered_type(int32_t t) {
+  return t == TFL_FLOAT32 || t == TFL_INT32 || t == TFL_INT64 || t == TFL_INT8 ||
+         t == TFL_UINT8 || t == TFL_INT16;
+}
+
+static te_value_t compare(tfl_ctx_t *c, int code, te_value_t a, te_value_t b) {
+  te_t *e = &c->e;
+  switch (code) {
+    case OP_LESS: return te_binary(e, "tosa.greater", b, a);
+    case OP_GREATER: return te_binary(e, "tosa.greater", a, b);
+    case OP_GREATER_EQUAL: return te_binary(e, "tosa.greater_equal", a, b);
+    case OP_LESS_EQUAL: return te_binary(e, "tosa.greater_equal", b, a);
+    case OP_EQUAL: return te_binary(e, "tosa.equal", a, b);
+    default: return te_unary(e, "tosa.logical_not", te_binary(e, "tosa.equal", a, b));
+  }
+}
+
+tinyml_status_t tfl_lower_compare(tfl_ctx_t *c) {
+  const tfl_tensor_t *a = tfl_in(c, 0), *b = tfl_in(c, 1), *out = tfl_out(c, 0);
+  if (!a || !b || !out) return tfl_fail(c, "missing input or output");
+  int code = (int)c->op->builtin_code;
+  int equality = code == OP_EQUAL || code == OP_NOT_EQUAL;
+  if (a->type != b->type || out->type != TFL_BOOL ||
+      !(ordered_type(a->type) || (equality && a->type == TFL_BOOL)))
+    return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
+                    tfl_type_name(b->type), tfl_type_name(out->type));
+  if (tfl_is_quantized(a) && !same_quantization(a, b))
+    return tfl_fail(c, "inputs of different quantisation (%g, %d and %g, %d) are not "
+                    "supported", (double)tfl_scale(a), (int)tfl_zero_point(a),
+                    (double)tfl_scale(b), (int)tfl_zero_point(b));
+  te_value_t x = tfl_value_in(c, 0), y = tfl_value_in(c, 1);
+  if (!x.id || !y.id) return c->error;
+  return tfl_set_out(c, 0, compare(c, code, x, y));
+}
+
+tinyml_status_t tfl_lower_logical(tfl_ctx_t *c) {
+  int code = (int)c->op->builtin_code, n = code == OP_LOGICAL_NOT ? 1 : 2;
+  const tfl_tensor_t *out = tfl_out(c, 0);
+  for (int i = 0; i < n; ++i)
+    if (!tfl_in(c, (uint32_t)i) || tfl_in(c, (uint32_t)i)->type != TFL_BOOL)
+      return tfl_fail(c, "input %d must be BOOL", i);
+  if (!out || out->type != TFL_BOOL) return tfl_fail(c, "the output must be BOOL");
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  if (n == 1) return tfl_set_out(c, 0, te_unary(&c->e, "tosa.logical_not", x));
+  te_value_t y = tfl_value_in(c, 1);
+  if (!y.id) return c->error;
+  const char *name = code == OP_LOGICAL_OR ? "tosa.logical_or" : "tosa.logical_and";
+  return tfl_set_out(c, 0, te_binary(&c->e, name, x, y));
+}
+
+/* SELECT's condition may also be 1-D over the first axis of x (whole rows
+ * chosen); SELECT_V2 broadcasts all three. */
+static te_value_t row_condition(tfl_ctx_t *c, te_value_t cond, const te_type_t *x) {
+  if (cond.type.rank != 1 || x->rank <= 1) return cond;
+  int64_t dims[TE_MAX_RANK] = {cond.type.dims[0]};
+  for (uint32_t d = 1; d < x->rank; ++d) dims[d] = 1;
+  return te_reshape(&c->e, cond, x->rank, dims);
+}
+
+tinyml_status_t tfl_lower_select(tfl_ctx_t *c) {
+  const tfl_tensor_t *cond = tfl_in(c, 0), *a = tfl_in(c, 1), *b = tfl_in(c, 2);
+  const tfl_tensor_t *out = tfl_out(c, 0);
+  if (!cond || !a || !b || !out) return tfl_fail(c, "missing input or output");
+  if (cond->type != TFL_BOOL) return tfl_fail(c, "the condition must be BOOL");
+  if (a->type != out->type || b->type != out->type)
+    return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
+                    tfl_type_name(b->type), tfl_type_name(out->type));
+  if (tfl_is_quantized(out) && !(same_quantization(a, out) && same_quantization(b, out)))
+    return tfl_fail(c, "inputs quantised unlike the output are not supported");
+  te_value_t k = tfl_value_in(c, 0), x = tfl_value_in(c, 1), y = tfl_value_in(c, 2);
+  if (!k.id || !x.id || !y.id) return c->error;
+  if (c->op->builtin_code == OP_SELECT) k = row_condition(c, k, &x.type);
+  return tfl_set_out(c, 0, te_select(&c->e, k, x, y));
+}
+
+/* uint8 travels as int8 (value - 128): back to its value, in i32. */
+static te_value_t widen_uint8(tfl_ctx_t *c, te_value_t x) {
+  return te_binary(&c->e, "tosa.add", te_cast(&c->e, x, TE_I32),
+                   te_scalar_int(&c->e, TE_I32, 128));
+}
+
+/* TFLite's CAST is static_cast: floats truncate toward zero, integers wrap,
+ * anything non-zero is true. */
+static te_value_t cast(tfl_ctx_t *c, te_value_t x, int32_t from, const te_type_t *to) {
+  te_t *e = &c->e;
+  if (from == TFL_UINT8) x = widen_uint8(c, x);
+  if (to->elem == TE_I1) {
+    te_value_t zero = x.type.elem == TE_F32 ? te_scalar_f32(e, 0.0f)
+                                            : te_scalar_int(e, x.type.elem, 0);
+    return te_unary(e, "tosa.logical_not", te_binary(e, "tosa.equal", x, zero));
+  }
+  if (x.type.elem == TE_I1)
+    return to->elem == TE_F32
+               ? te_select(e, x, te_scalar_f32(e, 1.0f), te_scalar_f32(e, 0.0f))
+               : te_select(e, x, te_scalar_int(e, to->elem, 1), te_scalar_int(e, to->elem, 0));
+  if (x.type.elem == TE_F32 && to->elem != TE_F32) return te_trunc_to_int(e, x, to->elem);
+  return te_cast(e, x, to->elem);
+}
+
+tinyml_status_t tfl_lower_cast(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  te_type_t to;
+  if (!in || !out) return tfl_fail(c, "missing input or output");
+  /* uint8 results would need the wrap done on the value, then the carry
+   * to int8; no model we know casts to uint8. */
+  if (!tfl_te_type(out, &to) || out->type == TFL_UINT8 || in->type == TFL_INT16 ||
+      out->type == TFL_INT16 || !tfl_te_type(in, &(te_type_t){0}))
+    return tfl_fail(c, "casting %s to %s is not supported", tfl_type_name(in->type),
+                    tfl_type_name(out->type));
+  te_value_t x = tfl_value_in(c, 0);
+  return x.id ? tfl_set_out(c, 0, cast(c, x, in->type, &to)) : c->error;
+}
+
+/* The axis input: a constant scalar or 1-element int32/int64 tensor. */
+static int arg_axis(tfl_ctx_t *c, uint32_t rank, int32_t *axis) {
+  int64_t v;
+  uint32_t n = 0;
+  if (!tfl_const_ints(c, 1, &v, 1, &n)) return 0;
+  if (n == 1 && v < 0) v += rank;
+  if (n != 1 || v < 0 || v >= rank) {
+    tfl_fail(c, "the axis must be one value in [-%u, %u)", rank, rank);
+    return 0;
+  }
+  *axis = (int32_t)v;
+  return 1;
+}
+
+/* tosa.argmax keeps the first of equal maxima, as TFLite does.  ARG_MIN
+ * is ARG_MAX of an order-reversed copy: -x for floats, ~x = -x - 1 for
+ * integers (no overflow). */
+tinyml_status_t tfl_lower_arg_min_max(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  int32_t axis = 0;
+  if (!in || !out) return tfl_fail(c, "missing input or output");
+  if (!ordered_type(in->type) || in->type == TFL_INT64 ||
+      (out->type != TFL_INT32 && out->type != TFL_INT64))
+    return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type),
+                    tfl_type_name(out->type));
+  if (!arg_axis(c, in->rank, &axis)) return c->error;
+  if (in->shape[axis] <= 0) return tfl_fail(c, "empty inputs are not supported");
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  if (c->op->builtin_code == OP_ARG_MIN)
+    x = x.type.elem == TE_F32 ? te_mul(&c->e, x, te_scalar_f32(&c->e, -1.0f), 0)
+                              : te_unary(&c->e, "tosa.bitwise_not", x);
+  te_type_t t = x.type;
+  t.elem = TE_I32;
+  for (uint32_t d = (uint32_t)axis; d + 1 < t.rank; ++d) t.dims[d] = t.dims[d + 1];
+  t.rank--;
+  char props[32];
+  snprintf(props, sizeof props, "axis = %d : i32", axis);
+  te_value_t y = te_op(&c->e, "tosa.argmax", &x, 1, props, &t);
+  return tfl_set_out(c, 0, te_cast(&c->e, y, out->type == TFL_INT64 ? TE_I64 : TE_I32));
+}
