@@ -278,6 +278,21 @@ te_value_t te_gather_axis(te_t *e, te_value_t x, int64_t outer, int64_t dim, int
   return te_reshape(e, te_op(e, "tosa.gather", ops, 2, NULL, &gt), rank, dims);
 }
 
+te_value_t te_slice(te_t *e, te_value_t x, const int64_t *start, const int64_t *size) {
+  uint32_t r = x.type.rank;
+  te_type_t t = te_type(x.type.elem, r, size);
+  te_value_t ops[3] = {x, te_shape(e, r, start), te_shape(e, r, size)};
+  return te_op(e, "tosa.slice", ops, 3, NULL, &t);
+}
+
+te_value_t te_concat(te_t *e, const te_value_t *xs, uint32_t n, int32_t axis) {
+  te_type_t t = xs[0].type;
+  for (uint32_t i = 1; i < n; ++i) t.dims[axis] += xs[i].type.dims[axis];
+  char props[32];
+  snprintf(props, sizeof props, "axis = %d : i32", axis);
+  return te_op(e, "tosa.concat", xs, n, props, &t);
+}
+
 te_value_t te_transpose(te_t *e, te_value_t x, const int32_t *perms) {
   te_type_t t = x.type;
   int64_t p[TE_MAX_RANK];

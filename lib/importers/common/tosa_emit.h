@@ -70,6 +70,10 @@ void te_array_attr(int bits, const int64_t *v, uint32_t n, char *out, size_t cap
 
 /* Common ops. */
 te_value_t te_reshape(te_t *e, te_value_t x, uint32_t rank, const int64_t *dims);
+/* x[start : start + size] along every axis. */
+te_value_t te_slice(te_t *e, te_value_t x, const int64_t *start, const int64_t *size);
+/* The n values (same rank and element type) joined along `axis`. */
+te_value_t te_concat(te_t *e, const te_value_t *xs, uint32_t n, int32_t axis);
 te_value_t te_transpose(te_t *e, te_value_t x, const int32_t *perms);
 te_value_t te_cast(te_t *e, te_value_t x, te_elem_t elem);
 te_value_t te_clamp_int(te_t *e, te_value_t x, int64_t lo, int64_t hi);

@@ -64,6 +64,9 @@ te_value_t tfl_round_away(tfl_ctx_t *c, te_value_t x);
 /* Reads constant int32/int64 vector operand `input` into `out` (at most
  * `cap` values, the count in *n); 0 after recording an error. */
 int tfl_const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n);
+/* Same type, and the same quantisation when either is quantised: a data
+ * movement between them copies raw values. */
+int tfl_quant_matches(const tfl_tensor_t *a, const tfl_tensor_t *b);
 /* Dequantises a constant int8/uint8 tensor to f32 at compile time. */
 te_value_t tfl_dequantized_const(tfl_ctx_t *c, const tfl_tensor_t *t,
                                  uint32_t rank, const int64_t *dims);
@@ -94,6 +97,15 @@ tinyml_status_t tfl_lower_logical(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_select(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_cast(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_arg_min_max(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_pack(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_unpack(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_split(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_slice(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_space_depth(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_broadcast(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_shape_of(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_add_n(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 
 #endif

@@ -12,7 +12,6 @@ enum {
   OP_LESS_EQUAL = 63, OP_SELECT = 64, OP_EQUAL = 71, OP_NOT_EQUAL = 72, OP_ARG_MIN = 79,
   OP_LOGICAL_OR = 84, OP_LOGICAL_AND = 86, OP_LOGICAL_NOT = 87, OP_SELECT_V2 = 123
 };
-enum { OPT_ARG_MAX = 40, OPT_ARG_MIN = 45 };
 
 static int same_quantization(const tfl_tensor_t *a, const tfl_tensor_t *b) {
   return a->type == b->type && tfl_scale(a) == tfl_scale(b) &&

@@ -34,7 +34,7 @@ int tfl_const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uin
   return 1;
 }
 
-static int quant_matches(const tfl_tensor_t *a, const tfl_tensor_t *b) {
+int tfl_quant_matches(const tfl_tensor_t *a, const tfl_tensor_t *b) {
   if (a->type != b->type) return 0;
   if (!tfl_is_quantized(a) && !tfl_is_quantized(b)) return 1;
   return tfl_scale(a) == tfl_scale(b) && tfl_zero_point(a) == tfl_zero_point(b);
@@ -43,7 +43,7 @@ static int quant_matches(const tfl_tensor_t *a, const tfl_tensor_t *b) {
 /* Brings x to `out`'s quantisation when it differs (a TFLite requantise). */
 static te_value_t requant_to(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *in,
                              const tfl_tensor_t *out) {
-  if (quant_matches(in, out)) return x;
+  if (tfl_quant_matches(in, out)) return x;
   if (!tfl_is_quantized(in) || !tfl_is_quantized(out) || in->type == TFL_INT16 ||
       in->quant.scale_count != 1 || out->quant.scale_count != 1) {
     tfl_fail(c, "operand '%s' and output '%s' differ in type or quantisation", in->name, out->name);
@@ -64,7 +64,7 @@ tinyml_status_t tfl_lower_reshape(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   te_type_t t;
   if (!in || !out || !tfl_te_type(out, &t)) return tfl_fail(c, "unsupported output");
-  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  if (!tfl_quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   if (te_numel(&x.type) != te_numel(&t))
@@ -80,7 +80,7 @@ tinyml_status_t tfl_lower_pad(tfl_ctx_t *c) {
   if (n != 2 * in->rank) return tfl_fail(c, "paddings must be [rank, 2]");
   for (uint32_t i = 0; i < n; ++i)
     if (pads[i] < 0) return tfl_fail(c, "negative padding is not supported");
-  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  if (!tfl_quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   te_value_t pad_const;
@@ -144,7 +144,7 @@ tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c) {
     seen |= 1u << perm[i];
     p[i] = (int32_t)perm[i];
   }
-  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  if (!tfl_quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
   te_value_t x = tfl_value_in(c, 0);
   return x.id ? tfl_set_out(c, 0, te_transpose(&c->e, x, p)) : c->error;
 }
@@ -188,7 +188,7 @@ tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c) {
                     &start[d], &size[d]))
       return tfl_fail(c, "empty or out-of-range slice along dimension %u", d);
   }
-  if (!quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
+  if (!tfl_quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   te_type_t t = te_type(x.type.elem, in->rank, size);
@@ -265,7 +265,7 @@ tinyml_status_t tfl_lower_gather(tfl_ctx_t *c) {
   if (batch_dims != 0) return tfl_fail(c, "batch_dims %d is not supported", batch_dims);
   if (ix->type != TFL_INT32 && ix->type != TFL_INT64)
     return tfl_fail(c, "indices must be INT32 or INT64, not %s", tfl_type_name(ix->type));
-  if (in->type == TFL_BOOL || in->type == TFL_INT64 || !quant_matches(in, out))
+  if (in->type == TFL_BOOL || in->type == TFL_INT64 || !tfl_quant_matches(in, out))
     return tfl_fail(c, "params of type %s, or output quantisation unlike the params', are "
                     "not supported", tfl_type_name(in->type));
   te_type_t t;

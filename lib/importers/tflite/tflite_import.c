@@ -25,6 +25,7 @@ static const lowering_t kLowerings[] = {
     {2, tfl_lower_concat},            /* CONCATENATION */
     {3, tfl_lower_conv2d},            /* CONV_2D */
     {4, tfl_lower_depthwise},         /* DEPTHWISE_CONV_2D */
+    {5, tfl_lower_space_depth},       /* DEPTH_TO_SPACE */
     {6, tfl_lower_dequantize},        /* DEQUANTIZE */
     {8, tfl_lower_unary_math},        /* FLOOR */
     {9, tfl_lower_fully_connected},   /* FULLY_CONNECTED */
@@ -36,6 +37,7 @@ static const lowering_t kLowerings[] = {
     {21, tfl_lower_relu},             /* RELU6 */
     {22, tfl_lower_reshape},          /* RESHAPE */
     {25, tfl_lower_softmax},          /* SOFTMAX */
+    {26, tfl_lower_space_depth},      /* SPACE_TO_DEPTH */
     {28, tfl_lower_unary_float},      /* TANH */
     {34, tfl_lower_pad},              /* PAD */
     {36, tfl_lower_gather},           /* GATHER */
@@ -47,6 +49,7 @@ static const lowering_t kLowerings[] = {
     {44, tfl_lower_sequence_lstm},    /* UNIDIRECTIONAL_SEQUENCE_LSTM */
     {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
     {47, tfl_lower_unary_math},       /* EXP */
+    {49, tfl_lower_split},            /* SPLIT */
     {53, tfl_lower_cast},             /* CAST */
     {55, tfl_lower_binary_math},      /* MAXIMUM */
     {56, tfl_lower_arg_min_max},      /* ARG_MAX */
@@ -58,29 +61,42 @@ static const lowering_t kLowerings[] = {
     {62, tfl_lower_compare},          /* GREATER_EQUAL */
     {63, tfl_lower_compare},          /* LESS_EQUAL */
     {64, tfl_lower_select},           /* SELECT */
+    {65, tfl_lower_slice},            /* SLICE */
     {66, tfl_lower_unary_math},       /* SIN */
     {70, tfl_lower_reshape},          /* EXPAND_DIMS */
     {71, tfl_lower_compare},          /* EQUAL */
     {72, tfl_lower_compare},          /* NOT_EQUAL */
     {73, tfl_lower_unary_math},       /* LOG */
+    {74, tfl_lower_reduce},           /* SUM */
     {75, tfl_lower_unary_math},       /* SQRT */
     {76, tfl_lower_unary_math},       /* RSQRT */
+    {77, tfl_lower_shape_of},         /* SHAPE */
     {79, tfl_lower_arg_min_max},      /* ARG_MIN */
+    {81, tfl_lower_reduce},           /* REDUCE_PROD */
+    {82, tfl_lower_reduce},           /* REDUCE_MAX */
+    {83, tfl_lower_pack},             /* PACK */
     {84, tfl_lower_logical},          /* LOGICAL_OR */
     {86, tfl_lower_logical},          /* LOGICAL_AND */
     {87, tfl_lower_logical},          /* LOGICAL_NOT */
+    {88, tfl_lower_unpack},           /* UNPACK */
+    {89, tfl_lower_reduce},           /* REDUCE_MIN */
     {90, tfl_lower_binary_math},      /* FLOOR_DIV */
     {92, tfl_lower_unary_math},       /* SQUARE */
+    {93, tfl_lower_shape_of},         /* ZEROS_LIKE */
+    {94, tfl_lower_broadcast},        /* FILL */
     {98, tfl_lower_unary_math},       /* LEAKY_RELU */
     {99, tfl_lower_binary_math},      /* SQUARED_DIFFERENCE */
     {101, tfl_lower_unary_math},     /* ABS */
+    {102, tfl_lower_split},           /* SPLIT_V */
     {104, tfl_lower_unary_math},     /* CEIL */
+    {106, tfl_lower_add_n},           /* ADD_N */
     {108, tfl_lower_unary_math},     /* COS */
     {111, tfl_lower_unary_math},     /* ELU */
     {114, tfl_lower_quantize},        /* QUANTIZE */
     {116, tfl_lower_unary_math},     /* ROUND */
     {117, tfl_lower_unary_math},     /* HARD_SWISH */
     {123, tfl_lower_select},          /* SELECT_V2 */
+    {130, tfl_lower_broadcast},       /* BROADCAST_TO */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */

@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 
+import layout_ops
 import logic_ops
 import lstm_ops
 
@@ -51,8 +52,11 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "TRANSPOSE": "TransposeOptions", "GATHER": "GatherOptions", "DIV": "DivOptions",
            "LEAKY_RELU": "LeakyReluOptions",
            "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions"}
-CODES.update(logic_ops.CODES)
-OPTIONS.update(logic_ops.OPTIONS)
+# Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
+VERSIONS = {"BROADCAST_TO": 2}
+for extra in (logic_ops, layout_ops):
+    CODES.update(extra.CODES)
+    OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
 DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT32": "int32"}
 
@@ -115,7 +119,10 @@ class Model:
         if k.startswith("custom:"):
             return {"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
                     "custom_code": k[7:], "version": 1}
-        return {"deprecated_builtin_code": CODES[k], "builtin_code": k, "version": 1}
+        # Codes above 127 keep 127 (PLACEHOLDER_FOR_GREATER_OP_CODES) in the
+        # old byte field, as TFLite's converter writes them.
+        return {"deprecated_builtin_code": min(CODES[k], 127), "builtin_code": k,
+                "version": VERSIONS.get(k, 1)}
 
     def json(self):
         return {"version": 3,
@@ -431,7 +438,7 @@ def error_models():
     lstm_ops.int8_model(m)
     out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): UNIDIRECTIONAL_SEQUENCE_LSTM with "
                    "INT8 input (integer LSTM) is not supported yet"))
-    return out + logic_ops.error_models(Model, q8)
+    return out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8)
 
 
 def dead_code_model():
@@ -476,7 +483,7 @@ def all_models():
         unary_model("relu_n1_to_1_float", "RELU_N1_TO_1", "FLOAT32"),
     ]
     return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
-            logic_ops.models(Model, q8))
+            logic_ops.models(Model, q8) + layout_ops.models(Model, q8))
 
 
 def state_models():

@@ -1,0 +1,118 @@
+"""PACK, UNPACK, SPLIT, SPLIT_V, SLICE, SPACE_TO_DEPTH, DEPTH_TO_SPACE,
+BROADCAST_TO, FILL, SHAPE, ZEROS_LIKE, ADD_N and the reductions, for
+gen_ops.py: odd sizes, negative axes, -1 sizes, and int8 where the operator
+moves raw values.
+"""
+
+CODES = {"DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "SPLIT": 49, "SLICE": 65, "SUM": 74,
+         "SHAPE": 77, "REDUCE_PROD": 81, "REDUCE_MAX": 82, "PACK": 83, "UNPACK": 88,
+         "REDUCE_MIN": 89, "ZEROS_LIKE": 93, "FILL": 94, "SPLIT_V": 102, "ADD_N": 106,
+         "BROADCAST_TO": 130}
+OPTIONS = {"PACK": "PackOptions", "UNPACK": "UnpackOptions", "SPLIT": "SplitOptions",
+           "SPLIT_V": "SplitVOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
+           "REDUCE_MIN": "ReducerOptions", "REDUCE_PROD": "ReducerOptions",
+           "SPACE_TO_DEPTH": "SpaceToDepthOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+           "SHAPE": "ShapeOptions"}
+
+
+def pack_unpack(Model):
+    m = Model("pack_unpack_float", 61)
+    a, b = m.tensor([3, 4], name="a"), m.tensor([3, 4], name="b")
+    packed = m.tensor([3, 2, 4], name="packed")
+    m.op("PACK", [a, b], [packed], values_count=2, axis=1)
+    rows = [m.tensor([4], name="row%d" % i) for i in range(3)]
+    m.op("UNPACK", [a], rows, num=3, axis=0)
+    cols = [m.tensor([3], name="col%d" % i) for i in range(4)]
+    m.op("UNPACK", [b], cols, num=4, axis=-1)
+    m.inputs, m.outputs = [a, b], [packed] + rows + cols
+    return m
+
+
+def split(Model):
+    m = Model("split_float", 62)
+    x = m.tensor([2, 9, 3], name="x")
+    thirds = [m.tensor([2, 3, 3], name="third%d" % i) for i in range(3)]
+    m.op("SPLIT", [m.ints([1]), x], thirds, num_splits=3)
+    parts = [m.tensor([2, n, 3], name="part%d" % i) for i, n in enumerate((2, 3, 4))]
+    m.op("SPLIT_V", [x, m.ints([2, -1, 4]), m.ints([-2])], parts, num_splits=3)
+    m.inputs, m.outputs = [x], thirds + parts
+    return m
+
+
+def slice_int8(Model, q8):
+    m = Model("slice_int8", 63)
+    q = q8(0.07, -3)
+    x = m.tensor([3, 6, 4], "INT8", q, name="x")
+    y = m.tensor([2, 4, 3], "INT8", q, name="y")
+    m.op("SLICE", [x, m.ints([1, 2, 0]), m.ints([2, -1, 3])], [y])
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def space_depth(Model):
+    m = Model("space_depth_float", 64)
+    x = m.tensor([1, 4, 6, 3], name="x")
+    d = m.tensor([1, 2, 3, 12], name="to_depth")
+    m.op("SPACE_TO_DEPTH", [x], [d], block_size=2)
+    s = m.tensor([1, 2, 3, 8], name="s")
+    back = m.tensor([1, 4, 6, 2], name="to_space")
+    m.op("DEPTH_TO_SPACE", [s], [back], block_size=2)
+    m.inputs, m.outputs = [x, s], [d, back]
+    return m
+
+
+def broadcast_fill(Model):
+    m = Model("broadcast_fill_shape", 65)
+    x = m.tensor([3, 1], name="x")
+    wide = m.tensor([2, 3, 4], name="broadcast_to")
+    m.op("BROADCAST_TO", [x, m.ints([2, 3, 4])], [wide])
+    filled = m.tensor([2, 3], name="fill")
+    m.op("FILL", [m.ints([2, 3]), m.tensor([], data=[1.5])], [filled])
+    shape = m.tensor([3], "INT32", name="shape")
+    m.op("SHAPE", [wide], [shape], out_type="INT32")
+    zeros = m.tensor([3, 1], name="zeros_like")
+    m.op("ZEROS_LIKE", [x], [zeros])
+    total = m.tensor([3, 1], name="add_n")
+    m.op("ADD_N", [x, x, zeros, x], [total])
+    m.inputs, m.outputs = [x], [wide, filled, shape, zeros, total]
+    return m
+
+
+def reductions(Model, q8):
+    m = Model("reduce_float_int8", 66)
+    x = m.tensor([2, 3, 5], name="x")
+    ys = []
+    for op, axes, keep, shape in (("SUM", [1], False, [2, 5]),
+                                  ("REDUCE_MAX", [0, 2], True, [1, 3, 1]),
+                                  ("REDUCE_MIN", [-1], False, [2, 3]),
+                                  ("REDUCE_PROD", [1, 1], False, [2, 5])):
+        ys.append(m.tensor(shape, name=op.lower()))
+        m.op(op, [x, m.ints(axes)], [ys[-1]], keep_dims=keep)
+    q = q8(0.05, 7)
+    xi = m.tensor([4, 7], "INT8", q, name="xi")
+    yi = m.tensor([4], "INT8", q, name="reduce_max_int8")
+    m.op("REDUCE_MAX", [xi, m.ints([1])], [yi], keep_dims=False)
+    m.inputs, m.outputs = [x, xi], ys + [yi]
+    return m
+
+
+def models(Model, q8):
+    return [pack_unpack(Model), split(Model), slice_int8(Model, q8), space_depth(Model),
+            broadcast_fill(Model), reductions(Model, q8)]
+
+
+def error_models(Model, q8):
+    out = []
+    m = Model("err_split_v_sizes", 67)
+    x = m.tensor([7], name="x")
+    parts = [m.tensor([n], name="p%d" % i) for i, n in enumerate((3, 3))]
+    m.op("SPLIT_V", [x, m.ints([3, 3]), m.ints([0])], parts, num_splits=2)
+    m.inputs, m.outputs = [x], parts
+    out.append((m, "operator 0 (SPLIT_V): the sizes do not add up to dimension 7"))
+    m = Model("err_sum_int8", 68)
+    x = m.tensor([4, 3], "INT8", q8(0.1, 0), name="x")
+    y = m.tensor([4], "INT8", q8(0.3, 0), name="y")
+    m.op("SUM", [x, m.ints([1])], [y], keep_dims=False)
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (SUM): unsupported types INT8 -> INT8"))
+    return out
