@@ -87,5 +87,6 @@ tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 
 #endif

@@ -36,6 +36,7 @@ static const lowering_t kLowerings[] = {
     {21, tfl_lower_relu},             /* RELU6 */
     {22, tfl_lower_reshape},          /* RESHAPE */
     {25, tfl_lower_softmax},          /* SOFTMAX */
+    {27, tfl_lower_svdf},             /* SVDF */
     {28, tfl_lower_unary_float},      /* TANH */
     {34, tfl_lower_pad},              /* PAD */
     {36, tfl_lower_gather},           /* GATHER */
