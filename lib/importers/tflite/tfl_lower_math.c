@@ -227,7 +227,7 @@ tinyml_status_t tfl_lower_dequantize(tfl_ctx_t *c) {
     for (uint32_t d = 0; d < in->rank && d < TE_MAX_RANK; ++d) dims[d] = in->shape[d];
     return tfl_set_out(c, 0, tfl_dequantized_const(c, in, in->rank, dims));
   }
-  if (!is_q8(in)) return tfl_fail(c, "input type %s is not supported", tfl_type_name(in->type));
+  if (!is_int_q(in)) return tfl_fail(c, "input type %s is not supported", tfl_type_name(in->type));
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   te_value_t f = te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_F32),

@@ -253,11 +253,14 @@ def quant_models():
     for name, tin, qin, tout, qout in (
             ("requantize_int16_int8", "INT16", (0.000197, 0), "INT8", (0.0611, -5)),
             ("requantize_int16_int32", "INT16", (1.0 / 65536, -32768), "INT32",
-             (1.0 / 32767, 0))):
+             (1.0 / 32767, 0)),
+            ("requantize_int16_int16", "INT16", (0.00043, 0), "INT16", (0.00029, 0)),
+            ("quantize_f32_int16", "FLOAT32", None, "INT16", (0.0000371, 0)),
+            ("dequantize_int16", "INT16", (0.00021, 0), "FLOAT32", None)):
         m = Model(name, 14)
-        x = m.tensor([3, 10], tin, q8(*qin), name="x")
-        y = m.tensor([3, 10], tout, q8(*qout), name="y")
-        m.op("QUANTIZE", [x], [y])
+        x = m.tensor([3, 10], tin, q8(*qin) if qin else None, name="x")
+        y = m.tensor([3, 10], tout, q8(*qout) if qout else None, name="y")
+        m.op("DEQUANTIZE" if tout == "FLOAT32" else "QUANTIZE", [x], [y])
         m.inputs, m.outputs = [x], [y]
         out.append(m)
     return out
