@@ -172,22 +172,50 @@ te_value_t tfl_round_away(tfl_ctx_t *c, te_value_t x) {
   return te_select(&c->e, neg, te_mul(&c->e, mag, te_scalar_f32(&c->e, -1.0f), 0), mag);
 }
 
+static int is_int_q(const tfl_tensor_t *t) {
+  return (t->type == TFL_INT8 || t->type == TFL_UINT8 || t->type == TFL_INT16) &&
+         t->quant.scale_count == 1;
+}
+
+/* TFLM's Requantize: clamp(MBQM(x - in_zp, m, s) + out_zp) in the output
+ * type.  TOSA allows a rescale's zero points only on 8-bit values, so
+ * other types take the zero points as i32 adds around an i32 rescale. */
+static te_value_t requantize(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *in,
+                             const tfl_tensor_t *out, te_elem_t elem) {
+  double real = (double)tfl_scale(in) / (double)tfl_scale(out);
+  int32_t zi = tfl_zero_point(in), zo = tfl_zero_point(out);
+  if (x.type.elem == TE_I8 && elem == TE_I8) return scale_by(c, x, real, TE_I8, zi, zo);
+  te_value_t v = te_cast(&c->e, x, TE_I32);
+  if (zi) v = te_binary(&c->e, "tosa.sub", v, te_scalar_int(&c->e, TE_I32, zi));
+  v = scale_by(c, v, real, TE_I32, 0, 0);
+  if (!v.id) return v;
+  if (zo) v = te_binary(&c->e, "tosa.add", v, te_scalar_int(&c->e, TE_I32, zo));
+  if (elem == TE_I32) return v;
+  int32_t qmin, qmax;
+  tfl_qrange(out, &qmin, &qmax);
+  return te_cast(&c->e, te_clamp_int(&c->e, v, qmin, qmax), elem);
+}
+
+/* float -> int8/uint8/int16, and requantisation between int8, uint8 and
+ * int16 (to int32 too, as the keyword models' last op). */
 tinyml_status_t tfl_lower_quantize(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   te_value_t x = tfl_value_in(c, 0);
+  te_type_t ot;
   if (!x.id || !out) return c->error ? c->error : tfl_fail(c, "missing output");
-  if (!is_q8(out)) return tfl_fail(c, "output type %s is not supported", tfl_type_name(out->type));
-  if (is_q8(in))
-    return tfl_set_out(c, 0, scale_by(c, x, (double)tfl_scale(in) / (double)tfl_scale(out),
-                                      TE_I8, tfl_zero_point(in), tfl_zero_point(out)));
-  if (in->type != TFL_FLOAT32) return tfl_fail(c, "input type %s is not supported", tfl_type_name(in->type));
+  int int32_out = out->type == TFL_INT32 && out->quant.scale_count == 1;
+  if (!(is_int_q(out) || int32_out) || !tfl_te_type(out, &ot))
+    return tfl_fail(c, "output type %s is not supported", tfl_type_name(out->type));
+  if (is_int_q(in)) return tfl_set_out(c, 0, requantize(c, x, in, out, ot.elem));
+  if (in->type != TFL_FLOAT32 || int32_out)
+    return tfl_fail(c, "input type %s is not supported", tfl_type_name(in->type));
   /* q = clamp(round(x / scale) + zp). */
   te_value_t r = tfl_round_away(c, te_mul(&c->e, x, te_scalar_f32(&c->e, 1.0f / tfl_scale(out)), 0));
   int32_t qmin, qmax;
   tfl_qrange(out, &qmin, &qmax);
   te_value_t q = te_binary(&c->e, "tosa.add", r, te_scalar_f32(&c->e, (float)tfl_zero_point(out)));
   q = te_clamp_f32(&c->e, q, (float)qmin, (float)qmax);
-  return tfl_set_out(c, 0, te_cast(&c->e, q, TE_I8));
+  return tfl_set_out(c, 0, te_cast(&c->e, q, ot.elem));
 }
 
 tinyml_status_t tfl_lower_dequantize(tfl_ctx_t *c) {
@@ -199,7 +227,7 @@ tinyml_status_t tfl_lower_dequantize(tfl_ctx_t *c) {
     for (uint32_t d = 0; d < in->rank && d < TE_MAX_RANK; ++d) dims[d] = in->shape[d];
     return tfl_set_out(c, 0, tfl_dequantized_const(c, in, in->rank, dims));
   }
-  if (!is_q8(in)) return tfl_fail(c, "input type %s is not supported", tfl_type_name(in->type));
+  if (!is_int_q(in)) return tfl_fail(c, "input type %s is not supported", tfl_type_name(in->type));
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   te_value_t f = te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_F32),

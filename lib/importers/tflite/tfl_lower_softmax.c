@@ -6,6 +6,7 @@
  * time (tfl_softmax_exp_tables) and gathered at run time.  Per row, the
  * reciprocal of the sum is TFLite's GetReciprocal: a count of leading zeros
  * and three Newton-Raphson steps in Q2.29, written here as TOSA integer ops. */
+#include <math.h>
 #include <string.h>
 
 #include "tfl_lower.h"
@@ -75,7 +76,8 @@ static te_value_t lookup(tfl_ctx_t *c, const int32_t table[256], te_value_t idx)
   return te_reshape(&c->e, g, 2, idx.type.dims);
 }
 
-static te_value_t softmax_int8(tfl_ctx_t *c, te_value_t x, double beta, float in_scale) {
+/* The output has `bits` bits: 8, or 16 for int8 -> int16 (TFLM). */
+static te_value_t softmax_int8(tfl_ctx_t *c, te_value_t x, double beta, float in_scale, int bits) {
   tfl_softmax_params_t p;
   int32_t q0[256], q12[256];
   tfl_softmax_params(beta, in_scale, &p);
@@ -87,9 +89,10 @@ static te_value_t softmax_int8(tfl_ctx_t *c, te_value_t x, double beta, float in
   te_value_t bits_over_unit;
   te_value_t scale = reciprocal(c, sum, &bits_over_unit);
   te_value_t v = srdhm(c, scale, lookup(c, q0, idx));
-  te_value_t shift = te_binary(&c->e, "tosa.add", bits_over_unit, k32(c, 31 - 8));
-  te_value_t out = te_binary(&c->e, "tosa.add", rdbpot(c, v, shift), k32(c, -128));
-  return te_cast(&c->e, te_clamp_int(&c->e, out, -128, 127), TE_I8);
+  te_value_t shift = te_binary(&c->e, "tosa.add", bits_over_unit, k32(c, 31 - bits));
+  int32_t lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
+  te_value_t out = te_binary(&c->e, "tosa.add", rdbpot(c, v, shift), k32(c, lo));
+  return te_cast(&c->e, te_clamp_int(&c->e, out, lo, hi), bits == 16 ? TE_I16 : TE_I8);
 }
 
 static te_value_t softmax_float(tfl_ctx_t *c, te_value_t x, float beta) {
@@ -124,7 +127,12 @@ tinyml_status_t tfl_lower_softmax(tfl_ctx_t *c) {
    * clamps to [0, 255], is the int8 one. */
   if ((in->type == TFL_INT8 || in->type == TFL_UINT8) && out->type == in->type &&
       tfl_is_quantized(in) && tfl_scale(out) == 1.0f / 256 && tfl_zero_point(out) == -128)
-    return tfl_set_out(c, 0, softmax_int8(c, x, beta, tfl_scale(in)));
+    return tfl_set_out(c, 0, softmax_int8(c, x, beta, tfl_scale(in), 8));
+  /* TFLM's int8 -> int16 softmax: zero point -32768 and scale 1/65536 to
+   * within 0.1% (the keyword models have 1/65535). */
+  if (in->type == TFL_INT8 && out->type == TFL_INT16 && tfl_is_quantized(in) &&
+      tfl_zero_point(out) == -32768 && fabs(tfl_scale(out) - 1.0 / 65536) <= 0.001 / 65536)
+    return tfl_set_out(c, 0, softmax_int8(c, x, beta, tfl_scale(in), 16));
   return tfl_fail(c, "unsupported types %s -> %s (int8 and uint8 need output scale 1/256 and "
                   "zero point -128 or 0)", tfl_type_name(in->type), tfl_type_name(out->type));
 }

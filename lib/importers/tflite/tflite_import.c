@@ -38,6 +38,7 @@ static const lowering_t kLowerings[] = {
     {22, tfl_lower_reshape},          /* RESHAPE */
     {25, tfl_lower_softmax},          /* SOFTMAX */
     {26, tfl_lower_space_depth},      /* SPACE_TO_DEPTH */
+    {27, tfl_lower_svdf},             /* SVDF */
     {28, tfl_lower_unary_float},      /* TANH */
     {34, tfl_lower_pad},              /* PAD */
     {36, tfl_lower_gather},           /* GATHER */

@@ -8,7 +8,9 @@ into a .tflite with `flatc -b` against the TFLite schema, so the models are
 reproducible from source.  Expected outputs come from TFLite itself
 (../shared/tools/reference/tflite_run.js) and live in expected/; the LSTM
 ones are also checked against an independent Python LSTM (lstm_ops.py)
-every time this runs.
+every time this runs.  The SVDFs' expected outputs are TFLite Micro's, from
+a Python port of its integer kernel (svdf_ops.py), as desktop TFLite's
+SVDF differs.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
@@ -29,6 +31,7 @@ import sys
 import layout_ops
 import logic_ops
 import lstm_ops
+import svdf_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
@@ -42,7 +45,7 @@ CODES = {"ADD": 0, "AVERAGE_POOL_2D": 1, "CONCATENATION": 2, "CONV_2D": 3,
          "NEG": 59, "SIN": 66, "LOG": 73, "SQRT": 75, "RSQRT": 76, "FLOOR_DIV": 90,
          "SQUARE": 92, "LEAKY_RELU": 98, "SQUARED_DIFFERENCE": 99, "ABS": 101, "CEIL": 104,
          "COS": 108, "ELU": 111, "ROUND": 116, "HARD_SWISH": 117,
-         "UNIDIRECTIONAL_SEQUENCE_LSTM": 44}
+         "UNIDIRECTIONAL_SEQUENCE_LSTM": 44, "SVDF": 27}
 OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
            "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
            "FULLY_CONNECTED": "FullyConnectedOptions", "SOFTMAX": "SoftmaxOptions",
@@ -51,14 +54,16 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "STRIDED_SLICE": "StridedSliceOptions", "PAD": "PadOptions",
            "TRANSPOSE": "TransposeOptions", "GATHER": "GatherOptions", "DIV": "DivOptions",
            "LEAKY_RELU": "LeakyReluOptions",
-           "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions"}
+           "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+           "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
 for extra in (logic_ops, layout_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
-DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT32": "int32"}
+DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT16": "int16",
+         "INT32": "int32"}
 
 
 class Model:
@@ -253,6 +258,21 @@ def quant_models():
     m.op("QUANTIZE", [x], [y])
     m.inputs, m.outputs = [x], [y]
     out.append(m)
+    # Requantisation between integer types, odd scale ratios (TFLite has
+    # no int8 -> int16, which TFLM has).
+    for name, tin, qin, tout, qout in (
+            ("requantize_int16_int8", "INT16", (0.000197, 0), "INT8", (0.0611, -5)),
+            ("requantize_int16_int32", "INT16", (1.0 / 65536, -32768), "INT32",
+             (1.0 / 32767, 0)),
+            ("requantize_int16_int16", "INT16", (0.00043, 0), "INT16", (0.00029, 0)),
+            ("quantize_f32_int16", "FLOAT32", None, "INT16", (0.0000371, 0)),
+            ("dequantize_int16", "INT16", (0.00021, 0), "FLOAT32", None)):
+        m = Model(name, 14)
+        x = m.tensor([3, 10], tin, q8(*qin) if qin else None, name="x")
+        y = m.tensor([3, 10], tout, q8(*qout) if qout else None, name="y")
+        m.op("DEQUANTIZE" if tout == "FLOAT32" else "QUANTIZE", [x], [y])
+        m.inputs, m.outputs = [x], [y]
+        out.append(m)
     return out
 
 
@@ -335,6 +355,12 @@ def fc_models():
     m = Model("softmax_int8_rows", 35)
     x = m.tensor([4, 11], "INT8", q8(0.09, 5), name="x")
     y = m.tensor([4, 11], "INT8", q8(1.0 / 256, -128), name="y")
+    m.op("SOFTMAX", [x], [y], beta=1.0)
+    m.inputs, m.outputs = [x], [y]
+    out.append(m)
+    m = Model("softmax_int8_int16", 35)  # the keyword models' classifier
+    x = m.tensor([3, 7], "INT8", q8(0.07, 2), name="x")
+    y = m.tensor([3, 7], "INT16", q8(1.0 / 65536, -32768), name="y")
     m.op("SOFTMAX", [x], [y], beta=1.0)
     m.inputs, m.outputs = [x], [y]
     out.append(m)
@@ -438,6 +464,13 @@ def error_models():
     lstm_ops.int8_model(m)
     out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): UNIDIRECTIONAL_SEQUENCE_LSTM with "
                    "INT8 input (integer LSTM) is not supported yet"))
+    m = Model("err_svdf_float", 47)
+    x = m.tensor([1, 5], name="x")
+    st = m.tensor([1, 12], name="state", variable=True)
+    y = m.tensor([1, 3], name="y")
+    m.op("SVDF", [x, m.const([3, 5]), m.const([3, 4]), m.const([3]), st], [y], rank=1)
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8)
 
 
@@ -493,6 +526,34 @@ def state_models():
         m = Model(spec.name, spec.seed)
         out.append((m, spec, lstm_ops.build(m, spec)))
     return out
+
+
+def svdf_entry(spec, flatc, schema, outdir, invokes=3):
+    """An SVDF model with two cases, the first invoke and the third, both
+    on one input; svdf_ops gives the input and TFLM's expected outputs."""
+    m = Model(spec.name, spec.seed)
+    ins = svdf_ops.build(m, spec)
+    model = write_model(m, flatc, schema, outdir)
+    x = svdf_ops.inputs(spec)
+    prefix = os.path.join(outdir, m.name)
+    with open(prefix + "_in_0.bin", "wb") as f:
+        f.write(struct.pack("<%db" % len(x), *x))
+    cases = []
+    for n in (1, invokes):
+        y = svdf_ops.reference(spec, m.data, ins, x, n)
+        path = "%s_invoke%d_out_0.bin" % (prefix, n)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%db" % len(y), *y))
+        case = {"label": "seed1" if n == 1 else "seed1-invoke%d" % n,
+                "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
+                "outputs": [io_entry(m, m.outputs[0], "output", 0, path)]}
+        if n > 1:
+            case["invokes"] = n
+        cases.append(case)
+    if spec.state == "INT8" and svdf_ops.reference(spec, m.data, ins, x, invokes,
+                                                   zp_first=False) == y:
+        raise SystemExit("%s: cannot tell the two zero-point orders apart" % spec.name)
+    return {"model": model, "format": "tflite", "cases": cases}
 
 
 def io_entry(m, t, kind, index, path):
@@ -557,6 +618,7 @@ def main():
         lstm_ops.check_expected(spec, m.data, ins, os.path.join(EXPECTED, m.name))
         entry["cases"].append(later_invoke(spec, m, ins, entry["cases"][0], outdir))
         manifest.append(entry)
+    manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

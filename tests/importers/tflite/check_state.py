@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "e2e", "tflite_ops"))
 import gen_ops  # noqa: E402
 import lstm_ops  # noqa: E402
+import svdf_ops  # noqa: E402
 
 FLATC = SCHEMA = DUMP = TMP = None
 FAILURES = []
@@ -91,6 +92,27 @@ def check_lstm():
           "lstm: results y, then the states")
     check(len(ret) == 3 and ret[1] != args[1][0] and ret[2] != args[2][0],
           "lstm: the returned states are updates, not the arguments")
+
+
+def check_svdf():
+    """An SVDF's int8 state: filled with its zero point, updated each invoke."""
+    m = gen_ops.Model("state_svdf", 5)
+    svdf_ops.build(m, svdf_ops.Spec("state_svdf", state="INT8", batch=2, state_zp=-7))
+    rc, text = import_model(m)
+    check(rc == 0, "svdf: imports (%s)" % text.strip().splitlines()[-1] if rc else "svdf: imports")
+    if rc:
+        return
+    args, results, ret = signature(text)
+    check([(t, a) for _, t, a in args[1:]] == [("tensor<2x24xi8>", state_arg("state", 249))],
+          "svdf: one int8 state argument [2, 24], filled with its zero point -7")
+    check(results[1:] == [("tensor<2x24xi8>", state_result("state"))], "svdf: state result")
+    check(len(ret) == 2 and ret[1] != args[1][0], "svdf: the returned state is an update")
+
+
+def svdf_mixed_state(m):
+    """int16 weights_time with an int8 state: TFLM reads both as one type."""
+    ins = svdf_ops.build(m, svdf_ops.Spec("svdf_mixed", state="INT16"))
+    m.tensors[ins[4]]["type"] = "INT8"
 
 
 def quant_add(m, a, b, name):
@@ -175,6 +197,9 @@ def main():
         check_lstm()
         check_order_fill_and_unchanged()
         check_dead_and_constant()
+        check_svdf()
+        check_refused("svdf_mixed", svdf_mixed_state,
+                      "(SVDF): unsupported types INT8, INT8, INT16, state INT8 -> INT8")
         check_refused("state_uint8", uint8_state,
                       "variable tensor 'v' is UINT8 (uint8 state is not supported)")
         check_refused("state_input", variable_input,

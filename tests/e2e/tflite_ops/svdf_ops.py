@@ -1,0 +1,147 @@
+"""SVDF test models for gen_ops.py, and TFLite Micro's integer SVDF in plain
+Python, which gives their expected outputs.
+
+TFLite's own tool runs desktop TFLite, whose integer SVDF is not TFLM's
+(TFLM also takes int8 state), so the expected outputs come from this port
+of TFLM's svdf_common.cc (PrepareSvdf, EvalIntegerSvdfReference) and of the
+fixed-point helpers in kernels/internal/common.cc.  It shares nothing with
+the importer's lowering.
+
+The new state column adds the state's zero point before the clamp
+(upstream's fixed order, tflite-micro PR 3627); the int8 cases are built so
+that the older order, clamp then add and wrap, gives different outputs.
+"""
+import math
+import random
+import struct
+
+INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+class Spec:
+    def __init__(self, name, state="INT16", batch=1, n_in=5, units=3, rank=2, memory=4,
+                 state_zp=0, seed=61):
+        self.name, self.state, self.batch, self.n_in = name, state, batch, n_in
+        self.units, self.rank, self.memory, self.state_zp = units, rank, memory, state_zp
+        self.filters = units * rank
+        self.seed = seed
+
+
+# Odd sizes: input 5, 3 units of rank 2 (6 filters), memory 4.
+CASES = [
+    Spec("svdf_int16_state_b1"),
+    Spec("svdf_int16_state_b2", batch=2, seed=62),
+    Spec("svdf_int8_state_b1", state="INT8", state_zp=-7, seed=63),
+    Spec("svdf_int8_state_b2", state="INT8", batch=2, state_zp=9, seed=64),
+]
+
+# Scales (float32 values) chosen so that outputs spread over the int8
+# range and the int8 state clamps now and then.
+X_Q = (0.05, -3)
+WF_SCALE = 0.011
+STATE_SCALE = {"INT16": 0.0004, "INT8": 0.021}
+WT_SCALE = {"INT16": 0.00007, "INT8": 0.009}
+OUT_Q = (0.03, 4)
+
+
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def build(m, s):
+    """Writes s's SVDF into gen_ops Model m; returns the operator's inputs."""
+    wt_type = s.state
+    x = m.tensor([s.batch, s.n_in], "INT8", ([X_Q[0]], [X_Q[1]]), name="x")
+    wf = m.tensor([s.filters, s.n_in], "INT8", ([WF_SCALE], [0]),
+                  [m.rng.randint(-127, 127) for _ in range(s.filters * s.n_in)])
+    lim = 3000 if wt_type == "INT16" else 127  # int16: keep the i32 sums in range
+    wt = m.tensor([s.filters, s.memory], wt_type, ([WT_SCALE[wt_type]], [0]),
+                  [m.rng.randint(-lim, lim) for _ in range(s.filters * s.memory)])
+    bias_scale = f32(f32(STATE_SCALE[s.state]) * f32(WT_SCALE[wt_type]))
+    b = m.tensor([s.units], "INT32", ([bias_scale], [0]),
+                 [m.rng.randint(-3000, 3000) for _ in range(s.units)])
+    st = m.tensor([s.batch, s.filters * s.memory], s.state,
+                  ([STATE_SCALE[s.state]], [s.state_zp]), name="state", variable=True)
+    y = m.tensor([s.batch, s.units], "INT8", ([OUT_Q[0]], [OUT_Q[1]]), name="y")
+    m.op("SVDF", [x, wf, wt, b, st], [y], rank=s.rank, fused_activation_function="RELU")
+    m.inputs, m.outputs = [x], [y]
+    return [x, wf, wt, b, st]
+
+
+def inputs(s, seed=1):
+    """A deterministic int8 input for s."""
+    rng = random.Random(seed * 1000 + s.seed)
+    return [rng.randint(-128, 127) for _ in range(s.batch * s.n_in)]
+
+
+# ---- TFLM's arithmetic ---------------------------------------------------------
+
+def srdhm(a, b):
+    if a == b == INT32_MIN:
+        return INT32_MAX
+    ab = a * b
+    q = ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30))
+    return abs(q) // (1 << 31) * (1 if q >= 0 else -1)  # C division truncates
+
+
+def rdbpot(x, e):
+    mask = (1 << e) - 1
+    return (x >> e) + (1 if (x & mask) > (mask >> 1) + (1 if x < 0 else 0) else 0)
+
+
+def mbqm(x, m, shift):
+    left, right = max(shift, 0), max(-shift, 0)
+    v = ((x * (1 << left) + 2 ** 31) % 2 ** 32) - 2 ** 31
+    return rdbpot(srdhm(v, m), right)
+
+
+def quantize_multiplier(d):
+    if d == 0.0:
+        return 0, 0
+    q, shift = math.frexp(d)
+    qf = int(math.floor(abs(q * (1 << 31)) + 0.5))
+    if qf == 1 << 31:
+        qf //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return qf, shift
+
+
+def clamp(v, lo, hi):
+    return lo if v < lo else hi if v > hi else v
+
+
+def reference(s, data, ins, x, invokes=1, zp_first=True):
+    """The output of the last of `invokes` invokes on input x, from the
+    reset state (every element the state's zero point for int8, else 0)."""
+    xt, wf, wt, b, st = ins
+    in_s, wf_s = f32(X_Q[0]), f32(WF_SCALE)
+    st_s, wt_s = f32(STATE_SCALE[s.state]), f32(WT_SCALE[s.state])
+    m1 = quantize_multiplier(f32(f32(in_s * wf_s) / st_s))  # float math, as Prepare
+    m2 = quantize_multiplier(f32(f32(st_s * wt_s) / f32(OUT_Q[0])))
+    lo, hi = (-32768, 32767) if s.state == "INT16" else (-128, 127)
+    bits = 16 if s.state == "INT16" else 8
+    state = [s.state_zp if s.state == "INT8" else 0] * (s.batch * s.filters * s.memory)
+    for _ in range(invokes):
+        state[:-1] = state[1:]  # the whole buffer moves left by one
+        for bt in range(s.batch):
+            for f in range(s.filters):
+                acc = sum(data[wf][f * s.n_in + c] * (x[bt * s.n_in + c] - X_Q[1])
+                          for c in range(s.n_in))
+                acc = mbqm(acc, *m1)
+                if zp_first:
+                    v = clamp(acc + s.state_zp, lo, hi)
+                else:  # the older kernel: clamp, add, wrap in the narrowing store
+                    v = clamp(acc, lo, hi) + s.state_zp
+                    v = ((v - lo) % (1 << bits)) + lo
+                state[(bt * s.filters + f) * s.memory + s.memory - 1] = v
+        y = []
+        for bt in range(s.batch):
+            scratch = [sum(data[wt][f * s.memory + j] *
+                           (state[(bt * s.filters + f) * s.memory + j] - s.state_zp)
+                           for j in range(s.memory)) for f in range(s.filters)]
+            for u in range(s.units):
+                acc = data[b][u] + sum(scratch[u * s.rank + r] for r in range(s.rank))
+                y.append(clamp(mbqm(acc, *m2) + OUT_Q[1], -128, 127))
+    return y
