@@ -407,6 +407,16 @@ te_value_t te_unary(te_t *e, const char *name, te_value_t x) {
   return te_op(e, name, &x, 1, NULL, &x.type);
 }
 
+te_value_t te_argmax(te_t *e, te_value_t x, int32_t axis) {
+  te_type_t t = x.type;
+  t.elem = TE_I32;
+  for (uint32_t d = (uint32_t)axis; d + 1 < t.rank; ++d) t.dims[d] = t.dims[d + 1];
+  t.rank--;
+  char props[32];
+  snprintf(props, sizeof props, "axis = %d : i32", axis);
+  return te_op(e, "tosa.argmax", &x, 1, props, &t);
+}
+
 te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis) {
   te_type_t t = x.type;
   t.dims[axis] = 1;

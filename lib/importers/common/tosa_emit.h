@@ -91,6 +91,8 @@ te_value_t te_divf(te_t *e, te_value_t a, te_value_t b);
 te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b);
 te_value_t te_unary(te_t *e, const char *name, te_value_t x);
 te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis);
+/* The i32 index of the first maximum along `axis`, which is dropped. */
+te_value_t te_argmax(te_t *e, te_value_t x, int32_t axis);
 /* Rounds a float tensor half to even (TFLite's RoundToNearest, ONNX Round). */
 te_value_t te_round_half_even(te_t *e, te_value_t x);
 /* A float tensor converted to integer `elem` rounding toward zero, as a C

@@ -147,13 +147,7 @@ static tinyml_status_t lower_arg(onnx_ctx_t *c, int is_min) {
     x = x.type.elem == TE_F32 ? te_mul(&c->e, x, f32_const(c, -1.0f), 0)
                               : te_unary(&c->e, "tosa.bitwise_not", x);
   if (last) x = reverse(c, x, axis);
-  te_type_t t = x.type;
-  t.elem = TE_I32;
-  for (uint32_t d = (uint32_t)axis; d + 1 < t.rank; ++d) t.dims[d] = t.dims[d + 1];
-  t.rank--;
-  char props[32];
-  snprintf(props, sizeof props, "axis = %d : i32", axis);
-  te_value_t y = te_op(&c->e, "tosa.argmax", &x, 1, props, &t);
+  te_value_t y = te_argmax(&c->e, x, axis);
   if (last) y = te_binary(&c->e, "tosa.sub", te_scalar_int(&c->e, TE_I32, n - 1), y);
   if (onnx_attr_int(c, "keepdims", 1)) {
     int64_t dims[TE_MAX_RANK];

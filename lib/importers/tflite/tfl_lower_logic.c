@@ -3,8 +3,6 @@
  * indices).  Quantised inputs are compared on their raw values, which is
  * TFLite's result only when both share scale and zero point; other
  * quantisations are refused by name. */
-#include <stdio.h>
-
 #include "tfl_lower.h"
 
 enum {
@@ -167,12 +165,6 @@ tinyml_status_t tfl_lower_arg_min_max(tfl_ctx_t *c) {
   if (c->op->builtin_code == OP_ARG_MIN)
     x = x.type.elem == TE_F32 ? te_mul(&c->e, x, te_scalar_f32(&c->e, -1.0f), 0)
                               : te_unary(&c->e, "tosa.bitwise_not", x);
-  te_type_t t = x.type;
-  t.elem = TE_I32;
-  for (uint32_t d = (uint32_t)axis; d + 1 < t.rank; ++d) t.dims[d] = t.dims[d + 1];
-  t.rank--;
-  char props[32];
-  snprintf(props, sizeof props, "axis = %d : i32", axis);
-  te_value_t y = te_op(&c->e, "tosa.argmax", &x, 1, props, &t);
+  te_value_t y = te_argmax(&c->e, x, axis);
   return tfl_set_out(c, 0, te_cast(&c->e, y, out->type == TFL_INT64 ? TE_I64 : TE_I32));
 }
