@@ -106,6 +106,7 @@ tinyml_status_t tfl_lower_broadcast(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_shape_of(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_add_n(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_resize(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 

@@ -36,6 +36,7 @@ static const lowering_t kLowerings[] = {
     {20, tfl_lower_relu},             /* RELU_N1_TO_1 */
     {21, tfl_lower_relu},             /* RELU6 */
     {22, tfl_lower_reshape},          /* RESHAPE */
+    {23, tfl_lower_resize},           /* RESIZE_BILINEAR */
     {25, tfl_lower_softmax},          /* SOFTMAX */
     {26, tfl_lower_space_depth},      /* SPACE_TO_DEPTH */
     {27, tfl_lower_svdf},             /* SVDF */
@@ -85,6 +86,7 @@ static const lowering_t kLowerings[] = {
     {92, tfl_lower_unary_math},       /* SQUARE */
     {93, tfl_lower_shape_of},         /* ZEROS_LIKE */
     {94, tfl_lower_broadcast},        /* FILL */
+    {97, tfl_lower_resize},           /* RESIZE_NEAREST_NEIGHBOR */
     {98, tfl_lower_unary_math},       /* LEAKY_RELU */
     {99, tfl_lower_binary_math},      /* SQUARED_DIFFERENCE */
     {101, tfl_lower_unary_math},     /* ABS */

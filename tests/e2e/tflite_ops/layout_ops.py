@@ -7,12 +7,13 @@ moves raw values.
 CODES = {"DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "SPLIT": 49, "SLICE": 65, "SUM": 74,
          "SHAPE": 77, "REDUCE_PROD": 81, "REDUCE_MAX": 82, "PACK": 83, "UNPACK": 88,
          "REDUCE_MIN": 89, "ZEROS_LIKE": 93, "FILL": 94, "SPLIT_V": 102, "ADD_N": 106,
-         "BROADCAST_TO": 130}
+         "BROADCAST_TO": 130, "RESIZE_BILINEAR": 23, "RESIZE_NEAREST_NEIGHBOR": 97}
 OPTIONS = {"PACK": "PackOptions", "UNPACK": "UnpackOptions", "SPLIT": "SplitOptions",
            "SPLIT_V": "SplitVOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
            "REDUCE_MIN": "ReducerOptions", "REDUCE_PROD": "ReducerOptions",
            "SPACE_TO_DEPTH": "SpaceToDepthOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
-           "SHAPE": "ShapeOptions"}
+           "SHAPE": "ShapeOptions", "RESIZE_BILINEAR": "ResizeBilinearOptions",
+           "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions"}
 
 
 def pack_unpack(Model):
@@ -96,9 +97,26 @@ def reductions(Model, q8):
     return m
 
 
+def resize(Model, q8, op, ttype, name, seed):
+    """Down and up, odd sizes, each of TFLite's coordinate conventions."""
+    m = Model(name, seed)
+    q = q8(0.06, -5) if ttype == "INT8" else None
+    x = m.tensor([1, 5, 7, 3], ttype, q, name="x")
+    ys = []
+    for (h, w), opts in (((9, 4), {}), ((8, 13), {"align_corners": True}),
+                         ((3, 10), {"half_pixel_centers": True})):
+        ys.append(m.tensor([1, h, w, 3], ttype, q, name="to_%dx%d" % (h, w)))
+        m.op(op, [x, m.ints([h, w])], [ys[-1]], **opts)
+    m.inputs, m.outputs = [x], ys
+    return m
+
+
 def models(Model, q8):
     return [pack_unpack(Model), split(Model), slice_int8(Model, q8), space_depth(Model),
-            broadcast_fill(Model), reductions(Model, q8)]
+            broadcast_fill(Model), reductions(Model, q8),
+            resize(Model, q8, "RESIZE_BILINEAR", "FLOAT32", "resize_bilinear_float", 69),
+            resize(Model, q8, "RESIZE_NEAREST_NEIGHBOR", "FLOAT32", "resize_nearest_float", 70),
+            resize(Model, q8, "RESIZE_NEAREST_NEIGHBOR", "INT8", "resize_nearest_int8", 71)]
 
 
 def error_models(Model, q8):
