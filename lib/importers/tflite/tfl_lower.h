@@ -107,6 +107,9 @@ tinyml_status_t tfl_lower_shape_of(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_add_n(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_resize(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_batch_matmul(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_prelu(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_last_axis_norm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 

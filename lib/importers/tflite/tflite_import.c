@@ -29,6 +29,7 @@ static const lowering_t kLowerings[] = {
     {6, tfl_lower_dequantize},        /* DEQUANTIZE */
     {8, tfl_lower_unary_math},        /* FLOOR */
     {9, tfl_lower_fully_connected},   /* FULLY_CONNECTED */
+    {11, tfl_lower_last_axis_norm},   /* L2_NORMALIZATION */
     {14, tfl_lower_unary_float},      /* LOGISTIC */
     {17, tfl_lower_max_pool},         /* MAX_POOL_2D */
     {18, tfl_lower_mul},              /* MUL */
@@ -52,7 +53,9 @@ static const lowering_t kLowerings[] = {
     {45, tfl_lower_strided_slice},    /* STRIDED_SLICE */
     {47, tfl_lower_unary_math},       /* EXP */
     {49, tfl_lower_split},            /* SPLIT */
+    {50, tfl_lower_last_axis_norm},   /* LOG_SOFTMAX */
     {53, tfl_lower_cast},             /* CAST */
+    {54, tfl_lower_prelu},            /* PRELU */
     {55, tfl_lower_binary_math},      /* MAXIMUM */
     {56, tfl_lower_arg_min_max},      /* ARG_MAX */
     {57, tfl_lower_binary_math},      /* MINIMUM */
@@ -99,6 +102,7 @@ static const lowering_t kLowerings[] = {
     {116, tfl_lower_unary_math},     /* ROUND */
     {117, tfl_lower_unary_math},     /* HARD_SWISH */
     {123, tfl_lower_select},          /* SELECT_V2 */
+    {126, tfl_lower_batch_matmul},    /* BATCH_MATMUL */
     {130, tfl_lower_broadcast},       /* BROADCAST_TO */
 };
 

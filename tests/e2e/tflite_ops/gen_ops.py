@@ -31,6 +31,7 @@ import sys
 import layout_ops
 import logic_ops
 import lstm_ops
+import nn_ops
 import svdf_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,7 +59,7 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
-for extra in (logic_ops, layout_ops):
+for extra in (logic_ops, layout_ops, nn_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -471,7 +472,8 @@ def error_models():
     m.op("SVDF", [x, m.const([3, 5]), m.const([3, 4]), m.const([3]), st], [y], rank=1)
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
-    return out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8)
+    return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
+            nn_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -516,7 +518,8 @@ def all_models():
         unary_model("relu_n1_to_1_float", "RELU_N1_TO_1", "FLOAT32"),
     ]
     return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
-            logic_ops.models(Model, q8) + layout_ops.models(Model, q8))
+            logic_ops.models(Model, q8) + layout_ops.models(Model, q8) +
+            nn_ops.models(Model, q8))
 
 
 def state_models():
