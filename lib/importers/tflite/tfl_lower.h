@@ -110,6 +110,10 @@ tinyml_status_t tfl_lower_resize(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_batch_matmul(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_prelu(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_last_axis_norm(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_reverse(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_mirror_pad(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_gather_nd(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_embedding_lookup(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 

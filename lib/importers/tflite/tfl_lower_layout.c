@@ -1,6 +1,7 @@
 /* Data layout and reductions beyond tfl_lower_shape.c: PACK, UNPACK, SPLIT,
- * SPLIT_V, SLICE, SPACE_TO_DEPTH, DEPTH_TO_SPACE, BROADCAST_TO, SHAPE,
- * ZEROS_LIKE, FILL, ADD_N and SUM / REDUCE_MAX / REDUCE_MIN / REDUCE_PROD.
+ * SPLIT_V, SLICE, REVERSE_V2, MIRROR_PAD, SPACE_TO_DEPTH, DEPTH_TO_SPACE,
+ * BROADCAST_TO, SHAPE, ZEROS_LIKE, FILL, ADD_N and SUM / REDUCE_MAX /
+ * REDUCE_MIN / REDUCE_PROD.
  * Shape operands must be constants.  Moving quantised values needs the
  * same quantisation on both sides (raw values are copied); refused
  * otherwise. */
@@ -18,7 +19,7 @@ enum {
 };
 enum { MAX_PIECES = 512 };
 enum {
-  OPT_SPACE_TO_DEPTH = 19, OPT_SPLIT = 35, OPT_PACK = 59, OPT_UNPACK = 64,
+  OPT_SPACE_TO_DEPTH = 19, OPT_MIRROR_PAD = 77, OPT_SPLIT = 35, OPT_PACK = 59, OPT_UNPACK = 64,
   OPT_SPLIT_V = 79, OPT_DEPTH_TO_SPACE = 94
 };
 
@@ -150,6 +151,73 @@ tinyml_status_t tfl_lower_slice(tfl_ctx_t *c) {
   }
   te_value_t x = tfl_value_in(c, 0);
   return x.id ? tfl_set_out(c, 0, te_slice(&c->e, x, begin, size)) : c->error;
+}
+
+static te_value_t reverse(tfl_ctx_t *c, te_value_t x, int32_t axis) {
+  char props[32];
+  snprintf(props, sizeof props, "axis = %d : i32", axis);
+  return te_op(&c->e, "tosa.reverse", &x, 1, props, &x.type);
+}
+
+tinyml_status_t tfl_lower_reverse(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0);
+  int64_t axes[TE_MAX_RANK];
+  uint32_t n = 0, done = 0;
+  te_type_t t;
+  if (!in || !moved_type(c, in, 0, &t) || !tfl_const_ints(c, 1, axes, TE_MAX_RANK, &n))
+    return c->error;
+  te_value_t x = tfl_value_in(c, 0);
+  for (uint32_t i = 0; x.id && i < n; ++i) {
+    int32_t a;
+    if (!axis_in(axes[i], in->rank, &a)) return tfl_fail(c, "axis %lld out of range", (long long)axes[i]);
+    if (!((done >> a) & 1)) x = reverse(c, x, a);
+    done |= 1u << a;
+  }
+  return x.id ? tfl_set_out(c, 0, x) : c->error;
+}
+
+/* x padded along `axis` with mirrored copies of its own edges: REFLECT
+ * leaves the edge element out, SYMMETRIC repeats it. */
+static te_value_t mirror_axis(tfl_ctx_t *c, te_value_t x, int32_t axis, int64_t before,
+                              int64_t after, int symmetric) {
+  te_value_t parts[3];
+  uint32_t n = 0;
+  int64_t start[TE_MAX_RANK] = {0}, size[TE_MAX_RANK], len = x.type.dims[axis];
+  memcpy(size, x.type.dims, sizeof(int64_t) * x.type.rank);
+  if (before) {
+    start[axis] = symmetric ? 0 : 1;
+    size[axis] = before;
+    parts[n++] = reverse(c, te_slice(&c->e, x, start, size), axis);
+  }
+  parts[n++] = x;
+  if (after) {
+    start[axis] = len - after - (symmetric ? 0 : 1);
+    size[axis] = after;
+    parts[n++] = reverse(c, te_slice(&c->e, x, start, size), axis);
+  }
+  return n == 1 ? x : te_concat(&c->e, parts, n, axis);
+}
+
+tinyml_status_t tfl_lower_mirror_pad(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0);
+  int64_t pads[2 * TE_MAX_RANK];
+  uint32_t n = 0;
+  int32_t mode = 0;
+  te_type_t t;
+  const tfl_table_t *o = tfl_options(c, OPT_MIRROR_PAD);
+  int bad = 0;
+  if (!o || !in || !moved_type(c, in, 0, &t)) return c->error ? c->error : tfl_fail(c, "missing input");
+  mode = tfl_table_i8(o, 0, 0, &bad);
+  if (bad || (mode != 0 && mode != 1)) return tfl_fail(c, "mode %d is not REFLECT or SYMMETRIC", mode);
+  if (!tfl_const_ints(c, 1, pads, 2 * TE_MAX_RANK, &n)) return c->error;
+  if (n != 2 * in->rank) return tfl_fail(c, "paddings need %u values", 2 * in->rank);
+  for (uint32_t d = 0; d < 2 * in->rank; ++d)
+    if (pads[d] < 0 || pads[d] > in->shape[d / 2] - (mode ? 0 : 1))
+      return tfl_fail(c, "padding %lld is too large for dimension %u", (long long)pads[d], d / 2);
+  te_value_t x = tfl_value_in(c, 0);
+  for (uint32_t d = 0; x.id && d < in->rank; ++d)
+    x = mirror_axis(c, x, (int32_t)d, pads[2 * d], pads[2 * d + 1], mode);
+  return x.id ? tfl_set_out(c, 0, x) : c->error;
 }
 
 /* NHWC blocks of b x b pixels to and from channels: TFLite orders the

@@ -1,6 +1,6 @@
 /* Data movement: RESHAPE/SQUEEZE/EXPAND_DIMS, PAD/PADV2, CONCATENATION,
- * TRANSPOSE, STRIDED_SLICE, GATHER; and MEAN.  Shape operands must be constant:
- * only static shapes are supported. */
+ * TRANSPOSE, STRIDED_SLICE, GATHER, GATHER_ND, EMBEDDING_LOOKUP; and MEAN.
+ * Shape operands must be constant: only static shapes are supported. */
 #include <stdio.h>
 #include <string.h>
 
@@ -287,4 +287,50 @@ tinyml_status_t tfl_lower_gather(tfl_ctx_t *c) {
   if (!x.id || !idx.id) return c->error;
   idx = te_cast(&c->e, idx, TE_I32);
   return tfl_set_out(c, 0, te_gather_axis(&c->e, x, outer, dim, inner, idx, t.rank, t.dims));
+}
+
+/* GATHER_ND: each row of the last index axis picks one slice of params;
+ * the row becomes one flat index (row . strides) into params seen as
+ * [1, prod(leading dims), prod(the rest)], then one GATHER. */
+tinyml_status_t tfl_lower_gather_nd(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *ix = tfl_in(c, 1), *out = tfl_out(c, 0);
+  te_type_t t;
+  if (!in || !ix || !out || !tfl_te_type(out, &t) || !tfl_quant_matches(in, out) ||
+      in->type == TFL_BOOL || in->type == TFL_INT64)
+    return tfl_fail(c, "missing operand, or unsupported types");
+  if (ix->type != TFL_INT32 || ix->rank < 1) return tfl_fail(c, "indices must be INT32 of rank 1 or more");
+  int64_t k = ix->shape[ix->rank - 1], rows = 1, lead = 1, inner = 1;
+  if (k < 1 || k > (int64_t)in->rank) return tfl_fail(c, "index depth %lld is out of range", (long long)k);
+  for (uint32_t d = 0; d + 1 < ix->rank; ++d) rows *= ix->shape[d];
+  for (int64_t d = 0; d < k; ++d) lead *= in->shape[d];
+  for (uint32_t d = (uint32_t)k; d < in->rank; ++d) inner *= in->shape[d];
+  if (te_numel(&t) != rows * inner || lead < 1 || lead > INT32_MAX)
+    return tfl_fail(c, "output '%s' does not have the gathered shape", out->name);
+  int32_t strides[TE_MAX_RANK];
+  int64_t s = 1;
+  for (int64_t d = k - 1; d >= 0; --d) strides[d] = (int32_t)s, s *= in->shape[d];
+  te_value_t x = tfl_value_in(c, 0), idx = tfl_value_in(c, 1);
+  if (!x.id || !idx.id) return c->error;
+  te_type_t st = te_type(TE_I32, 1, &k);
+  idx = te_reshape(&c->e, idx, 2, (int64_t[2]){rows, k});
+  idx = te_mul(&c->e, idx, te_const(&c->e, &st, strides), 0);
+  idx = te_reshape(&c->e, te_reduce(&c->e, "tosa.reduce_sum", idx, 1), 1, &rows);
+  return tfl_set_out(c, 0, te_gather_axis(&c->e, x, 1, lead, inner, idx, t.rank, t.dims));
+}
+
+/* EMBEDDING_LOOKUP (ids, table): rows of the table; a GATHER on axis 0. */
+tinyml_status_t tfl_lower_embedding_lookup(tfl_ctx_t *c) {
+  const tfl_tensor_t *ids = tfl_in(c, 0), *tab = tfl_in(c, 1), *out = tfl_out(c, 0);
+  te_type_t t;
+  if (!ids || !tab || !out || !tfl_te_type(out, &t) || ids->type != TFL_INT32 || tab->rank < 1 ||
+      !tfl_quant_matches(tab, out) || tab->type == TFL_BOOL)
+    return tfl_fail(c, "unsupported types (INT32 ids, and a table of the output's type and "
+                    "quantisation, are supported)");
+  int64_t inner = 1;
+  for (uint32_t d = 1; d < tab->rank; ++d) inner *= tab->shape[d];
+  te_value_t x = tfl_value_in(c, 1), idx = tfl_value_in(c, 0);
+  if (!x.id || !idx.id) return c->error;
+  if (tab->shape[0] < 1 || te_numel(&t) != te_numel(&idx.type) * inner)
+    return tfl_fail(c, "output '%s' does not have the looked-up shape", out->name);
+  return tfl_set_out(c, 0, te_gather_axis(&c->e, x, 1, tab->shape[0], inner, idx, t.rank, t.dims));
 }

@@ -27,6 +27,7 @@ static const lowering_t kLowerings[] = {
     {4, tfl_lower_depthwise},         /* DEPTHWISE_CONV_2D */
     {5, tfl_lower_space_depth},       /* DEPTH_TO_SPACE */
     {6, tfl_lower_dequantize},        /* DEQUANTIZE */
+    {7, tfl_lower_embedding_lookup},  /* EMBEDDING_LOOKUP */
     {8, tfl_lower_unary_math},        /* FLOOR */
     {9, tfl_lower_fully_connected},   /* FULLY_CONNECTED */
     {11, tfl_lower_last_axis_norm},   /* L2_NORMALIZATION */
@@ -92,10 +93,13 @@ static const lowering_t kLowerings[] = {
     {97, tfl_lower_resize},           /* RESIZE_NEAREST_NEIGHBOR */
     {98, tfl_lower_unary_math},       /* LEAKY_RELU */
     {99, tfl_lower_binary_math},      /* SQUARED_DIFFERENCE */
+    {100, tfl_lower_mirror_pad},      /* MIRROR_PAD */
     {101, tfl_lower_unary_math},     /* ABS */
     {102, tfl_lower_split},           /* SPLIT_V */
     {104, tfl_lower_unary_math},     /* CEIL */
+    {105, tfl_lower_reverse},         /* REVERSE_V2 */
     {106, tfl_lower_add_n},           /* ADD_N */
+    {107, tfl_lower_gather_nd},       /* GATHER_ND */
     {108, tfl_lower_unary_math},     /* COS */
     {111, tfl_lower_unary_math},     /* ELU */
     {114, tfl_lower_quantize},        /* QUANTIZE */

@@ -7,13 +7,16 @@ moves raw values.
 CODES = {"DEPTH_TO_SPACE": 5, "SPACE_TO_DEPTH": 26, "SPLIT": 49, "SLICE": 65, "SUM": 74,
          "SHAPE": 77, "REDUCE_PROD": 81, "REDUCE_MAX": 82, "PACK": 83, "UNPACK": 88,
          "REDUCE_MIN": 89, "ZEROS_LIKE": 93, "FILL": 94, "SPLIT_V": 102, "ADD_N": 106,
-         "BROADCAST_TO": 130, "RESIZE_BILINEAR": 23, "RESIZE_NEAREST_NEIGHBOR": 97}
+         "BROADCAST_TO": 130, "RESIZE_BILINEAR": 23, "RESIZE_NEAREST_NEIGHBOR": 97,
+         "EMBEDDING_LOOKUP": 7, "MIRROR_PAD": 100, "REVERSE_V2": 105, "GATHER_ND": 107}
 OPTIONS = {"PACK": "PackOptions", "UNPACK": "UnpackOptions", "SPLIT": "SplitOptions",
            "SPLIT_V": "SplitVOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
            "REDUCE_MIN": "ReducerOptions", "REDUCE_PROD": "ReducerOptions",
            "SPACE_TO_DEPTH": "SpaceToDepthOptions", "DEPTH_TO_SPACE": "DepthToSpaceOptions",
            "SHAPE": "ShapeOptions", "RESIZE_BILINEAR": "ResizeBilinearOptions",
-           "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions"}
+           "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+           "MIRROR_PAD": "MirrorPadOptions", "REVERSE_V2": "ReverseV2Options",
+           "GATHER_ND": "GatherNdOptions"}
 
 
 def pack_unpack(Model):
@@ -111,12 +114,51 @@ def resize(Model, q8, op, ttype, name, seed):
     return m
 
 
+def reverse_mirror(Model, q8):
+    m = Model("reverse_mirror_pad", 72)
+    x = m.tensor([2, 5, 3], name="x")
+    # One axis each: the TFLite the expected outputs come from reverses
+    # only the first of several axes.
+    rev = m.tensor([2, 5, 3], name="reverse_v2_axis1")
+    m.op("REVERSE_V2", [x, m.ints([1])], [rev])
+    rev_last = m.tensor([2, 5, 3], name="reverse_v2_last")
+    m.op("REVERSE_V2", [x, m.ints([-1])], [rev_last])
+    refl = m.tensor([4, 10, 4], name="reflect")
+    m.op("MIRROR_PAD", [x, m.tensor([3, 2], "INT32", data=[1, 1, 2, 3, 1, 0])], [refl],
+         mode="REFLECT")
+    sym = m.tensor([4, 11, 6], name="symmetric")
+    m.op("MIRROR_PAD", [x, m.tensor([3, 2], "INT32", data=[2, 0, 1, 5, 0, 3])], [sym],
+         mode="SYMMETRIC")
+    q = q8(0.1, 4)
+    xi = m.tensor([3, 4], "INT8", q, name="xi")
+    symi = m.tensor([5, 7], "INT8", q, name="symmetric_int8")
+    m.op("MIRROR_PAD", [xi, m.tensor([2, 2], "INT32", data=[1, 1, 3, 0])], [symi],
+         mode="SYMMETRIC")
+    m.inputs, m.outputs = [x, xi], [rev, rev_last, refl, sym, symi]
+    return m
+
+
+def gathers(Model):
+    m = Model("gather_nd_embedding", 73)
+    p = m.tensor([4, 5, 3], name="params")
+    pairs = m.tensor([3, 3], name="gather_nd_k2")
+    m.op("GATHER_ND", [p, m.tensor([3, 2], "INT32", data=[1, 2, 3, 0, 0, 4])], [pairs])
+    rows = m.tensor([2, 5, 3], name="gather_nd_k1")
+    m.op("GATHER_ND", [p, m.tensor([2, 1], "INT32", data=[2, 0])], [rows])
+    table = m.tensor([4, 6], name="table")
+    looked = m.tensor([3, 6], name="embedding_lookup")
+    m.op("EMBEDDING_LOOKUP", [m.ints([3, 0, 3]), table], [looked])
+    m.inputs, m.outputs = [p, table], [pairs, rows, looked]
+    return m
+
+
 def models(Model, q8):
     return [pack_unpack(Model), split(Model), slice_int8(Model, q8), space_depth(Model),
             broadcast_fill(Model), reductions(Model, q8),
             resize(Model, q8, "RESIZE_BILINEAR", "FLOAT32", "resize_bilinear_float", 69),
             resize(Model, q8, "RESIZE_NEAREST_NEIGHBOR", "FLOAT32", "resize_nearest_float", 70),
-            resize(Model, q8, "RESIZE_NEAREST_NEIGHBOR", "INT8", "resize_nearest_int8", 71)]
+            resize(Model, q8, "RESIZE_NEAREST_NEIGHBOR", "INT8", "resize_nearest_int8", 71),
+            reverse_mirror(Model, q8), gathers(Model)]
 
 
 def error_models(Model, q8):
