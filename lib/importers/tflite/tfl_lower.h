@@ -87,5 +87,7 @@ tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
+/* The int8 x int8 LSTM with an int16 cell, as TFLite Micro computes it. */
+tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
 
 #endif
