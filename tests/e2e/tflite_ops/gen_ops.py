@@ -8,7 +8,9 @@ into a .tflite with `flatc -b` against the TFLite schema, so the models are
 reproducible from source.  Expected outputs come from TFLite itself
 (../shared/tools/reference/tflite_run.js) and live in expected/; the LSTM
 ones are also checked against an independent Python LSTM (lstm_ops.py)
-every time this runs.
+every time this runs.  The integer LSTMs' expected outputs are TFLite
+Micro's, from a Python model of its kernel (lstm_int_ops.py), as TFLite's
+integer LSTM rounds differently; they must match exactly.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
@@ -26,6 +28,7 @@ import struct
 import subprocess
 import sys
 
+import lstm_int_ops
 import lstm_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -424,10 +427,16 @@ def error_models():
     m.op("FULLY_CONNECTED", [x, m.const([4, 16]), -1], [y], weights_format="SHUFFLED4x16INT8")
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (FULLY_CONNECTED): shuffled weights formats are not supported"))
-    m = Model("err_lstm_int8", 46)
-    lstm_ops.int8_model(m)
-    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): UNIDIRECTIONAL_SEQUENCE_LSTM with "
-                   "INT8 input (integer LSTM) is not supported yet"))
+    # TFLite Micro refuses these integer LSTM variants, so there is no
+    # reference to match.
+    m = Model("err_lstm_int8_cifg", 46)
+    lstm_int_ops.build(m, lstm_int_ops.Spec("cifg", cifg=True))
+    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): integer LSTM without the input "
+                   "gate (CIFG)"))
+    m = Model("err_lstm_int8_projection", 47)
+    lstm_int_ops.build(m, lstm_int_ops.Spec("projection", projection=True))
+    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): integer LSTM with a projection "
+                   "is not supported"))
     return out
 
 
@@ -531,6 +540,32 @@ def later_invoke(spec, m, ins, first, outdir, invokes=3):
             "inputs": first["inputs"], "outputs": [out]}
 
 
+def int_lstm_entry(spec, flatc, schema, outdir):
+    """An integer LSTM: its input is made here and its expected outputs
+    (after 1 and 3 invokes) come from the Python TFLM kernel, which must
+    match exactly."""
+    m = Model(spec.name, spec.seed)
+    ins = lstm_int_ops.build(m, spec)
+    model = write_model(m, flatc, schema, outdir)
+    scales = {i: lstm_int_ops.f32(t["quantization"]["scale"][0])
+              for i, t in enumerate(m.tensors) if "quantization" in t}
+    x = lstm_int_ops.input_values(spec)
+    prefix = os.path.join(outdir, m.name)
+    with open(prefix + "_in_0.bin", "wb") as f:
+        f.write(struct.pack("<%db" % len(x), *x))
+    cases = []
+    for invokes in (1, 3):
+        want = lstm_int_ops.reference(spec, m.data, ins, scales, x, invokes)
+        path = "%s_invoke%d_out_0.bin" % (prefix, invokes)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%db" % len(want), *want))
+        case = {"label": "seed1-invoke%d" % invokes, "invokes": invokes, "exact": True,
+                "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
+                "outputs": [io_entry(m, m.outputs[0], "output", 0, path)]}
+        cases.append(case)
+    return {"model": model, "format": "tflite", "cases": cases}
+
+
 def write_json(outdir, name, value):
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(value, f, indent=1)
@@ -546,6 +581,7 @@ def main():
         lstm_ops.check_expected(spec, m.data, ins, os.path.join(EXPECTED, m.name))
         entry["cases"].append(later_invoke(spec, m, ins, entry["cases"][0], outdir))
         manifest.append(entry)
+    manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
