@@ -314,7 +314,9 @@ static te_value_t shr(tfl_ctx_t *c, te_value_t x, int n) {
   return te_binary_props(&c->e, "tosa.arithmetic_right_shift", x, k32(c, n), "round = false");
 }
 
-static te_value_t sat16(tfl_ctx_t *c, te_value_t x) { return te_clamp_int(&c->e, x, -32768, 32767); }
+static te_value_t sat16(tfl_ctx_t *c, te_value_t x) {
+  return te_clamp_int(&c->e, x, -32768, 32767);
+}
 
 /* MBQM(x, q) + zp saturated to `elem` (int16, or int8). */
 static te_value_t rescale(tfl_ctx_t *c, te_value_t x, const qmul_t *q, te_elem_t elem, int32_t zp) {
@@ -429,7 +431,8 @@ static te_value_t mul16(tfl_ctx_t *c, te_value_t a, te_value_t b, const qmul_t *
 }
 
 /* One time step: h (int8 [batch, n_cell]) and cell (i32) become the next. */
-static void step(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, te_value_t *h, te_value_t *cell) {
+static void step(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, te_value_t *h,
+                 te_value_t *cell) {
   te_value_t r = rescale_gates(c, l, matmul(c, *h, l->h_zp, l->rw), l->h_mul);
   if (!r.id) return;
   te_value_t p = sat16(c, add(c, terms, r));
@@ -468,7 +471,8 @@ static int unroll_fits(tfl_ctx_t *c, const ilstm_t *l, uint64_t step_ops) {
 
 static int read_lstm(tfl_ctx_t *c, ilstm_t *l) {
   float cell_clip = 0.0f;
-  return read_options(c, l, &cell_clip) && check_variant(c) && read_sizes(c, l) && check_gates(c, l) && check_io(c, l) && prepare(c, l, cell_clip);
+  return read_options(c, l, &cell_clip) && check_variant(c) && read_sizes(c, l) &&
+         check_gates(c, l) && check_io(c, l) && prepare(c, l, cell_clip);
 }
 
 tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c) {
