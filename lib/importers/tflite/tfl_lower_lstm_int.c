@@ -66,6 +66,11 @@ typedef struct qmul {
   int8_t shift; /* TOSA's: 31 - TFLite's */
 } qmul_t;
 
+/* A rescale's multiplier and shift constants, made once for all steps. */
+typedef struct scaler {
+  te_value_t m, s;
+} scaler_t;
+
 /* One of TFLM's two table lookups: |d| >> bits picks the segment, its low
  * bits interpolate.  base[k] = table[k] << bits and step[k] = table[k+1] -
  * table[k]; entry 255 is the saturated value with step 0, reached by
@@ -84,6 +89,7 @@ typedef struct ilstm {
   qmul_t x_mul[4], h_mul[4]; /* per packed gate */
   qmul_t fc_mul, ig_mul, hidden_mul;
   te_value_t rw;    /* [1, n_cell, 4 n_cell] i8 */
+  scaler_t x_gates, h_gates, fc, ig, hidden;
   lut_t sigmoid, tanh;
 } ilstm_t;
 
@@ -292,8 +298,36 @@ static lut_t make_lut(tfl_ctx_t *c, int bits, int32_t saturated) {
   return (lut_t){bits, table_const(c, base), table_const(c, step)};
 }
 
+/* Per channel, [4 n_cell]: each gate's multiplier over its columns. */
+static scaler_t gate_scaler(tfl_ctx_t *c, const ilstm_t *l, const qmul_t *q) {
+  int64_t width = 4 * l->n_cell;
+  int32_t *m = tinyml__alloc(c->allocator, (size_t)width * sizeof(int32_t), 8);
+  int8_t *s = tinyml__alloc(c->allocator, (size_t)width, 8);
+  scaler_t k = {{0}, {0}};
+  if (m && s) {
+    for (int64_t i = 0; i < width; ++i) m[i] = q[i / l->n_cell].m, s[i] = q[i / l->n_cell].shift;
+    te_rescale_params(&c->e, m, s, (uint32_t)width, &k.m, &k.s);
+  } else {
+    oom(c);
+  }
+  tinyml__free(c->allocator, m);
+  tinyml__free(c->allocator, s);
+  return k;
+}
+
+static scaler_t scaler(tfl_ctx_t *c, const qmul_t *q) {
+  scaler_t k;
+  te_rescale_params(&c->e, &q->m, &q->shift, 1, &k.m, &k.s);
+  return k;
+}
+
 static int make_constants(tfl_ctx_t *c, ilstm_t *l) {
   l->rw = pack_weights(c, l, IN_R, l->n_cell);
+  l->x_gates = gate_scaler(c, l, l->x_mul);
+  l->h_gates = gate_scaler(c, l, l->h_mul);
+  l->fc = scaler(c, &l->fc_mul);
+  l->ig = scaler(c, &l->ig_mul);
+  l->hidden = scaler(c, &l->hidden_mul);
   l->sigmoid = make_lut(c, 9, 0x7FFF << 10);
   l->tanh = make_lut(c, 8, 0xFFFF << 8);
   return !c->error;
@@ -318,26 +352,15 @@ static te_value_t sat16(tfl_ctx_t *c, te_value_t x) {
   return te_clamp_int(&c->e, x, -32768, 32767);
 }
 
-/* MBQM(x, q) + zp saturated to `elem` (int16, or int8). */
-static te_value_t rescale(tfl_ctx_t *c, te_value_t x, const qmul_t *q, te_elem_t elem, int32_t zp) {
-  return te_rescale(&c->e, x, elem, &q->m, &q->shift, 1, 0, zp, 1, 0, 0);
+/* MBQM(x, k) + zp saturated to `elem` (int16, or int8): per gate or per
+ * tensor as k was made. */
+static te_value_t rescale(tfl_ctx_t *c, te_value_t x, scaler_t k, te_elem_t elem, int32_t zp) {
+  return te_rescale_with(&c->e, x, elem, k.m, k.s, 0, zp, 1, 0, 0);
 }
 
-/* A per-gate rescale of [.., 4 n_cell] to int16, back in int32. */
-static te_value_t rescale_gates(tfl_ctx_t *c, const ilstm_t *l, te_value_t x, const qmul_t *q) {
-  int64_t width = 4 * l->n_cell;
-  int32_t *m = tinyml__alloc(c->allocator, (size_t)width * sizeof(int32_t), 8);
-  int8_t *s = tinyml__alloc(c->allocator, (size_t)width, 8);
-  te_value_t v = {0};
-  if (m && s) {
-    for (int64_t i = 0; i < width; ++i) m[i] = q[i / l->n_cell].m, s[i] = q[i / l->n_cell].shift;
-    v = te_cast(&c->e, te_rescale(&c->e, x, TE_I16, m, s, (uint32_t)width, 0, 0, 1, 0, 0), TE_I32);
-  } else {
-    oom(c);
-  }
-  tinyml__free(c->allocator, m);
-  tinyml__free(c->allocator, s);
-  return v;
+/* The int16 gate terms of [.., 4 n_cell] sums, back in int32. */
+static te_value_t rescale_gates(tfl_ctx_t *c, te_value_t x, scaler_t k) {
+  return te_cast(&c->e, rescale(c, x, k, TE_I16, 0), TE_I32);
 }
 
 /* [rows, k] int8 (zero point zp) x packed [1, k, width] -> [rows, width] i32. */
@@ -410,7 +433,7 @@ static te_value_t input_terms(tfl_ctx_t *c, const ilstm_t *l) {
   te_value_t w = pack_weights(c, l, IN_W, l->n_in), x = tfl_value_in(c, IN_X);
   te_value_t bias = packed_bias(c, l);
   if (!w.id || !x.id || !bias.id) return (te_value_t){0};
-  te_value_t y = rescale_gates(c, l, add(c, matmul(c, x, l->x_zp, w), bias), l->x_mul);
+  te_value_t y = rescale_gates(c, add(c, matmul(c, x, l->x_zp, w), bias), l->x_gates);
   int64_t dims[3] = {x.type.dims[0], x.type.dims[1], 4 * l->n_cell};
   return c->error ? (te_value_t){0} : te_reshape(&c->e, y, 3, dims);
 }
@@ -426,23 +449,22 @@ static te_value_t step_terms(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, i
 }
 
 /* MulElementwise of two Q0.15 (or cell) values to int16, in i32. */
-static te_value_t mul16(tfl_ctx_t *c, te_value_t a, te_value_t b, const qmul_t *q) {
-  return te_cast(&c->e, rescale(c, te_mul(&c->e, a, b, 0), q, TE_I16, 0), TE_I32);
+static te_value_t mul16(tfl_ctx_t *c, te_value_t a, te_value_t b, scaler_t k) {
+  return te_cast(&c->e, rescale(c, te_mul(&c->e, a, b, 0), k, TE_I16, 0), TE_I32);
 }
 
 /* One time step: h (int8 [batch, n_cell]) and cell (i32) become the next. */
 static void step(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, te_value_t *h,
                  te_value_t *cell) {
-  te_value_t r = rescale_gates(c, l, matmul(c, *h, l->h_zp, l->rw), l->h_mul);
-  if (!r.id) return;
+  te_value_t r = rescale_gates(c, matmul(c, *h, l->h_zp, l->rw), l->h_gates);
   te_value_t p = sat16(c, add(c, terms, r));
   te_value_t sig = sigmoid16(c, l, te_mul(&c->e, gates(c, l, p, 0, 3), k32(c, 3), 0));
   te_value_t g = tanh16(c, l, tanh_input(c, gates(c, l, p, 3, 1), -12));
   te_value_t i = gates(c, l, sig, 0, 1), f = gates(c, l, sig, 1, 1), o = gates(c, l, sig, 2, 1);
-  te_value_t cn = sat16(c, add(c, mul16(c, f, *cell, &l->fc_mul), mul16(c, i, g, &l->ig_mul)));
+  te_value_t cn = sat16(c, add(c, mul16(c, f, *cell, l->fc), mul16(c, i, g, l->ig)));
   if (l->qclip > 0) cn = te_clamp_int(&c->e, cn, -l->qclip, l->qclip);
   te_value_t tc = tanh16(c, l, tanh_input(c, cn, l->cpow));
-  *h = rescale(c, te_mul(&c->e, tc, o, 0), &l->hidden_mul, TE_I8, l->h_zp);
+  *h = rescale(c, te_mul(&c->e, tc, o, 0), l->hidden, TE_I8, l->h_zp);
   *cell = cn;
 }
 
