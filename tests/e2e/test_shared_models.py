@@ -4,7 +4,8 @@ with tinyml-compile, runs each reference case with tinyml-run, and compares
 with the peers' expected outputs at the tolerances of
 ../shared/reference/README.md:
 
-  int8/uint8: every element within 1 (exact matches are counted too);
+  int8/uint8: every element within 1 (exact matches are counted too),
+              equal in cases marked "exact";
   float32:    |ours - expected| <= 1e-4 + 1e-3 * |expected|;
   real-*:     also the same top class.
 
@@ -50,8 +51,8 @@ def read_values(path, dtype):
     return list(struct.unpack("<%d%s" % (n, fmt), data))
 
 
-def compare(ours, want, dtype):
-    """Returns (ok, max_abs_diff, exact)."""
+def compare(ours, want, dtype, exact_only=False):
+    """Returns (ok, max_abs_diff, exact); exact_only: integers must be equal."""
     if len(ours) != len(want):
         return False, float("inf"), False
     worst, ok = 0.0, True
@@ -61,7 +62,7 @@ def compare(ours, want, dtype):
         if dtype == "float32":
             if not d <= 1e-4 + 1e-3 * abs(b):
                 ok = False
-        elif d > 1:
+        elif d > (0 if exact_only else 1):
             ok = False
     return ok, worst, worst == 0
 
@@ -90,7 +91,7 @@ def check_case(run_exe, module, shared, case, workdir):
         dtype = out["dtype"]
         ours = read_values(os.path.join(workdir, "output_%d.bin" % out["index"]), dtype)
         want = read_values(os.path.join(shared, out["file"]), dtype)
-        good, worst, exact = compare(ours, want, dtype)
+        good, worst, exact = compare(ours, want, dtype, case.get("exact", False))
         all_exact = all_exact and exact
         if dtype == "float32":
             notes.append("out%d max|d|=%.3g" % (out["index"], worst))

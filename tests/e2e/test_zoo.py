@@ -14,7 +14,11 @@ case, both sets of expected outputs the zoo has:
       difference grows through a network (MLPerf Tiny's int8 ResNet, which
       matches TFLM bit for bit, is 32 steps from XNNPACK on one photo);
       real-* inputs (photos, tokens, audio) must also give the same top
-      class.
+      class.  Where the two references of a case are themselves further
+      apart than this, no output can be within reach of both; the TFLM one
+      (exact kernels) is then checked and the other only reported.  That
+      is the int8 LSTM of DTLN: TFLite's integer LSTM (EvalInteger8x8_16)
+      rounds differently from TFLM's, by up to 59 steps after its LOGISTIC.
 
 A model marked with an error must be refused: tinyml-compile exits with
 status 1 (never a signal) and prints that text.  A refused model that
@@ -85,6 +89,20 @@ def load_cases(zoo):
     return cases
 
 
+def references_disagree(zoo, case, cases):
+    """Whether a reference/ case is out of tolerance of the reference-tflm
+    case with the same label (so both cannot be met)."""
+    for sub, _, other in cases:
+        if sub != "reference-tflm" or other["label"] != case["label"]:
+            continue
+        for a, b in zip(case["outputs"], other["outputs"]):
+            va = read_values(os.path.join(zoo, a["file"]), a["dtype"])
+            vb = read_values(os.path.join(zoo, b["file"]), b["dtype"])
+            if not within(vb, va, a["dtype"], False)[0]:
+                return True
+    return False
+
+
 def check_model(compile_exe, run_exe, zoo, model, want, cases, tmp):
     """Returns (passed, failed) and prints one line per check."""
     name = os.path.splitext(os.path.basename(model))[0]
@@ -105,6 +123,10 @@ def check_model(compile_exe, run_exe, zoo, model, want, cases, tmp):
         work = os.path.join(tmp, "%s-%s-%s" % (name, sub, case["label"]))
         os.makedirs(work, exist_ok=True)
         ok, note = check_case(run_exe, module, zoo, case, work, exact)
+        if not ok and sub == "reference" and references_disagree(zoo, case, cases):
+            print("INFO %s/%s (%s): %s; not checked: out of tolerance of the TFLM reference too"
+                  % (name, case["label"], sub, note))
+            continue
         print("%s %s/%s (%s): %s" % ("PASS" if ok else "FAIL", name, case["label"], sub, note))
         passed += ok
         failed += not ok

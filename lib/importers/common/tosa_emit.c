@@ -429,16 +429,31 @@ te_value_t te_rescale(te_t *e, te_value_t x, te_elem_t out_elem,
                       const int32_t *multipliers, const int8_t *shifts,
                       uint32_t n, int64_t input_zp, int64_t output_zp,
                       int double_round, int input_unsigned, int output_unsigned) {
+  te_value_t m, s;
+  te_rescale_params(e, multipliers, shifts, n, &m, &s);
+  return te_rescale_with(e, x, out_elem, m, s, input_zp, output_zp, double_round,
+                         input_unsigned, output_unsigned);
+}
+
+void te_rescale_params(te_t *e, const int32_t *multipliers, const int8_t *shifts, uint32_t n,
+                       te_value_t *out_multipliers, te_value_t *out_shifts) {
   int64_t len = n;
   te_type_t mt = te_type(TE_I32, 1, &len), st = te_type(TE_I8, 1, &len);
-  te_value_t ops[5] = {x, te_const(e, &mt, multipliers), te_const(e, &st, shifts),
-                       te_scalar_int(e, x.type.elem, input_zp),
+  *out_multipliers = te_const(e, &mt, multipliers);
+  *out_shifts = te_const(e, &st, shifts);
+}
+
+te_value_t te_rescale_with(te_t *e, te_value_t x, te_elem_t out_elem, te_value_t multipliers,
+                           te_value_t shifts, int64_t input_zp, int64_t output_zp,
+                           int double_round, int input_unsigned, int output_unsigned) {
+  te_value_t ops[5] = {x, multipliers, shifts, te_scalar_int(e, x.type.elem, input_zp),
                        te_scalar_int(e, out_elem, output_zp)};
   char props[256];
   snprintf(props, sizeof props,
            "scale32 = true, rounding_mode = #tosa.rounding_mode<%s>, per_channel = %s, "
            "input_unsigned = %s, output_unsigned = %s",
-           double_round ? "DOUBLE_ROUND" : "SINGLE_ROUND", n > 1 ? "true" : "false",
+           double_round ? "DOUBLE_ROUND" : "SINGLE_ROUND",
+           multipliers.type.dims[0] > 1 ? "true" : "false",
            input_unsigned ? "true" : "false", output_unsigned ? "true" : "false");
   te_type_t t = te_type_with(&x.type, out_elem);
   return te_op(e, "tosa.rescale", ops, 5, props, &t);

@@ -109,5 +109,12 @@ te_value_t te_rescale(te_t *e, te_value_t x, te_elem_t out_elem,
                       const int32_t *multipliers, const int8_t *shifts,
                       uint32_t n, int64_t input_zp, int64_t output_zp,
                       int double_round, int input_unsigned, int output_unsigned);
+/* The same in two parts, for a rescale repeated with the same multipliers
+ * (an unrolled loop): their constants once, then each rescale using them. */
+void te_rescale_params(te_t *e, const int32_t *multipliers, const int8_t *shifts, uint32_t n,
+                       te_value_t *out_multipliers, te_value_t *out_shifts);
+te_value_t te_rescale_with(te_t *e, te_value_t x, te_elem_t out_elem, te_value_t multipliers,
+                           te_value_t shifts, int64_t input_zp, int64_t output_zp,
+                           int double_round, int input_unsigned, int output_unsigned);
 
 #endif

@@ -116,5 +116,7 @@ tinyml_status_t tfl_lower_gather_nd(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_embedding_lookup(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
+/* The int8 x int8 LSTM with an int16 cell, as TFLite Micro computes it. */
+tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
 
 #endif

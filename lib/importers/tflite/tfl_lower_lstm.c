@@ -17,7 +17,8 @@
  * known in full; the time loop is unrolled (its length is static), one
  * matmul for all four recurrent terms per step.  h and c are variable
  * tensors: the model's state (tfl_set_state), zeros after a reset as in
- * TFLite.  The integer and hybrid kernels are refused by name. */
+ * TFLite.  Int8 input goes to the integer kernel (tfl_lower_lstm_int.c);
+ * the 16x8 integer and the hybrid kernels are refused by name. */
 #include <stdio.h>
 #include <string.h>
 
@@ -91,14 +92,14 @@ static int read_options(tfl_ctx_t *c, lstm_t *l) {
   return 1;
 }
 
-/* Float in, float out, float constants; the integer (int8 x int8 with an
- * int16 cell) and hybrid (int8 weights) kernels are other work. */
+/* Float in, float out, float constants; the 16x8 integer and hybrid (int8
+ * weights) kernels are other work. */
 static int check_types(tfl_ctx_t *c) {
   const tfl_tensor_t *x = tfl_in(c, IN_X), *y = tfl_out(c, 0), *wf = tfl_in(c, IN_W + GATE_F);
   if (c->op->input_count != 20 && c->op->input_count != IN_COUNT)
     return failed(c, "expected 20 or 24 inputs");
   if (!x || !y || !wf) return failed(c, "missing input, output or input-to-forget weights");
-  if (x->type == TFL_INT8 || x->type == TFL_INT16) {
+  if (x->type == TFL_INT16) {
     tfl_fail(c, "UNIDIRECTIONAL_SEQUENCE_LSTM with %s input (integer LSTM) is not supported yet",
              tfl_type_name(x->type));
     return 0;
@@ -419,6 +420,8 @@ static int unroll_fits(tfl_ctx_t *c, const lstm_t *l, uint64_t step_ops) {
 }
 
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
+  const tfl_tensor_t *x = tfl_in(c, IN_X);
+  if (x && x->type == TFL_INT8) return tfl_lower_sequence_lstm_int(c);
   lstm_t l;
   memset(&l, 0, sizeof l);
   if (!read_lstm(c, &l) || !make_constants(c, &l)) return c->error;

@@ -8,9 +8,9 @@ into a .tflite with `flatc -b` against the TFLite schema, so the models are
 reproducible from source.  Expected outputs come from TFLite itself
 (../shared/tools/reference/tflite_run.js) and live in expected/; the LSTM
 ones are also checked against an independent Python LSTM (lstm_ops.py)
-every time this runs.  The SVDFs' expected outputs are TFLite Micro's, from
-a Python port of its integer kernel (svdf_ops.py), as desktop TFLite's
-SVDF differs.
+every time this runs.  The SVDFs' and the integer LSTMs' expected outputs
+are TFLite Micro's, from Python ports of its integer kernels (svdf_ops.py,
+lstm_int_ops.py), as desktop TFLite's differ; they must match exactly.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
@@ -30,6 +30,7 @@ import sys
 
 import layout_ops
 import logic_ops
+import lstm_int_ops
 import lstm_ops
 import nn_ops
 import svdf_ops
@@ -461,10 +462,16 @@ def error_models():
     m.op("FULLY_CONNECTED", [x, m.const([4, 16]), -1], [y], weights_format="SHUFFLED4x16INT8")
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (FULLY_CONNECTED): shuffled weights formats are not supported"))
-    m = Model("err_lstm_int8", 46)
-    lstm_ops.int8_model(m)
-    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): UNIDIRECTIONAL_SEQUENCE_LSTM with "
-                   "INT8 input (integer LSTM) is not supported yet"))
+    # TFLite Micro refuses these integer LSTM variants, so there is no
+    # reference to match.
+    m = Model("err_lstm_int8_cifg", 46)
+    lstm_int_ops.build(m, lstm_int_ops.Spec("cifg", cifg=True))
+    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): integer LSTM without the input "
+                   "gate (CIFG)"))
+    m = Model("err_lstm_int8_projection", 48)
+    lstm_int_ops.build(m, lstm_int_ops.Spec("projection", projection=True))
+    out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): integer LSTM with a projection "
+                   "is not supported"))
     m = Model("err_svdf_float", 47)
     x = m.tensor([1, 5], name="x")
     st = m.tensor([1, 12], name="state", variable=True)
@@ -606,6 +613,32 @@ def later_invoke(spec, m, ins, first, outdir, invokes=3):
             "inputs": first["inputs"], "outputs": [out]}
 
 
+def int_lstm_entry(spec, flatc, schema, outdir):
+    """An integer LSTM: its input is made here and its expected outputs
+    (after 1 and 3 invokes) come from the Python TFLM kernel, which must
+    match exactly."""
+    m = Model(spec.name, spec.seed)
+    ins = lstm_int_ops.build(m, spec)
+    model = write_model(m, flatc, schema, outdir)
+    scales = {i: lstm_int_ops.f32(t["quantization"]["scale"][0])
+              for i, t in enumerate(m.tensors) if "quantization" in t}
+    x = lstm_int_ops.input_values(spec)
+    prefix = os.path.join(outdir, m.name)
+    with open(prefix + "_in_0.bin", "wb") as f:
+        f.write(struct.pack("<%db" % len(x), *x))
+    cases = []
+    for invokes in (1, 3):
+        want = lstm_int_ops.reference(spec, m.data, ins, scales, x, invokes)
+        path = "%s_invoke%d_out_0.bin" % (prefix, invokes)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%db" % len(want), *want))
+        case = {"label": "seed1-invoke%d" % invokes, "invokes": invokes, "exact": True,
+                "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
+                "outputs": [io_entry(m, m.outputs[0], "output", 0, path)]}
+        cases.append(case)
+    return {"model": model, "format": "tflite", "cases": cases}
+
+
 def write_json(outdir, name, value):
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(value, f, indent=1)
@@ -622,6 +655,7 @@ def main():
         entry["cases"].append(later_invoke(spec, m, ins, entry["cases"][0], outdir))
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
+    manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

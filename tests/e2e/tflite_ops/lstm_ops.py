@@ -70,23 +70,6 @@ def build(m, s):
     return ins
 
 
-def int8_model(m):
-    """An integer LSTM (int8 input and weights, int16 cell state), which the
-    importer refuses until it has TFLite's integer kernel."""
-    n_in, n_cell = 3, 4
-    x = m.tensor([1, 2, n_in], "INT8", ([0.05], [2]), name="x")
-    ins = [x] + [-1] * 19
-    for k in range(4):
-        ins[1 + k] = m.const([n_cell, n_in], "INT8", ([0.01], [0]))
-        ins[5 + k] = m.const([n_cell, n_cell], "INT8", ([0.01], [0]))
-        ins[12 + k] = m.const([n_cell], "INT32", ([0.0005], [0]), lo=-100, hi=100)
-    ins[18] = m.tensor([1, n_cell], "INT8", ([0.0078], [-1]), name="output_state", variable=True)
-    ins[19] = m.tensor([1, n_cell], "INT16", ([0.00049], [0]), name="cell_state", variable=True)
-    y = m.tensor([1, 2, n_cell], "INT8", ([0.0078], [-1]), name="y")
-    m.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], fused_activation_function="TANH")
-    m.inputs, m.outputs = [x], [y]
-
-
 # ---- the independent float LSTM ----------------------------------------------
 
 ACTIVATIONS = {"NONE": lambda v: v, "RELU": lambda v: max(v, 0.0),

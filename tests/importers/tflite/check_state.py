@@ -25,6 +25,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "e2e", "tflite_ops"))
 import gen_ops  # noqa: E402
+import lstm_int_ops  # noqa: E402
 import lstm_ops  # noqa: E402
 import svdf_ops  # noqa: E402
 
@@ -115,6 +116,27 @@ def svdf_mixed_state(m):
     m.tensors[ins[4]]["type"] = "INT8"
 
 
+def check_int_lstm():
+    """The integer LSTM's states: int8 hidden state reset to its zero point
+    (-7: byte 249), int16 cell state to 0, as TFLite Micro resets them."""
+    m = gen_ops.Model("state_int_lstm", 2)
+    lstm_int_ops.build(m, lstm_int_ops.Spec("state_int_lstm", batch=2, h_q=(0.009, -7)))
+    rc, text = import_model(m)
+    check(rc == 0, "int lstm: imports (%s)" % text.strip().splitlines()[-1] if rc
+          else "int lstm: imports")
+    if rc:
+        return
+    args, results, ret = signature(text)
+    check([(t, a) for _, t, a in args[1:]] ==
+          [("tensor<2x7xi8>", state_arg("output_state", 249)),
+           ("tensor<2x7xi16>", state_arg("cell_state", 0))],
+          "int lstm: int8 and int16 states, filled with the zero point and 0")
+    check(results[1:] == [("tensor<2x7xi8>", state_result("output_state")),
+                          ("tensor<2x7xi16>", state_result("cell_state"))] and
+          len(ret) == 3 and ret[1] != args[1][0] and ret[2] != args[2][0],
+          "int lstm: the states are updated results")
+
+
 def quant_add(m, a, b, name):
     y = m.tensor([4], "INT8", ([0.1], [0]), name=name)
     m.op("ADD", [a, b], [y])
@@ -195,6 +217,7 @@ def main():
         skip("flatc or %s is missing" % SCHEMA)
     with tempfile.TemporaryDirectory() as TMP:
         check_lstm()
+        check_int_lstm()
         check_order_fill_and_unchanged()
         check_dead_and_constant()
         check_svdf()

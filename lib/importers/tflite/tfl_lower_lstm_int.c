@@ -1,0 +1,525 @@
+/* UNIDIRECTIONAL_SEQUENCE_LSTM with int8 activations and weights, int32
+ * biases and an int16 cell state, bit for bit as TFLite Micro's reference
+ * kernel (the 2023+ lstm_eval.h) computes it.  TFLite's own integer kernel
+ * (EvalInteger8x8_16) rounds differently; int8 LSTMs are made for TFLM.
+ * Per time step, x the step's input, h the int8 hidden state, c the int16
+ * cell state of scale 2^cpow, MBQM TFLite's MultiplyByQuantizedMultiplier:
+ *
+ *   gate g:  a = sat16(MBQM(Wx_g (x - x_zp) + b_g, m_x[g]))     Q3.12
+ *            r = sat16(MBQM(Wh_g (h - h_zp), m_h[g]))            old h
+ *            p = sat16(a + r)
+ *   i, f, o = Sigmoid16(p), g = Tanh16(p)                        Q0.15
+ *   c = clip(sat16(MBQM(f c, 2^-15) + MBQM(i g, 2^-30 / c_scale)), qclip)
+ *   h = sat8(MBQM(TanhCell(c) o, 2^-30 / h_scale) + h_zp)
+ *
+ * MBQM with double rounding is a DOUBLE_ROUND tosa.rescale.  Sigmoid16 and
+ * Tanh16 interpolate a 256-entry table over segments tosa.table cannot
+ * express (TOSA's are 128 input units, TFLM's 512/3 or 256/3), so they are
+ * built from integer ops.  The two gate terms are rescaled and saturated
+ * separately before their sum, so they cannot share one matmul.  Only what
+ * TFLM accepts is accepted: no CIFG, peephole, projection or layer norm. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "tfl_lower.h"
+#include "tfl_quant.h"
+
+enum { OPT_SEQUENCE_LSTM = 71 };
+enum { ACT_TANH = 4 };
+enum { IN_X = 0, IN_W = 1, IN_R = 5, IN_PEEP = 9, IN_BIAS = 12, IN_PROJ = 16, IN_H = 18,
+       IN_C = 19, IN_LN = 20 };
+enum { GATE_I, GATE_F, GATE_C, GATE_O };
+
+/* The gates side by side in this order: the three sigmoids, then the tanh,
+ * so each activation runs once on adjacent columns. */
+static const int PACK[4] = {GATE_I, GATE_F, GATE_O, GATE_C};
+
+/* TFLM's sigmoid_table_uint16 (kernels/internal/common.h): sigmoid(i/24)
+ * in 0.16.  Copied, not computed: 44 entries differ from rounding. */
+static const uint16_t SIGMOID_TABLE[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
+    41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
+    48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,
+    54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544,
+    58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279,
+    61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990,
+    63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030,
+    64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652,
+    64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019,
+    65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
+    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
+    65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476,
+    65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498, 65500, 65501,
+    65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516,
+    65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529,
+    65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532,
+    65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65534, 65534,
+    65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535};
+
+typedef struct qmul {
+  int32_t m;
+  int8_t shift; /* TOSA's: 31 - TFLite's */
+} qmul_t;
+
+/* A rescale's multiplier and shift constants, made once for all steps. */
+typedef struct scaler {
+  te_value_t m, s;
+} scaler_t;
+
+/* One of TFLM's two table lookups: |d| >> bits picks the segment, its low
+ * bits interpolate.  base[k] = table[k] << bits and step[k] = table[k+1] -
+ * table[k]; entry 255 is the saturated value with step 0, reached by
+ * clamping |d| to 255 << bits, so no select is needed for saturation. */
+typedef struct lut {
+  int bits;
+  te_value_t base, step;
+} lut_t;
+
+typedef struct ilstm {
+  int64_t batch, time, n_in, n_cell;
+  int time_major;
+  int32_t x_zp, h_zp;
+  int cpow;         /* log2 of the cell scale, as TFLM rounds it */
+  int32_t qclip;    /* the cell clip in cell units; 0 = none */
+  qmul_t x_mul[4], h_mul[4]; /* per packed gate */
+  qmul_t fc_mul, ig_mul, hidden_mul;
+  te_value_t rw;    /* [1, n_cell, 4 n_cell] i8 */
+  scaler_t x_gates, h_gates, fc, ig, hidden;
+  lut_t sigmoid, tanh;
+} ilstm_t;
+
+static int failed(tfl_ctx_t *c, const char *what) {
+  tfl_fail(c, "%s", what);
+  return 0;
+}
+
+static int oom(tfl_ctx_t *c) {
+  if (!c->error)
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  return 0;
+}
+
+static int64_t numel(const tfl_tensor_t *t) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d < t->rank; ++d) n *= t->shape[d];
+  return n;
+}
+
+/* ---- checks ------------------------------------------------------------ */
+
+/* TFLM's LstmTensors::ValidateTensorStatus: the optional parts are refused. */
+static int check_variant(tfl_ctx_t *c) {
+  for (int g = 0; g < 4; ++g)
+    if (!tfl_in(c, IN_W + (uint32_t)g) || !tfl_in(c, IN_R + (uint32_t)g) ||
+        !tfl_in(c, IN_BIAS + (uint32_t)g))
+      return failed(c, "integer LSTM without the input gate (CIFG) or without a gate's "
+                       "weights or bias is not supported (TFLite Micro refuses it too)");
+  for (uint32_t i = 0; i < 3; ++i)
+    if (tfl_in(c, IN_PEEP + i))
+      return failed(c, "integer LSTM with peephole weights is not supported");
+  if (tfl_in(c, IN_PROJ) || tfl_in(c, IN_PROJ + 1))
+    return failed(c, "integer LSTM with a projection is not supported");
+  for (uint32_t i = 0; i < 4 && c->op->input_count > IN_LN; ++i)
+    if (tfl_in(c, IN_LN + i)) return failed(c, "integer LSTM with layer norm is not supported");
+  return 1;
+}
+
+static int read_options(tfl_ctx_t *c, ilstm_t *l, float *cell_clip) {
+  const tfl_table_t *o = tfl_options(c, OPT_SEQUENCE_LSTM);
+  if (!o) return 0;
+  int bad = 0;
+  int act = tfl_table_i8(o, 0, 0, &bad);
+  *cell_clip = tfl_table_f32(o, 1, 0.0f, &bad);
+  l->time_major = tfl_table_bool(o, 3, 0, &bad);
+  int diagonal = tfl_table_bool(o, 5, 0, &bad);
+  if (bad) return failed(c, "malformed options");
+  if (diagonal) return failed(c, "diagonal_recurrent_tensors is not supported");
+  if (act != ACT_TANH) {
+    tfl_fail(c, "integer LSTM with fused activation %d is not supported (only TANH)", act);
+    return 0;
+  }
+  if (!(*cell_clip >= 0.0f)) return failed(c, "cell_clip must be 0 (none) or positive");
+  return 1;
+}
+
+/* A constant, per-tensor int8 matrix with zero point 0 (TFLM misreads
+ * per-channel LSTM weights, so there is no behaviour to match). */
+static int check_weights(tfl_ctx_t *c, const tfl_tensor_t *w, int64_t rows, int64_t cols) {
+  if (!w || w->type != TFL_INT8 || !w->data || w->rank != 2 || w->shape[0] != rows ||
+      w->shape[1] != cols || w->data_size != (size_t)(rows * cols))
+    return failed(c, "integer LSTM weights must be constant INT8 [n_cell, n_input] and "
+                     "[n_cell, n_cell] matrices");
+  if (w->quant.scale_count != 1 || tfl_zero_point(w) != 0 || !(tfl_scale(w) > 0.0f))
+    return failed(c, "integer LSTM weights must be quantised per tensor with zero point 0");
+  return 1;
+}
+
+static int check_gates(tfl_ctx_t *c, const ilstm_t *l) {
+  for (uint32_t g = 0; g < 4; ++g) {
+    const tfl_tensor_t *b = tfl_in(c, IN_BIAS + g);
+    if (!check_weights(c, tfl_in(c, IN_W + g), l->n_cell, l->n_in) ||
+        !check_weights(c, tfl_in(c, IN_R + g), l->n_cell, l->n_cell))
+      return 0;
+    if (b->type != TFL_INT32 || !b->data || numel(b) != l->n_cell ||
+        b->data_size != (size_t)l->n_cell * 4)
+      return failed(c, "integer LSTM biases must be constant INT32 [n_cell] vectors");
+  }
+  return 1;
+}
+
+static int check_io(tfl_ctx_t *c, const ilstm_t *l) {
+  const tfl_tensor_t *x = tfl_in(c, IN_X), *y = tfl_out(c, 0), *h = tfl_in(c, IN_H),
+                     *cs = tfl_in(c, IN_C);
+  if (!h || !cs || h->type != TFL_INT8 || cs->type != TFL_INT16 || !h->is_variable ||
+      !cs->is_variable)
+    return failed(c, "integer LSTM needs a variable INT8 output state and a variable INT16 "
+                     "cell state");
+  if (!(tfl_scale(h) > 0.0f) || !(tfl_scale(cs) > 0.0f) || !(tfl_scale(x) > 0.0f))
+    return failed(c, "integer LSTM input and states must be quantised");
+  if (numel(h) != l->batch * l->n_cell || numel(cs) != l->batch * l->n_cell)
+    return failed(c, "output and cell state must hold batch x n_cell values");
+  if (y->type != TFL_INT8 || y->rank != 3 || y->shape[0] != x->shape[0] ||
+      y->shape[1] != x->shape[1] || y->shape[2] != l->n_cell)
+    return failed(c, "output must be INT8, the input's shape with n_cell features");
+  return 1;
+}
+
+static int read_sizes(tfl_ctx_t *c, ilstm_t *l) {
+  const tfl_tensor_t *x = tfl_in(c, IN_X), *wf = tfl_in(c, IN_W + GATE_F);
+  if (c->op->input_count != 20 && c->op->input_count != 24)
+    return failed(c, "expected 20 or 24 inputs");
+  if (!x || !tfl_out(c, 0) || x->rank != 3 || !wf || wf->rank != 2)
+    return failed(c, "input must be 3-D and the weights 2-D");
+  l->batch = x->shape[l->time_major ? 1 : 0];
+  l->time = x->shape[l->time_major ? 0 : 1];
+  l->n_in = x->shape[2];
+  l->n_cell = wf->shape[0];
+  if (l->batch < 1 || l->time < 1 || l->n_in < 1 || l->n_cell < 1)
+    return failed(c, "every size must be positive");
+  return 1;
+}
+
+/* ---- parameters (TFLM's Prepare) ---------------------------------------- */
+
+static int make_qmul(tfl_ctx_t *c, double real, qmul_t *q) {
+  int s;
+  if (tfl_quantize_multiplier(real, &q->m, &s) && tfl_tosa_shift(s, &q->shift)) return 1;
+  tfl_fail(c, "integer LSTM scale ratio %g is out of range", real);
+  return 0;
+}
+
+/* GetQuantizedConvolutionMultipler: the scales multiply in float, to the
+ * gate's int16 scale 2^-12. */
+static int gate_qmul(tfl_ctx_t *c, const tfl_tensor_t *in, const tfl_tensor_t *w, qmul_t *q) {
+  float product = tfl_scale(in) * tfl_scale(w);
+  return make_qmul(c, (double)product / 0x1p-12, q);
+}
+
+static int prepare(tfl_ctx_t *c, ilstm_t *l, float cell_clip) {
+  const tfl_tensor_t *x = tfl_in(c, IN_X), *h = tfl_in(c, IN_H);
+  double cell_scale = tfl_scale(tfl_in(c, IN_C)), h_scale = tfl_scale(h);
+  l->x_zp = tfl_zero_point(x);
+  l->h_zp = tfl_zero_point(h);
+  /* CheckedLog2 in float; TFLM ignores whether it was a power of two. */
+  l->cpow = (int)roundf(logf((float)cell_scale) * (1.0f / logf(2.0f)));
+  if (l->cpow > 2 || l->cpow < -40)
+    return failed(c, "integer LSTM cell state scale is out of range");
+  if (cell_clip > 0.0f) {
+    double q = fmin(fmax((double)cell_clip / cell_scale, -32768.0), 32767.0);
+    l->qclip = (int32_t)q;
+  }
+  for (int k = 0; k < 4; ++k)
+    if (!gate_qmul(c, x, tfl_in(c, IN_W + (uint32_t)PACK[k]), &l->x_mul[k]) ||
+        !gate_qmul(c, h, tfl_in(c, IN_R + (uint32_t)PACK[k]), &l->h_mul[k]))
+      return 0;
+  /* CreateInterGateMulParams, in double; products are Q0.15 x Q0.15. */
+  return make_qmul(c, 0x1p-15 * cell_scale / cell_scale, &l->fc_mul) &&
+         make_qmul(c, 0x1p-30 / cell_scale, &l->ig_mul) &&
+         make_qmul(c, 0x1p-30 / h_scale, &l->hidden_mul);
+}
+
+/* ---- constants --------------------------------------------------------- */
+
+/* The gates' [n_cell, k] int8 matrices transposed and side by side in
+ * PACK order: [1, k, 4 n_cell], TOSA's matmul layout. */
+static te_value_t pack_weights(tfl_ctx_t *c, const ilstm_t *l, uint32_t first, int64_t k) {
+  int64_t rows = l->n_cell, width = 4 * rows;
+  int8_t *p = tinyml__alloc(c->allocator, (size_t)(k * width), 16);
+  if (!p) {
+    oom(c);
+    return (te_value_t){0};
+  }
+  for (int g = 0; g < 4; ++g) {
+    const uint8_t *w = tfl_in(c, first + (uint32_t)PACK[g])->data;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < k; ++j) p[j * width + g * rows + r] = (int8_t)w[r * k + j];
+  }
+  te_type_t t = te_type(TE_I8, 3, (int64_t[3]){1, k, width});
+  te_value_t v = te_const(&c->e, &t, p);
+  tinyml__free(c->allocator, p);
+  return v;
+}
+
+static te_value_t packed_bias(tfl_ctx_t *c, const ilstm_t *l) {
+  int64_t width = 4 * l->n_cell;
+  int32_t *p = tinyml__alloc(c->allocator, (size_t)width * sizeof(int32_t), 16);
+  if (!p) {
+    oom(c);
+    return (te_value_t){0};
+  }
+  for (int g = 0; g < 4; ++g)
+    memcpy(p + g * l->n_cell, tfl_in(c, IN_BIAS + (uint32_t)PACK[g])->data,
+           (size_t)l->n_cell * sizeof(int32_t));
+  te_type_t t = te_type(TE_I32, 1, &width);
+  te_value_t v = te_const(&c->e, &t, p);
+  tinyml__free(c->allocator, p);
+  return v;
+}
+
+static te_value_t table_const(tfl_ctx_t *c, const int32_t *v) {
+  te_type_t t = te_type(TE_I32, 1, (int64_t[1]){256});
+  return te_const(&c->e, &t, v);
+}
+
+/* `saturated` is TFLM's result for |d| beyond the table. */
+static lut_t make_lut(tfl_ctx_t *c, int bits, int32_t saturated) {
+  int32_t base[256], step[256];
+  for (int k = 0; k < 255; ++k) {
+    base[k] = (int32_t)SIGMOID_TABLE[k] << bits;
+    step[k] = SIGMOID_TABLE[k + 1] - SIGMOID_TABLE[k];
+  }
+  base[255] = saturated;
+  step[255] = 0;
+  return (lut_t){bits, table_const(c, base), table_const(c, step)};
+}
+
+/* Per channel, [4 n_cell]: each gate's multiplier over its columns. */
+static scaler_t gate_scaler(tfl_ctx_t *c, const ilstm_t *l, const qmul_t *q) {
+  int64_t width = 4 * l->n_cell;
+  int32_t *m = tinyml__alloc(c->allocator, (size_t)width * sizeof(int32_t), 8);
+  int8_t *s = tinyml__alloc(c->allocator, (size_t)width, 8);
+  scaler_t k = {{0}, {0}};
+  if (m && s) {
+    for (int64_t i = 0; i < width; ++i) m[i] = q[i / l->n_cell].m, s[i] = q[i / l->n_cell].shift;
+    te_rescale_params(&c->e, m, s, (uint32_t)width, &k.m, &k.s);
+  } else {
+    oom(c);
+  }
+  tinyml__free(c->allocator, m);
+  tinyml__free(c->allocator, s);
+  return k;
+}
+
+static scaler_t scaler(tfl_ctx_t *c, const qmul_t *q) {
+  scaler_t k;
+  te_rescale_params(&c->e, &q->m, &q->shift, 1, &k.m, &k.s);
+  return k;
+}
+
+static int make_constants(tfl_ctx_t *c, ilstm_t *l) {
+  l->rw = pack_weights(c, l, IN_R, l->n_cell);
+  l->x_gates = gate_scaler(c, l, l->x_mul);
+  l->h_gates = gate_scaler(c, l, l->h_mul);
+  l->fc = scaler(c, &l->fc_mul);
+  l->ig = scaler(c, &l->ig_mul);
+  l->hidden = scaler(c, &l->hidden_mul);
+  l->sigmoid = make_lut(c, 9, 0x7FFF << 10);
+  l->tanh = make_lut(c, 8, 0xFFFF << 8);
+  return !c->error;
+}
+
+/* ---- integer helpers ---------------------------------------------------- */
+
+static te_value_t k32(tfl_ctx_t *c, int32_t v) {
+  te_type_t t = te_type(TE_I32, 2, (int64_t[2]){1, 1});
+  return te_splat_int(&c->e, &t, v);
+}
+
+static te_value_t add(tfl_ctx_t *c, te_value_t a, te_value_t b) {
+  return te_binary(&c->e, "tosa.add", a, b);
+}
+
+static te_value_t shr(tfl_ctx_t *c, te_value_t x, int n) {
+  return te_binary_props(&c->e, "tosa.arithmetic_right_shift", x, k32(c, n), "round = false");
+}
+
+static te_value_t sat16(tfl_ctx_t *c, te_value_t x) {
+  return te_clamp_int(&c->e, x, -32768, 32767);
+}
+
+/* MBQM(x, k) + zp saturated to `elem` (int16, or int8): per gate or per
+ * tensor as k was made. */
+static te_value_t rescale(tfl_ctx_t *c, te_value_t x, scaler_t k, te_elem_t elem, int32_t zp) {
+  return te_rescale_with(&c->e, x, elem, k.m, k.s, 0, zp, 1, 0, 0);
+}
+
+/* The int16 gate terms of [.., 4 n_cell] sums, back in int32. */
+static te_value_t rescale_gates(tfl_ctx_t *c, te_value_t x, scaler_t k) {
+  return te_cast(&c->e, rescale(c, x, k, TE_I16, 0), TE_I32);
+}
+
+/* [rows, k] int8 (zero point zp) x packed [1, k, width] -> [rows, width] i32. */
+static te_value_t matmul(tfl_ctx_t *c, te_value_t a, int32_t zp, te_value_t w) {
+  int64_t k = w.type.dims[1], rows = te_numel(&a.type) / k, width = w.type.dims[2];
+  te_value_t ops[4] = {te_reshape(&c->e, a, 3, (int64_t[3]){1, rows, k}), w,
+                       te_scalar_int(&c->e, TE_I8, zp), te_scalar_int(&c->e, TE_I8, 0)};
+  te_type_t t = te_type(TE_I32, 3, (int64_t[3]){1, rows, width});
+  te_value_t y = te_op(&c->e, "tosa.matmul", ops, 4, NULL, &t);
+  return te_reshape(&c->e, y, 2, (int64_t[2]){rows, width});
+}
+
+static te_value_t slice(tfl_ctx_t *c, te_value_t x, const int64_t *start, const int64_t *size) {
+  uint32_t r = x.type.rank;
+  te_type_t t = te_type(x.type.elem, r, size);
+  te_value_t ops[3] = {x, te_shape(&c->e, r, start), te_shape(&c->e, r, size)};
+  return te_op(&c->e, "tosa.slice", ops, 3, NULL, &t);
+}
+
+/* Packed gates [first, first + n) of a [batch, 4 n_cell] value. */
+static te_value_t gates(tfl_ctx_t *c, const ilstm_t *l, te_value_t v, int first, int n) {
+  return slice(c, v, (int64_t[2]){0, first * l->n_cell}, (int64_t[2]){l->batch, n * l->n_cell});
+}
+
+/* ---- TFLM's int16 Logistic and Tanh ------------------------------------ */
+
+/* The interpolated table value of |d|, before the sign is applied. */
+static te_value_t lut_lookup(tfl_ctx_t *c, const lut_t *t, te_value_t d) {
+  te_value_t a = te_clamp_int(&c->e, te_unary(&c->e, "tosa.abs", d), 0, 255 << t->bits);
+  te_value_t seg = shr(c, a, t->bits);
+  te_value_t frac = te_binary(&c->e, "tosa.bitwise_and", a, k32(c, (1 << t->bits) - 1));
+  uint32_t r = a.type.rank;
+  te_value_t base = te_gather_axis(&c->e, t->base, 1, 256, 1, seg, r, a.type.dims);
+  te_value_t step = te_gather_axis(&c->e, t->step, 1, 256, 1, seg, r, a.type.dims);
+  return add(c, base, te_mul(&c->e, frac, step, 0));
+}
+
+/* reference_integer_ops::Logistic on d (the input already scaled, 3 x). */
+static te_value_t sigmoid16(tfl_ctx_t *c, const ilstm_t *l, te_value_t d) {
+  te_value_t r = lut_lookup(c, &l->sigmoid, d);
+  te_value_t pos = add(c, r, k32(c, 1 << 9));
+  te_value_t neg = te_binary(&c->e, "tosa.sub", k32(c, (1 << 25) + (1 << 9) - 1), r);
+  te_value_t nonneg = te_binary(&c->e, "tosa.greater_equal", d, k32(c, 0));
+  return shr(c, te_select(&c->e, nonneg, pos, neg), 10);
+}
+
+/* reference_integer_ops::Tanh on d. */
+static te_value_t tanh16(tfl_ctx_t *c, const ilstm_t *l, te_value_t d) {
+  te_value_t r = lut_lookup(c, &l->tanh, d);
+  te_value_t pos = add(c, r, k32(c, (1 << 7) - (1 << 23)));
+  te_value_t neg = te_binary(&c->e, "tosa.sub", k32(c, (1 << 23) + (1 << 7) - 1), r);
+  te_value_t nonneg = te_binary(&c->e, "tosa.greater_equal", d, k32(c, 0));
+  return shr(c, te_select(&c->e, nonneg, pos, neg), 8);
+}
+
+/* The tanh input for a value of scale 2^(cpow): Tanh16's multiplier and
+ * left shift from lstm_eval's Tanh(cell_state_scale_power). */
+static te_value_t tanh_input(tfl_ctx_t *c, te_value_t v, int cpow) {
+  int left = 12 + cpow;
+  if (left >= 0) return te_mul(&c->e, v, k32(c, 3 << left), 0);
+  te_value_t v3 = te_mul(&c->e, v, k32(c, 3), 0);
+  return shr(c, add(c, v3, k32(c, 1 << (-left - 1))), -left);
+}
+
+/* ---- the computation --------------------------------------------------- */
+
+/* The int16 input terms of every step, bias included, in i32 and shaped
+ * like the input: [batch, time, 4 n_cell] or time major. */
+static te_value_t input_terms(tfl_ctx_t *c, const ilstm_t *l) {
+  te_value_t w = pack_weights(c, l, IN_W, l->n_in), x = tfl_value_in(c, IN_X);
+  te_value_t bias = packed_bias(c, l);
+  if (!w.id || !x.id || !bias.id) return (te_value_t){0};
+  te_value_t y = rescale_gates(c, add(c, matmul(c, x, l->x_zp, w), bias), l->x_gates);
+  int64_t dims[3] = {x.type.dims[0], x.type.dims[1], 4 * l->n_cell};
+  return c->error ? (te_value_t){0} : te_reshape(&c->e, y, 3, dims);
+}
+
+static te_value_t step_terms(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, int64_t t) {
+  int64_t width = terms.type.dims[2];
+  int64_t start[3] = {0, t, 0}, size[3] = {l->batch, 1, width};
+  if (l->time_major) {
+    start[0] = t, start[1] = 0;
+    size[0] = 1, size[1] = l->batch;
+  }
+  return te_reshape(&c->e, slice(c, terms, start, size), 2, (int64_t[2]){l->batch, width});
+}
+
+/* MulElementwise of two Q0.15 (or cell) values to int16, in i32. */
+static te_value_t mul16(tfl_ctx_t *c, te_value_t a, te_value_t b, scaler_t k) {
+  return te_cast(&c->e, rescale(c, te_mul(&c->e, a, b, 0), k, TE_I16, 0), TE_I32);
+}
+
+/* One time step: h (int8 [batch, n_cell]) and cell (i32) become the next. */
+static void step(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, te_value_t *h,
+                 te_value_t *cell) {
+  te_value_t r = rescale_gates(c, matmul(c, *h, l->h_zp, l->rw), l->h_gates);
+  te_value_t p = sat16(c, add(c, terms, r));
+  te_value_t sig = sigmoid16(c, l, te_mul(&c->e, gates(c, l, p, 0, 3), k32(c, 3), 0));
+  te_value_t g = tanh16(c, l, tanh_input(c, gates(c, l, p, 3, 1), -12));
+  te_value_t i = gates(c, l, sig, 0, 1), f = gates(c, l, sig, 1, 1), o = gates(c, l, sig, 2, 1);
+  te_value_t cn = sat16(c, add(c, mul16(c, f, *cell, l->fc), mul16(c, i, g, l->ig)));
+  if (l->qclip > 0) cn = te_clamp_int(&c->e, cn, -l->qclip, l->qclip);
+  te_value_t tc = tanh16(c, l, tanh_input(c, cn, l->cpow));
+  *h = rescale(c, te_mul(&c->e, tc, o, 0), l->hidden, TE_I8, l->h_zp);
+  *cell = cn;
+}
+
+/* The steps' outputs [batch, n_cell] joined along time. */
+static te_value_t join_steps(tfl_ctx_t *c, const ilstm_t *l, te_value_t *hs) {
+  int64_t one_step[3] = {l->batch, 1, l->n_cell}, all[3] = {l->batch, l->time, l->n_cell};
+  if (l->time_major) {
+    one_step[0] = 1, one_step[1] = l->batch;
+    all[0] = l->time, all[1] = l->batch;
+  }
+  for (int64_t t = 0; t < l->time; ++t) hs[t] = te_reshape(&c->e, hs[t], 3, one_step);
+  if (l->time == 1) return hs[0];
+  te_type_t ty = te_type(TE_I8, 3, all);
+  char props[32];
+  snprintf(props, sizeof props, "axis = %d : i32", l->time_major ? 0 : 1);
+  return te_op(&c->e, "tosa.concat", hs, (uint32_t)l->time, props, &ty);
+}
+
+static int unroll_fits(tfl_ctx_t *c, const ilstm_t *l, uint64_t step_ops) {
+  uint64_t ops = (uint64_t)l->time * step_ops;
+  if (ops <= c->limits.max_ops) return 1;
+  tfl_fail(c, "unrolling %lld time steps emits %llu TOSA ops, more than max_ops (%llu)",
+           (long long)l->time, (unsigned long long)ops, (unsigned long long)c->limits.max_ops);
+  return 0;
+}
+
+static int read_lstm(tfl_ctx_t *c, ilstm_t *l) {
+  float cell_clip = 0.0f;
+  return read_options(c, l, &cell_clip) && check_variant(c) && read_sizes(c, l) &&
+         check_gates(c, l) && check_io(c, l) && prepare(c, l, cell_clip);
+}
+
+tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c) {
+  ilstm_t l;
+  memset(&l, 0, sizeof l);
+  if (!read_lstm(c, &l) || !make_constants(c, &l)) return c->error;
+  te_value_t terms = input_terms(c, &l);
+  te_value_t h = tfl_value_in(c, IN_H), cell = tfl_value_in(c, IN_C);
+  te_value_t *hs = tinyml__calloc(c->allocator, (size_t)l.time, sizeof(te_value_t), 8);
+  if (!hs) oom(c);
+  if (c->error) {
+    tinyml__free(c->allocator, hs);
+    return c->error;
+  }
+  h = te_reshape(&c->e, h, 2, (int64_t[2]){l.batch, l.n_cell});
+  cell = te_cast(&c->e, te_reshape(&c->e, cell, 2, (int64_t[2]){l.batch, l.n_cell}), TE_I32);
+  uint32_t first = c->e.next_id;
+  for (int64_t t = 0; t < l.time && !c->error; ++t) {
+    step(c, &l, step_terms(c, &l, terms, t), &h, &cell);
+    hs[t] = h;
+    if (t == 0) unroll_fits(c, &l, c->e.next_id - first);
+  }
+  te_value_t y = c->error ? h : join_steps(c, &l, hs);
+  tinyml__free(c->allocator, hs);
+  tfl_set_state(c, IN_H, h);
+  tfl_set_state(c, IN_C, te_cast(&c->e, cell, TE_I16));
+  return tfl_set_out(c, 0, y);
+}
