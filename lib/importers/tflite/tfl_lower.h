@@ -61,6 +61,11 @@ te_value_t tfl_requantize(tfl_ctx_t *c, te_value_t acc, const double *real,
                           uint32_t n, const tfl_tensor_t *out);
 /* Rounds a float tensor half away from zero (TfLiteRound). */
 te_value_t tfl_round_away(tfl_ctx_t *c, te_value_t x);
+/* Records OUT_OF_MEMORY as the error (unless one is already recorded) and
+ * returns 0. */
+int tfl_out_of_memory(tfl_ctx_t *c);
+/* Elements of a tensor's shape. */
+int64_t tfl_numel(const tfl_tensor_t *t);
 /* Reads constant int32/int64 vector operand `input` into `out` (at most
  * `cap` values, the count in *n); 0 after recording an error. */
 int tfl_const_ints(tfl_ctx_t *c, uint32_t input, int64_t *out, uint32_t cap, uint32_t *n);

@@ -62,9 +62,7 @@ static te_value_t pad_window(tfl_ctx_t *c, window_t *w, te_value_t in,
   }
   if (size[1] == in.type.dims[1] && size[2] == in.type.dims[2]) return in;
   static const int64_t zero[4] = {0, 0, 0, 0};
-  te_type_t t = te_type(in.type.elem, 4, size);
-  te_value_t ops[3] = {in, te_shape(&c->e, 4, zero), te_shape(&c->e, 4, size)};
-  return te_op(&c->e, "tosa.slice", ops, 3, NULL, &t);
+  return te_slice(&c->e, in, zero, size);
 }
 
 static void window_props(const window_t *w, int with_kernel, const char *acc, char *out,

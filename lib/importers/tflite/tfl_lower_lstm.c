@@ -25,6 +25,7 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "tfl_lower.h"
+#include "tfl_sequence.h"
 
 enum { OPT_SEQUENCE_LSTM = 71 };
 enum { ACT_NONE = 0, ACT_TANH = 4 };
@@ -60,12 +61,6 @@ static int present(tfl_ctx_t *c, uint32_t i) { return tfl_in(c, i) != NULL; }
 
 static int failed(tfl_ctx_t *c, const char *what) {
   tfl_fail(c, "%s", what);
-  return 0;
-}
-
-static int oom(tfl_ctx_t *c) {
-  if (!c->error)
-    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
   return 0;
 }
 
@@ -133,12 +128,6 @@ static int is_vector(const tfl_tensor_t *t, int64_t n) {
   return t && t->rank == 1 && t->shape[0] == n;
 }
 
-static int64_t numel(const tfl_tensor_t *t) {
-  int64_t n = 1;
-  for (uint32_t d = 0; d < t->rank; ++d) n *= t->shape[d];
-  return n;
-}
-
 /* Which optional parts the model has: TFLite's rule is all or none of
  * each group (the input gate's, the peepholes, the layer norms). */
 static int read_variant(tfl_ctx_t *c, lstm_t *l) {
@@ -192,7 +181,7 @@ static int check_shapes(tfl_ctx_t *c, const lstm_t *l) {
   const tfl_tensor_t *pb = tfl_in(c, IN_PROJ_B), *h = tfl_in(c, IN_H), *cs = tfl_in(c, IN_C),
                      *y = tfl_out(c, 0);
   if (pb && !is_vector(pb, l->n_out)) return failed(c, "projection bias must be [n_output]");
-  if (!h || !cs || numel(h) != l->batch * l->n_out || numel(cs) != l->batch * l->n_cell)
+  if (!h || !cs || tfl_numel(h) != l->batch * l->n_out || tfl_numel(cs) != l->batch * l->n_cell)
     return failed(c, "output state must be [batch, n_output] and cell state [batch, n_cell]");
   const tfl_tensor_t *x = tfl_in(c, IN_X);
   if (y->rank != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
@@ -202,9 +191,9 @@ static int check_shapes(tfl_ctx_t *c, const lstm_t *l) {
    * constants are read directly below. */
   for (uint32_t i = 1; i < c->op->input_count; ++i) {
     const tfl_tensor_t *t = tfl_in(c, i);
-    if (t && t->data && (int64_t)t->data_size != numel(t) * (int64_t)sizeof(float)) {
+    if (t && t->data && (int64_t)t->data_size != tfl_numel(t) * (int64_t)sizeof(float)) {
       tfl_fail(c, "constant '%s' holds %zu bytes, its shape needs %lld", t->name, t->data_size,
-               (long long)(numel(t) * (int64_t)sizeof(float)));
+               (long long)(tfl_numel(t) * (int64_t)sizeof(float)));
       return 0;
     }
   }
@@ -224,7 +213,7 @@ static te_value_t pack_weights(tfl_ctx_t *c, const uint32_t *in, int n, int64_t 
   int64_t width = n * rows;
   float *p = tinyml__alloc(c->allocator, (size_t)(k * width) * sizeof(float), 16);
   if (!p) {
-    oom(c);
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   for (int g = 0; g < n; ++g) {
@@ -254,7 +243,7 @@ static te_value_t packed_bias(tfl_ctx_t *c, const lstm_t *l) {
   int64_t width = n * l->n_cell;
   float *p = tinyml__alloc(c->allocator, (size_t)width * sizeof(float), 16);
   if (!p) {
-    oom(c);
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   for (int g = 0; g < n; ++g)
@@ -296,13 +285,6 @@ static int make_constants(tfl_ctx_t *c, lstm_t *l) {
 
 /* ---- the computation --------------------------------------------------- */
 
-static te_value_t slice(tfl_ctx_t *c, te_value_t x, const int64_t *start, const int64_t *size) {
-  uint32_t r = x.type.rank;
-  te_type_t t = te_type(x.type.elem, r, size);
-  te_value_t ops[3] = {x, te_shape(&c->e, r, start), te_shape(&c->e, r, size)};
-  return te_op(&c->e, "tosa.slice", ops, 3, NULL, &t);
-}
-
 /* [rows, k] x packed [1, k, width] -> [rows, width]. */
 static te_value_t matmul(tfl_ctx_t *c, const lstm_t *l, te_value_t a, te_value_t w) {
   int64_t rows = te_numel(&a.type) / w.type.dims[1], width = w.type.dims[2];
@@ -326,17 +308,6 @@ static te_value_t input_terms(tfl_ctx_t *c, const lstm_t *l) {
   return c->error ? (te_value_t){0} : te_reshape(&c->e, y, 3, dims);
 }
 
-/* Step t's input terms, [batch, width]. */
-static te_value_t step_terms(tfl_ctx_t *c, const lstm_t *l, te_value_t terms, int64_t t) {
-  int64_t width = terms.type.dims[2];
-  int64_t start[3] = {0, t, 0}, size[3] = {l->batch, 1, width};
-  if (l->time_major) {
-    start[0] = t, start[1] = 0;
-    size[0] = 1, size[1] = l->batch;
-  }
-  return te_reshape(&c->e, slice(c, terms, start, size), 2, (int64_t[2]){l->batch, width});
-}
-
 /* TFLite's MeanStddevNormalization over each row's cells:
  * (v - mean) / sqrt(variance + 1e-8). */
 static te_value_t normalise(tfl_ctx_t *c, const lstm_t *l, te_value_t v) {
@@ -352,7 +323,7 @@ static te_value_t normalise(tfl_ctx_t *c, const lstm_t *l, te_value_t v) {
  * sees (the new cell state for the output gate). */
 static te_value_t gate_sum(tfl_ctx_t *c, const lstm_t *l, te_value_t z, int g, te_value_t cell) {
   int64_t start[2] = {0, gate_col(l, g)}, size[2] = {l->batch, l->n_cell};
-  te_value_t v = slice(c, z, start, size);
+  te_value_t v = te_slice(&c->e, z, start, size);
   if (l->peephole && g != GATE_C)
     v = te_binary(&c->e, "tosa.add", v, te_mul(&c->e, l->peep[g], cell, 0));
   if (l->layer_norm)
@@ -379,7 +350,9 @@ static te_value_t project(tfl_ctx_t *c, const lstm_t *l, te_value_t v) {
 }
 
 /* One time step: updates *h and *cell from the step's input terms. */
-static void step(tfl_ctx_t *c, const lstm_t *l, te_value_t terms, te_value_t *h, te_value_t *cell) {
+static void step(tfl_ctx_t *c, const void *layer, te_value_t terms, te_value_t *h,
+                 te_value_t *cell) {
+  const lstm_t *l = layer;
   te_value_t z = te_binary(&c->e, "tosa.add", terms, matmul(c, l, *h, l->rw));
   te_value_t f = sigmoid(c, gate_sum(c, l, z, GATE_F, *cell));
   te_value_t i = l->cifg ? te_binary(&c->e, "tosa.sub", l->one, f)
@@ -393,32 +366,6 @@ static void step(tfl_ctx_t *c, const lstm_t *l, te_value_t terms, te_value_t *h,
   *cell = cn;
 }
 
-/* The steps' outputs [batch, n_out] joined along time. */
-static te_value_t join_steps(tfl_ctx_t *c, const lstm_t *l, te_value_t *hs) {
-  int64_t one_step[3] = {l->batch, 1, l->n_out}, all[3] = {l->batch, l->time, l->n_out};
-  int axis = l->time_major ? 0 : 1;
-  if (l->time_major) {
-    one_step[0] = 1, one_step[1] = l->batch;
-    all[0] = l->time, all[1] = l->batch;
-  }
-  for (int64_t t = 0; t < l->time; ++t) hs[t] = te_reshape(&c->e, hs[t], 3, one_step);
-  if (l->time == 1) return hs[0];
-  te_type_t ty = te_type(TE_F32, 3, all);
-  char props[32];
-  snprintf(props, sizeof props, "axis = %d : i32", axis);
-  return te_op(&c->e, "tosa.concat", hs, (uint32_t)l->time, props, &ty);
-}
-
-/* Held after the first step, which says how many ops a step takes, so a
- * long sequence is refused before the rest is emitted. */
-static int unroll_fits(tfl_ctx_t *c, const lstm_t *l, uint64_t step_ops) {
-  uint64_t ops = (uint64_t)l->time * step_ops;
-  if (ops <= c->limits.max_ops) return 1;
-  tfl_fail(c, "unrolling %lld time steps emits %llu TOSA ops, more than max_ops (%llu)",
-           (long long)l->time, (unsigned long long)ops, (unsigned long long)c->limits.max_ops);
-  return 0;
-}
-
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
   const tfl_tensor_t *x = tfl_in(c, IN_X);
   if (x && x->type == TFL_INT8) return tfl_lower_sequence_lstm_int(c);
@@ -427,22 +374,12 @@ tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
   if (!read_lstm(c, &l) || !make_constants(c, &l)) return c->error;
   te_value_t terms = input_terms(c, &l);
   te_value_t h = tfl_value_in(c, IN_H), cell = tfl_value_in(c, IN_C);
-  te_value_t *hs = tinyml__calloc(c->allocator, (size_t)l.time, sizeof(te_value_t), 8);
-  if (!hs) oom(c);
-  if (c->error) {
-    tinyml__free(c->allocator, hs);
-    return c->error;
-  }
+  if (c->error) return c->error;
   h = te_reshape(&c->e, h, 2, (int64_t[2]){l.batch, l.n_out});
   cell = te_reshape(&c->e, cell, 2, (int64_t[2]){l.batch, l.n_cell});
-  uint32_t first = c->e.next_id;
-  for (int64_t t = 0; t < l.time && !c->error; ++t) {
-    step(c, &l, step_terms(c, &l, terms, t), &h, &cell);
-    hs[t] = h;
-    if (t == 0) unroll_fits(c, &l, c->e.next_id - first);
-  }
-  te_value_t y = c->error ? h : join_steps(c, &l, hs);
-  tinyml__free(c->allocator, hs);
+  const tfl_sequence_t seq = {l.batch, l.time, l.time_major};
+  te_value_t y = tfl_sequence_unroll(c, &seq, terms, step, &l, &h, &cell);
+  if (!y.id) return c->error;
   tfl_set_state(c, IN_H, h);
   tfl_set_state(c, IN_C, cell);
   return tfl_set_out(c, 0, y);

@@ -25,6 +25,7 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "tfl_lower.h"
+#include "tfl_sequence.h"
 #include "tfl_quant.h"
 
 enum { OPT_SEQUENCE_LSTM = 71 };
@@ -98,18 +99,6 @@ static int failed(tfl_ctx_t *c, const char *what) {
   return 0;
 }
 
-static int oom(tfl_ctx_t *c) {
-  if (!c->error)
-    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
-  return 0;
-}
-
-static int64_t numel(const tfl_tensor_t *t) {
-  int64_t n = 1;
-  for (uint32_t d = 0; d < t->rank; ++d) n *= t->shape[d];
-  return n;
-}
-
 /* ---- checks ------------------------------------------------------------ */
 
 /* TFLM's LstmTensors::ValidateTensorStatus: the optional parts are refused. */
@@ -165,7 +154,7 @@ static int check_gates(tfl_ctx_t *c, const ilstm_t *l) {
     if (!check_weights(c, tfl_in(c, IN_W + g), l->n_cell, l->n_in) ||
         !check_weights(c, tfl_in(c, IN_R + g), l->n_cell, l->n_cell))
       return 0;
-    if (b->type != TFL_INT32 || !b->data || numel(b) != l->n_cell ||
+    if (b->type != TFL_INT32 || !b->data || tfl_numel(b) != l->n_cell ||
         b->data_size != (size_t)l->n_cell * 4)
       return failed(c, "integer LSTM biases must be constant INT32 [n_cell] vectors");
   }
@@ -181,7 +170,7 @@ static int check_io(tfl_ctx_t *c, const ilstm_t *l) {
                      "cell state");
   if (!(tfl_scale(h) > 0.0f) || !(tfl_scale(cs) > 0.0f) || !(tfl_scale(x) > 0.0f))
     return failed(c, "integer LSTM input and states must be quantised");
-  if (numel(h) != l->batch * l->n_cell || numel(cs) != l->batch * l->n_cell)
+  if (tfl_numel(h) != l->batch * l->n_cell || tfl_numel(cs) != l->batch * l->n_cell)
     return failed(c, "output and cell state must hold batch x n_cell values");
   if (y->type != TFL_INT8 || y->rank != 3 || y->shape[0] != x->shape[0] ||
       y->shape[1] != x->shape[1] || y->shape[2] != l->n_cell)
@@ -251,7 +240,7 @@ static te_value_t pack_weights(tfl_ctx_t *c, const ilstm_t *l, uint32_t first, i
   int64_t rows = l->n_cell, width = 4 * rows;
   int8_t *p = tinyml__alloc(c->allocator, (size_t)(k * width), 16);
   if (!p) {
-    oom(c);
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   for (int g = 0; g < 4; ++g) {
@@ -269,7 +258,7 @@ static te_value_t packed_bias(tfl_ctx_t *c, const ilstm_t *l) {
   int64_t width = 4 * l->n_cell;
   int32_t *p = tinyml__alloc(c->allocator, (size_t)width * sizeof(int32_t), 16);
   if (!p) {
-    oom(c);
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   for (int g = 0; g < 4; ++g)
@@ -308,7 +297,7 @@ static scaler_t gate_scaler(tfl_ctx_t *c, const ilstm_t *l, const qmul_t *q) {
     for (int64_t i = 0; i < width; ++i) m[i] = q[i / l->n_cell].m, s[i] = q[i / l->n_cell].shift;
     te_rescale_params(&c->e, m, s, (uint32_t)width, &k.m, &k.s);
   } else {
-    oom(c);
+    tfl_out_of_memory(c);
   }
   tinyml__free(c->allocator, m);
   tinyml__free(c->allocator, s);
@@ -373,16 +362,9 @@ static te_value_t matmul(tfl_ctx_t *c, te_value_t a, int32_t zp, te_value_t w) {
   return te_reshape(&c->e, y, 2, (int64_t[2]){rows, width});
 }
 
-static te_value_t slice(tfl_ctx_t *c, te_value_t x, const int64_t *start, const int64_t *size) {
-  uint32_t r = x.type.rank;
-  te_type_t t = te_type(x.type.elem, r, size);
-  te_value_t ops[3] = {x, te_shape(&c->e, r, start), te_shape(&c->e, r, size)};
-  return te_op(&c->e, "tosa.slice", ops, 3, NULL, &t);
-}
-
 /* Packed gates [first, first + n) of a [batch, 4 n_cell] value. */
 static te_value_t gates(tfl_ctx_t *c, const ilstm_t *l, te_value_t v, int first, int n) {
-  return slice(c, v, (int64_t[2]){0, first * l->n_cell}, (int64_t[2]){l->batch, n * l->n_cell});
+  return te_slice(&c->e, v, (int64_t[2]){0, first * l->n_cell}, (int64_t[2]){l->batch, n * l->n_cell});
 }
 
 /* ---- TFLM's int16 Logistic and Tanh ------------------------------------ */
@@ -438,24 +420,15 @@ static te_value_t input_terms(tfl_ctx_t *c, const ilstm_t *l) {
   return c->error ? (te_value_t){0} : te_reshape(&c->e, y, 3, dims);
 }
 
-static te_value_t step_terms(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, int64_t t) {
-  int64_t width = terms.type.dims[2];
-  int64_t start[3] = {0, t, 0}, size[3] = {l->batch, 1, width};
-  if (l->time_major) {
-    start[0] = t, start[1] = 0;
-    size[0] = 1, size[1] = l->batch;
-  }
-  return te_reshape(&c->e, slice(c, terms, start, size), 2, (int64_t[2]){l->batch, width});
-}
-
 /* MulElementwise of two Q0.15 (or cell) values to int16, in i32. */
 static te_value_t mul16(tfl_ctx_t *c, te_value_t a, te_value_t b, scaler_t k) {
   return te_cast(&c->e, rescale(c, te_mul(&c->e, a, b, 0), k, TE_I16, 0), TE_I32);
 }
 
 /* One time step: h (int8 [batch, n_cell]) and cell (i32) become the next. */
-static void step(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, te_value_t *h,
+static void step(tfl_ctx_t *c, const void *layer, te_value_t terms, te_value_t *h,
                  te_value_t *cell) {
+  const ilstm_t *l = layer;
   te_value_t r = rescale_gates(c, matmul(c, *h, l->h_zp, l->rw), l->h_gates);
   te_value_t p = sat16(c, add(c, terms, r));
   te_value_t sig = sigmoid16(c, l, te_mul(&c->e, gates(c, l, p, 0, 3), k32(c, 3), 0));
@@ -466,29 +439,6 @@ static void step(tfl_ctx_t *c, const ilstm_t *l, te_value_t terms, te_value_t *h
   te_value_t tc = tanh16(c, l, tanh_input(c, cn, l->cpow));
   *h = rescale(c, te_mul(&c->e, tc, o, 0), l->hidden, TE_I8, l->h_zp);
   *cell = cn;
-}
-
-/* The steps' outputs [batch, n_cell] joined along time. */
-static te_value_t join_steps(tfl_ctx_t *c, const ilstm_t *l, te_value_t *hs) {
-  int64_t one_step[3] = {l->batch, 1, l->n_cell}, all[3] = {l->batch, l->time, l->n_cell};
-  if (l->time_major) {
-    one_step[0] = 1, one_step[1] = l->batch;
-    all[0] = l->time, all[1] = l->batch;
-  }
-  for (int64_t t = 0; t < l->time; ++t) hs[t] = te_reshape(&c->e, hs[t], 3, one_step);
-  if (l->time == 1) return hs[0];
-  te_type_t ty = te_type(TE_I8, 3, all);
-  char props[32];
-  snprintf(props, sizeof props, "axis = %d : i32", l->time_major ? 0 : 1);
-  return te_op(&c->e, "tosa.concat", hs, (uint32_t)l->time, props, &ty);
-}
-
-static int unroll_fits(tfl_ctx_t *c, const ilstm_t *l, uint64_t step_ops) {
-  uint64_t ops = (uint64_t)l->time * step_ops;
-  if (ops <= c->limits.max_ops) return 1;
-  tfl_fail(c, "unrolling %lld time steps emits %llu TOSA ops, more than max_ops (%llu)",
-           (long long)l->time, (unsigned long long)ops, (unsigned long long)c->limits.max_ops);
-  return 0;
 }
 
 static int read_lstm(tfl_ctx_t *c, ilstm_t *l) {
@@ -503,22 +453,12 @@ tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c) {
   if (!read_lstm(c, &l) || !make_constants(c, &l)) return c->error;
   te_value_t terms = input_terms(c, &l);
   te_value_t h = tfl_value_in(c, IN_H), cell = tfl_value_in(c, IN_C);
-  te_value_t *hs = tinyml__calloc(c->allocator, (size_t)l.time, sizeof(te_value_t), 8);
-  if (!hs) oom(c);
-  if (c->error) {
-    tinyml__free(c->allocator, hs);
-    return c->error;
-  }
+  if (c->error) return c->error;
   h = te_reshape(&c->e, h, 2, (int64_t[2]){l.batch, l.n_cell});
   cell = te_cast(&c->e, te_reshape(&c->e, cell, 2, (int64_t[2]){l.batch, l.n_cell}), TE_I32);
-  uint32_t first = c->e.next_id;
-  for (int64_t t = 0; t < l.time && !c->error; ++t) {
-    step(c, &l, step_terms(c, &l, terms, t), &h, &cell);
-    hs[t] = h;
-    if (t == 0) unroll_fits(c, &l, c->e.next_id - first);
-  }
-  te_value_t y = c->error ? h : join_steps(c, &l, hs);
-  tinyml__free(c->allocator, hs);
+  const tfl_sequence_t seq = {l.batch, l.time, l.time_major};
+  te_value_t y = tfl_sequence_unroll(c, &seq, terms, step, &l, &h, &cell);
+  if (!y.id) return c->error;
   tfl_set_state(c, IN_H, h);
   tfl_set_state(c, IN_C, te_cast(&c->e, cell, TE_I16));
   return tfl_set_out(c, 0, y);

@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "../../common/alloc.h"
-#include "../../common/status.h"
 #include "tfl_lower.h"
 
 enum { OP_RESIZE_BILINEAR = 23, OP_RESIZE_NEAREST = 97 };
@@ -117,7 +116,6 @@ tinyml_status_t tfl_lower_resize(tfl_ctx_t *c) {
   if (lo && w && x.id) x = resize_axis(c, &r, x, 2, lo, lo + most, w);
   tinyml__free(c->allocator, lo);
   tinyml__free(c->allocator, w);
-  if (!lo || !w)
-    return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  if (!lo || !w) return tfl_out_of_memory(c), c->error;
   return x.id ? tfl_set_out(c, 0, x) : c->error;
 }

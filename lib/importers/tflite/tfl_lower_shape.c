@@ -191,9 +191,7 @@ tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c) {
   if (!tfl_quant_matches(in, out)) return tfl_fail(c, "input and output quantisation differ");
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
-  te_type_t t = te_type(x.type.elem, in->rank, size);
-  te_value_t ops[3] = {x, te_shape(&c->e, in->rank, start), te_shape(&c->e, in->rank, size)};
-  return tfl_set_out(c, 0, te_op(&c->e, "tosa.slice", ops, 3, NULL, &t));
+  return tfl_set_out(c, 0, te_slice(&c->e, x, start, size));
 }
 
 /* MEAN over constant axes (int8: TFLite's reference_integer_ops::Mean). */

@@ -144,6 +144,18 @@ const tfl_tensor_t *tfl_out(tfl_ctx_t *c, uint32_t i) {
   return i < c->op->output_count ? tfl_tensor(c, c->op->outputs[i]) : NULL;
 }
 
+int tfl_out_of_memory(tfl_ctx_t *c) {
+  if (!c->error)
+    c->error = tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+  return 0;
+}
+
+int64_t tfl_numel(const tfl_tensor_t *t) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d < t->rank; ++d) n *= t->shape[d];
+  return n;
+}
+
 int tfl_te_type(const tfl_tensor_t *t, te_type_t *out) {
   te_elem_t elem;
   switch (t->type) {

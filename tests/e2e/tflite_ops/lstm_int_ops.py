@@ -12,7 +12,8 @@ outputs for the zoo's DTLN bit for bit.
 """
 import math
 import random
-import struct
+
+from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
 
 GATES = "ifco"  # TFLite's input order: input, forget, cell, output
 
@@ -72,45 +73,10 @@ def input_values(s):
 
 # ---- TFLM's integer arithmetic -----------------------------------------------
 
-def f32(v):
-    return struct.unpack("<f", struct.pack("<f", v))[0]
-
-
-def clamp(v, lo, hi):
-    return lo if v < lo else hi if v > hi else v
-
-
-def srdhm(a, b):  # gemmlowp SaturatingRoundingDoublingHighMul
-    if a == b == -2 ** 31:
-        return 2 ** 31 - 1
-    ab = a * b
-    q = ab + ((1 << 30) if ab >= 0 else (1 - (1 << 30)))
-    return abs(q) // (1 << 31) * (1 if q >= 0 else -1)  # C division truncates
-
-
-def rdbpot(x, e):  # RoundingDivideByPOT
-    mask = (1 << e) - 1
-    threshold = (mask >> 1) + (1 if x < 0 else 0)
-    return (x >> e) + (1 if (x & mask) > threshold else 0)
-
-
 def mbqm(x, q):  # MultiplyByQuantizedMultiplier, double rounding
     m, shift = q
     left, right = max(shift, 0), max(-shift, 0)
     return rdbpot(srdhm(x * (1 << left), m), right)
-
-
-def quantize_multiplier(d):
-    if d == 0.0:
-        return 0, 0
-    frac, shift = math.frexp(d)
-    qf = int(math.floor(abs(frac * (1 << 31)) + 0.5))  # std::round
-    if qf == 1 << 31:
-        qf //= 2
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return qf, shift
 
 
 # sigmoid_table_uint16 (tensorflow/lite/kernels/internal/common.h).

@@ -11,11 +11,9 @@ The new state column adds the state's zero point before the clamp
 (upstream's fixed order, tflite-micro PR 3627); the int8 cases are built so
 that the older order, clamp then add and wrap, gives different outputs.
 """
-import math
 import random
-import struct
 
-INT32_MIN, INT32_MAX = -2 ** 31, 2 ** 31 - 1
+from tflm_fixed import INT32_MAX, INT32_MIN, clamp, f32, quantize_multiplier, rdbpot, srdhm
 
 
 class Spec:
@@ -42,10 +40,6 @@ WF_SCALE = 0.011
 STATE_SCALE = {"INT16": 0.0004, "INT8": 0.021}
 WT_SCALE = {"INT16": 0.00007, "INT8": 0.009}
 OUT_Q = (0.03, 4)
-
-
-def f32(v):
-    return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
 def build(m, s):
@@ -76,40 +70,10 @@ def inputs(s, seed=1):
 
 # ---- TFLM's arithmetic ---------------------------------------------------------
 
-def srdhm(a, b):
-    if a == b == INT32_MIN:
-        return INT32_MAX
-    ab = a * b
-    q = ab + ((1 << 30) if ab >= 0 else 1 - (1 << 30))
-    return abs(q) // (1 << 31) * (1 if q >= 0 else -1)  # C division truncates
-
-
-def rdbpot(x, e):
-    mask = (1 << e) - 1
-    return (x >> e) + (1 if (x & mask) > (mask >> 1) + (1 if x < 0 else 0) else 0)
-
-
 def mbqm(x, m, shift):
     left, right = max(shift, 0), max(-shift, 0)
     v = ((x * (1 << left) + 2 ** 31) % 2 ** 32) - 2 ** 31
     return rdbpot(srdhm(v, m), right)
-
-
-def quantize_multiplier(d):
-    if d == 0.0:
-        return 0, 0
-    q, shift = math.frexp(d)
-    qf = int(math.floor(abs(q * (1 << 31)) + 0.5))
-    if qf == 1 << 31:
-        qf //= 2
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return qf, shift
-
-
-def clamp(v, lo, hi):
-    return lo if v < lo else hi if v > hi else v
 
 
 def reference(s, data, ins, x, invokes=1, zp_first=True):
