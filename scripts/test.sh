@@ -73,6 +73,9 @@ rvv_failed=0
 rvv_models=kws_ref_model,vww_96_int8,resnet8_int8,ad01_int8,person_detect
 rvv_models+=,vww_96_float,resnet8_float,ad01_fp32,micro_speech
 rvv_models+=,hello_world_float,hello_world_int8,simple_add
+rvv_zoo_models=tflm_keyword_scrambled,tflm_keyword_scrambled_8bit,tflm_micro_speech_lstm
+rvv_zoo_models+=,tflm_trained_lstm_int8,coral_keras_lstm_mnist_ptq,tflm_dtln_noise_suppression
+rvv_zoo_models+=,tflm_trained_lstm
 for vlen in 128 256; do
   echo "-- rvv models at VLEN $vlen"
   rc=0
@@ -80,6 +83,13 @@ for vlen in 128 256; do
     build-rvv/tools/tinyml-run ../shared --target rvv \
     --runner "qemu-riscv64 -cpu rv64,v=true,vlen=$vlen,vext_spec=v1.0" \
     --models "$rvv_models" >build/meson-logs/rvv-vlen$vlen.txt 2>&1 || rc=$?
+  # The zoo's recurrent models (LSTM, SVDF: state kept in the context)
+  # against TFLite Micro's reference kernels, bit for bit.
+  python3 tests/e2e/test_shared_models.py build/tools/tinyml-compile \
+    build-rvv/tools/tinyml-run ../shared/zoo --target rvv \
+    --manifest ../shared/zoo/reference-tflm/manifest.json \
+    --runner "qemu-riscv64 -cpu rv64,v=true,vlen=$vlen,vext_spec=v1.0" \
+    --models "$rvv_zoo_models" >>build/meson-logs/rvv-vlen$vlen.txt 2>&1 || rc=$?
   sed "s/^\(PASS\|FAIL\|SKIP\)/\1 vlen=$vlen/" build/meson-logs/rvv-vlen$vlen.txt |
     tee -a "$rvv_log"
   # 77: ../shared is missing outside CI; the script printed a SKIP line.
@@ -106,6 +116,16 @@ if [ -d ../shared/reference ]; then
     kws_ref_model vww_96_int8 resnet8_int8 ad01_int8 person_detect \
     hello_world_float kws_ref_model_float32 ad01_fp32 \
     | tee build/meson-logs/mcu-models.txt || mcu_failed=1
+  # The zoo's int8 recurrent models (LSTM, SVDF with int8/int16 state)
+  # against TFLite Micro's reference kernels, within 1 (they are exact).
+  echo "-- recurrent zoo models on the Cortex-M4"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
+    --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
+    --manifest ../shared/zoo/reference-tflm/manifest.json --no-corrupt \
+    --max-runtime-text 8192 tflm_keyword_scrambled tflm_keyword_scrambled_8bit \
+    tflm_micro_speech_lstm tflm_trained_lstm_int8 coral_keras_lstm_mnist_ptq \
+    tflm_dtln_noise_suppression \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # The same firmware measurement with no interpreter: --emit static-lib.
   echo "-- static-lib deployment"
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \

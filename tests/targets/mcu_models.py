@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs the MLPerf Tiny models on an emulated Cortex-M with tinyml-mcu-run
-and compares with ../shared/reference (int8/uint8 within 1, float32 within
+"""Runs the MLPerf Tiny models (or, with --manifest, those of another
+manifest such as the zoo's TFLite Micro goldens) on an emulated Cortex-M with
+tinyml-mcu-run and compares with ../shared/reference (int8/uint8/int16 within 1, float32 within
 1e-4 + 1e-3 * |expected|, the README's tolerances).  Then damages the first model's module and checks
 that the firmware refuses each copy with a message instead of crashing
 (--no-corrupt skips that).  Usage:
@@ -18,7 +19,8 @@ import tempfile
 import zlib
 
 DEFAULT_MODELS = ["kws_ref_model", "vww_96_int8", "resnet8_int8", "ad01_int8", "person_detect"]
-NP = {"int8": ("b", 1), "uint8": ("B", 1), "float32": ("f", 4), "int32": ("i", 4)}
+NP = {"int8": ("b", 1), "uint8": ("B", 1), "int16": ("h", 2), "float32": ("f", 4),
+      "int32": ("i", 4)}
 
 
 def shared_present(path, name):
@@ -39,7 +41,7 @@ def compare(got, ref, dtype):
         return "size %d, expected %d" % (len(got), len(ref))
     g = struct.unpack("<%d%s" % (len(got) // size, fmt), got)
     r = struct.unpack("<%d%s" % (len(ref) // size, fmt), ref)
-    tol = 1 if dtype in ("int8", "uint8") else 0
+    tol = 1 if dtype in ("int8", "uint8", "int16") else 0
     worst = max((abs(x - y) for x, y in zip(g, r)), default=0)
     if dtype == "float32":
         # ../shared/reference/README.md's float tolerance, as every other target
@@ -103,6 +105,9 @@ def main():
     ap.add_argument("--board", default="mps2-an386")
     ap.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
     ap.add_argument("--cases", type=int, default=1, help="reference cases per model")
+    ap.add_argument("--manifest",
+                    help="another manifest of the same format (default: SHARED/reference/"
+                         "manifest.json); its paths are relative to its folder's parent")
     ap.add_argument("--xfail", action="append", default=[],
                     help="a model with a known open bug: its failure is expected")
     ap.add_argument("--no-corrupt", action="store_true",
@@ -120,7 +125,11 @@ def main():
     a = ap.parse_args()
     if a.deploy == "static-lib":
         a.no_corrupt = True
-    manifest = json.load(open(os.path.join(a.shared, "reference", "manifest.json")))
+    path = a.manifest or os.path.join(a.shared, "reference", "manifest.json")
+    if not shared_present(path, "mcu_models"):
+        return 0
+    base = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    manifest = json.load(open(path))
     by_name = {os.path.splitext(os.path.basename(e["model"]))[0]: e for e in manifest}
     peers = json.load(open(a.at_most))["models"] if a.at_most else {}
     limits = {name: {k: v for k, v in peers.get(name, {}).items() if k in ("instructions", "arena")}
@@ -135,8 +144,8 @@ def main():
         for case in e["cases"][: a.cases]:
             with tempfile.TemporaryDirectory() as out:
                 cmd = [sys.executable, a.mcu_run, "--board", a.board, "--deploy", a.deploy,
-                       os.path.join(a.shared, e["model"])]
-                inputs = [os.path.join(a.shared, i["file"])
+                       os.path.join(base, e["model"])]
+                inputs = [os.path.join(base, i["file"])
                           for i in sorted(case["inputs"], key=lambda x: x["index"])]
                 for i in inputs:
                     cmd += ["--input", i]
@@ -152,7 +161,7 @@ def main():
                 else:
                     for o in case["outputs"]:
                         got = open(os.path.join(out, "output_%d.bin" % o["index"]), "rb").read()
-                        ref = open(os.path.join(a.shared, o["file"]), "rb").read()
+                        ref = open(os.path.join(base, o["file"]), "rb").read()
                         err = compare(got, ref, o["dtype"])
                         if err:
                             errs.append("output %d: %s" % (o["index"], err))
