@@ -194,7 +194,60 @@ tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c) {
   return tfl_set_out(c, 0, te_slice(&c->e, x, start, size));
 }
 
-/* MEAN over constant axes (int8: TFLite's reference_integer_ops::Mean). */
+/* Desktop TFLite's uint8 Mean (reference_integer_ops::Mean):
+ * MultiplyByQuantizedMultiplier(sum, in/out scale), divide by the count
+ * rounding half away from zero, add the output zero point. */
+static te_value_t mean_rounded(tfl_ctx_t *c, te_value_t sum, int64_t count,
+                               const tfl_tensor_t *in, const tfl_tensor_t *out) {
+  int32_t m;
+  int s;
+  int8_t ts;
+  if (!tfl_quantize_multiplier((double)tfl_scale(in) / (double)tfl_scale(out), &m, &s) ||
+      !tfl_tosa_shift(s, &ts)) {
+    tfl_fail(c, "scale ratio out of range");
+    return (te_value_t){0};
+  }
+  te_value_t r = te_rescale(&c->e, sum, TE_I32, &m, &ts, 1, 0, 0, 1, 0, 0);
+  te_value_t half = te_scalar_int(&c->e, TE_I32, count / 2);
+  te_value_t pos = te_binary(&c->e, "tosa.greater", r, te_scalar_int(&c->e, TE_I32, 0));
+  te_value_t q = te_select(&c->e, pos, te_binary(&c->e, "tosa.add", r, half),
+                           te_binary(&c->e, "tosa.sub", r, half));
+  q = te_binary(&c->e, "tosa.intdiv", q, te_scalar_int(&c->e, TE_I32, count));
+  return te_binary(&c->e, "tosa.add", q, te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
+}
+
+/* TFLite Micro's int8/int16 MEAN (EvalIntegerMean).  With the input's
+ * quantisation on the output it is reference_ops::Mean: the raw values'
+ * sum divided by the count in C, truncating toward zero.  Otherwise
+ * QuantizedMeanOrSum: 1/count folded into the multiplier in integers,
+ * (m << k) / count with k = floor(log2(count)) limited to 32 and to
+ * 31 + shift, then MultiplyByQuantizedMultiplier of (sum - zp * count). */
+static te_value_t mean_tflm(tfl_ctx_t *c, te_value_t raw_sum, int64_t count,
+                            const tfl_tensor_t *in, const tfl_tensor_t *out) {
+  if (tfl_quant_matches(in, out))
+    return te_binary(&c->e, "tosa.intdiv", raw_sum, te_scalar_int(&c->e, TE_I32, count));
+  int32_t m;
+  int s, k = 0;
+  int8_t ts;
+  if (!tfl_quantize_multiplier((double)tfl_scale(in) / (double)tfl_scale(out), &m, &s)) {
+    tfl_fail(c, "scale ratio out of range");
+    return (te_value_t){0};
+  }
+  while (k < 32 && (count >> (k + 1)) > 0) ++k;
+  if (k > 31 + s) k = 31 + s;
+  int32_t mc = (int32_t)(((int64_t)m << k) / count);
+  if (!tfl_tosa_shift(s - k, &ts)) {
+    tfl_fail(c, "scale ratio out of range");
+    return (te_value_t){0};
+  }
+  te_value_t sum = te_binary(&c->e, "tosa.sub", raw_sum,
+                             te_scalar_int(&c->e, TE_I32, (int64_t)tfl_zero_point(in) * count));
+  te_value_t r = te_rescale(&c->e, sum, TE_I32, &mc, &ts, 1, 0, 0, 1, 0, 0);
+  return te_binary(&c->e, "tosa.add", r, te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
+}
+
+/* MEAN over constant axes.  int8 and int16 follow TFLite Micro's kernel;
+ * uint8, which TFLM lacks, desktop TFLite's. */
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int64_t axes[TE_MAX_RANK];
@@ -204,10 +257,15 @@ tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
   if (!x.id) return c->error;
   int is_float = in->type == TFL_FLOAT32 && out->type == TFL_FLOAT32;
   if (!is_float && !(tfl_is_quantized(in) && tfl_is_quantized(out) && in->type == out->type &&
-                     in->type != TFL_INT16))
+                     (in->type == TFL_INT8 || in->type == TFL_UINT8 || in->type == TFL_INT16)))
     return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
-  te_value_t acc = is_float ? x : te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_I32),
-                                            te_scalar_int(&c->e, TE_I32, tfl_zero_point(in)));
+  int tflm = in->type != TFL_UINT8;
+  te_value_t acc = x;
+  if (!is_float) {
+    acc = te_cast(&c->e, x, TE_I32);
+    if (!tflm)
+      acc = te_binary(&c->e, "tosa.sub", acc, te_scalar_int(&c->e, TE_I32, tfl_zero_point(in)));
+  }
   int64_t count = 1;
   uint32_t done = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -218,28 +276,16 @@ tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
     count *= in->shape[a];
     acc = te_reduce(&c->e, "tosa.reduce_sum", acc, (int32_t)a);
   }
+  if (count < 1) return tfl_fail(c, "mean over an empty axis");
   te_value_t y;
   if (is_float) {
     y = te_mul(&c->e, acc, te_scalar_f32(&c->e, 1.0f / (float)count), 0);
   } else {
-    /* TFLite's integer Mean: MultiplyByQuantizedMultiplier(sum, in/out
-     * scale), divide by the count rounding half away from zero, add the
-     * output zero point, clamp. */
-    int32_t m;
-    int s;
-    int8_t ts;
-    if (!tfl_quantize_multiplier((double)tfl_scale(in) / (double)tfl_scale(out), &m, &s) ||
-        !tfl_tosa_shift(s, &ts)) return tfl_fail(c, "scale ratio out of range");
-    te_value_t r = te_rescale(&c->e, acc, TE_I32, &m, &ts, 1, 0, 0, 1, 0, 0);
-    te_value_t half = te_scalar_int(&c->e, TE_I32, count / 2);
-    te_value_t pos = te_binary(&c->e, "tosa.greater", r, te_scalar_int(&c->e, TE_I32, 0));
-    te_value_t q = te_select(&c->e, pos, te_binary(&c->e, "tosa.add", r, half),
-                             te_binary(&c->e, "tosa.sub", r, half));
-    q = te_binary(&c->e, "tosa.intdiv", q, te_scalar_int(&c->e, TE_I32, count));
-    q = te_binary(&c->e, "tosa.add", q, te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
+    te_value_t q = tflm ? mean_tflm(c, acc, count, in, out) : mean_rounded(c, acc, count, in, out);
+    if (!q.id) return c->error;
     int32_t qmin, qmax;
     tfl_qrange(out, &qmin, &qmax);
-    y = te_cast(&c->e, te_clamp_int(&c->e, q, qmin, qmax), TE_I8);
+    y = te_cast(&c->e, te_clamp_int(&c->e, q, qmin, qmax), in->type == TFL_INT16 ? TE_I16 : TE_I8);
   }
   te_type_t t;
   if (!tfl_te_type(out, &t) || te_numel(&t) != te_numel(&y.type))

@@ -32,6 +32,7 @@ import layout_ops
 import logic_ops
 import lstm_int_ops
 import lstm_ops
+import mean_ops
 import nn_ops
 import svdf_ops
 
@@ -639,6 +640,26 @@ def int_lstm_entry(spec, flatc, schema, outdir):
     return {"model": model, "format": "tflite", "cases": cases}
 
 
+def mean_entry(spec, flatc, schema, outdir):
+    """An integer MEAN whose input is made here and whose expected output is
+    TFLite Micro's (mean_ops), which must match exactly."""
+    m = Model(spec.name, spec.seed)
+    mean_ops.build(m, spec)
+    model = write_model(m, flatc, schema, outdir)
+    x = mean_ops.inputs(spec)
+    y = mean_ops.reference(spec, x)[0]
+    fmt = mean_ops.PACK[spec.ttype]
+    prefix = os.path.join(outdir, m.name)
+    with open(prefix + "_in_0.bin", "wb") as f:
+        f.write(struct.pack("<%d%s" % (len(x), fmt), *x))
+    with open(prefix + "_out_0.bin", "wb") as f:
+        f.write(struct.pack("<%d%s" % (len(y), fmt), *y))
+    case = {"label": "seed1", "exact": True,
+            "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
+            "outputs": [io_entry(m, m.outputs[0], "output", 0, prefix + "_out_0.bin")]}
+    return {"model": model, "format": "tflite", "cases": [case]}
+
+
 def write_json(outdir, name, value):
     with open(os.path.join(outdir, name), "w") as f:
         json.dump(value, f, indent=1)
@@ -656,6 +677,7 @@ def main():
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
+    manifest += [mean_entry(spec, flatc, schema, outdir) for spec in mean_ops.CASES]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
