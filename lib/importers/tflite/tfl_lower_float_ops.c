@@ -1,8 +1,9 @@
 /* Float elementwise operators beyond the arithmetic of tfl_lower_math.c:
  * the unary math (ABS ... HARD_SWISH), LEAKY_RELU and the binary
  * MAXIMUM, MINIMUM, DIV, SQUARED_DIFFERENCE, FLOOR_DIV.  Each follows the
- * float formula of TFLite's reference kernel; quantised forms of these
- * operators are refused by name until they get TFLite's integer kernels. */
+ * float formula of TFLite's reference kernel.  The int8 forms TFLite Micro
+ * has (ABS, LEAKY_RELU, HARD_SWISH, ELU) are in tfl_lower_q8_unary.c; the
+ * other quantised forms are refused by name. */
 #include <string.h>
 
 #include "tfl_lower.h"
@@ -53,9 +54,6 @@ tinyml_status_t tfl_lower_unary_math(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int code = (int)c->op->builtin_code, bad = 0;
   if (!in || !out) return tfl_fail(c, "missing input or output");
-  if (in->type != TFL_FLOAT32 || out->type != TFL_FLOAT32)
-    return tfl_fail(c, "unsupported types %s -> %s (only FLOAT32 so far)",
-                    tfl_type_name(in->type), tfl_type_name(out->type));
   float alpha = 0.0f;
   if (code == OP_LEAKY_RELU) {
     const tfl_table_t *o = tfl_options(c, OPT_LEAKY_RELU);
@@ -63,6 +61,11 @@ tinyml_status_t tfl_lower_unary_math(tfl_ctx_t *c) {
     alpha = tfl_table_f32(o, 0, 0.0f, &bad);
     if (bad) return tfl_fail(c, "malformed options");
   }
+  int has_q8 = code == OP_ABS || code == OP_LEAKY_RELU || code == OP_HARD_SWISH || code == OP_ELU;
+  if (has_q8 && in->type != TFL_FLOAT32) return tfl_lower_unary_q8(c, alpha);
+  if (in->type != TFL_FLOAT32 || out->type != TFL_FLOAT32)
+    return tfl_fail(c, "unsupported types %s -> %s (only FLOAT32 so far)",
+                    tfl_type_name(in->type), tfl_type_name(out->type));
   te_value_t x = tfl_value_in(c, 0);
   return x.id ? tfl_set_out(c, 0, unary(c, code, x, alpha)) : c->error;
 }

@@ -1,0 +1,144 @@
+/* int8 (and, where TFLite has them, uint8) forms of ABS, LEAKY_RELU,
+ * HARD_SWISH and ELU.
+ *
+ * Each output byte depends only on the input byte, so the operator becomes
+ * one tosa.table of 256 entries, and each entry is what TFLite Micro's
+ * kernel computes for that byte, in the kernel's own integer (or, for ELU,
+ * float) arithmetic, run here at compile time: abs and leaky_relu are
+ * MultiplyByQuantizedMultiplier of the offset input (elementwise.cc,
+ * leaky_relu_common.cc), hard_swish is reference_ops::HardSwish's 16-bit
+ * fixed point, elu is the float lookup table of elu.cc.  uint8 travels as
+ * int8 (value - 128, zero point - 128), where these formulas are unchanged. */
+#include <math.h>
+
+#include "tfl_lower.h"
+#include "tfl_quant.h"
+
+enum { OP_LEAKY_RELU = 98, OP_ABS = 101, OP_ELU = 111, OP_HARD_SWISH = 117 };
+
+typedef struct q8_params {
+  int32_t in_zp, out_zp, qmin, qmax;
+  float in_scale, out_scale;
+  int32_t m1, m2;   /* multipliers: identity/alpha, or hard_swish's int16 pair */
+  int s1, s2;       /* their shifts */
+} q8_params_t;
+
+static int32_t clamp_q(const q8_params_t *p, int32_t v) {
+  return v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v;
+}
+
+static int32_t abs_entry(const q8_params_t *p, int32_t x) {
+  int32_t v = x - p->in_zp;
+  if (v < 0) v = -v;
+  if (p->in_scale == p->out_scale) return clamp_q(p, v + p->out_zp);
+  return clamp_q(p, tfl_mbqm(v, p->m1, p->s1) + p->out_zp);
+}
+
+static int32_t leaky_entry(const q8_params_t *p, int32_t x) {
+  int32_t v = x - p->in_zp;
+  return clamp_q(p, p->out_zp + (v >= 0 ? tfl_mbqm(v, p->m1, p->s1) : tfl_mbqm(v, p->m2, p->s2)));
+}
+
+static int32_t elu_entry(const q8_params_t *p, int32_t x) {
+  float d = p->in_scale * (float)(x - p->in_zp);
+  float t = d < 0.0f ? expm1f(d) : d;
+  float r = roundf(t * (1.0f / p->out_scale));
+  return clamp_q(p, (int32_t)(r + (float)p->out_zp));
+}
+
+/* gemmlowp's int16 SaturatingRoundingDoublingHighMul and RoundingDivideByPOT,
+ * and TFLite's SaturatingDoublingHighMul and SaturatingLeftShift. */
+static int16_t srdhm16(int16_t a, int16_t b) {
+  if (a == b && a == INT16_MIN) return INT16_MAX;
+  int32_t ab = (int32_t)a * b;
+  int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return (int16_t)((ab + nudge) / (1 << 15));
+}
+
+static int16_t sdhm16(int16_t a, int16_t b) {
+  if (a == b && a == INT16_MIN) return INT16_MAX;
+  return (int16_t)(((int32_t)a * b) / (1 << 15));
+}
+
+static int16_t sat_shl16(int16_t v, int amount) {
+  int64_t r = (int64_t)v * ((int64_t)1 << amount);
+  return (int16_t)(r > INT16_MAX ? INT16_MAX : r < INT16_MIN ? INT16_MIN : r);
+}
+
+static int16_t rdbpot16(int16_t x, int e) {
+  int16_t mask = (int16_t)((1 << e) - 1), rem = (int16_t)(x & mask);
+  int16_t threshold = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
+  return (int16_t)((x >> e) + (rem > threshold ? 1 : 0));
+}
+
+/* m1/s1: the output multiplier (int16) and exponent; m2/s2: the relu-ish one. */
+static int32_t hard_swish_entry(const q8_params_t *p, int32_t x) {
+  int16_t hires = (int16_t)((x - p->in_zp) * (1 << 7));
+  int16_t pre_out = srdhm16(hires, (int16_t)p->m1);
+  int16_t r = hires;
+  if (p->s2 > 0) r = sat_shl16(r, p->s2 - 1);
+  r = srdhm16(r, (int16_t)p->m2);
+  if (p->s2 > 0) r = sat_shl16(r, 1);
+  if (p->s2 < 0) r = rdbpot16(r, -p->s2);
+  r = (int16_t)((r + (1 << 15)) >> 1);
+  int16_t out = rdbpot16(sdhm16(r, pre_out), -p->s1);
+  return clamp_q(p, out + p->out_zp);
+}
+
+/* TFLite's DownScaleInt32ToInt16Multiplier. */
+static int32_t to_int16_multiplier(int32_t m) {
+  if (m >= INT32_MAX - (1 << 15)) return INT16_MAX;
+  return (m + (1 << 15)) >> 16;
+}
+
+/* The multipliers each kernel's Prepare computes, from float scales as it does. */
+static int prepare(tfl_ctx_t *c, int code, float alpha, q8_params_t *p) {
+  float in_s = p->in_scale, out_s = p->out_scale;
+  switch (code) {
+    case OP_ABS:
+      return in_s == out_s || tfl_quantize_multiplier((double)in_s / (double)out_s, &p->m1, &p->s1);
+    case OP_LEAKY_RELU:
+      if (!(alpha >= 0.0f)) return tfl_fail(c, "int8 LEAKY_RELU with a negative alpha (%g) is not supported", (double)alpha), 0;
+      return tfl_quantize_multiplier((double)(in_s / out_s), &p->m1, &p->s1) &&
+             (alpha == 0.0f || tfl_quantize_multiplier((double)(in_s * alpha / out_s), &p->m2, &p->s2));
+    case OP_HARD_SWISH: {
+      float hires = (1.0f / 128.0f) * in_s;
+      int32_t m;
+      if (!tfl_quantize_multiplier((double)(hires / out_s), &m, &p->s1) || p->s1 > 0) return 0;
+      p->m1 = to_int16_multiplier(m);
+      if (!tfl_quantize_multiplier((double)(hires / (3.0f / 32768.0f)), &m, &p->s2)) return 0;
+      p->m2 = to_int16_multiplier(m);
+      return 1;
+    }
+    default: return 1; /* OP_ELU: the table is computed in float */
+  }
+}
+
+tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  int code = (int)c->op->builtin_code;
+  int uint8_ok = code == OP_LEAKY_RELU || code == OP_HARD_SWISH;
+  if (!in || !out || in->type != out->type || !tfl_is_quantized(in) || !tfl_is_quantized(out) ||
+      in->quant.scale_count != 1 || out->quant.scale_count != 1 ||
+      !(in->type == TFL_INT8 || (in->type == TFL_UINT8 && uint8_ok)))
+    return tfl_fail(c, "unsupported types %s -> %s (FLOAT32, INT8%s with one scale each)",
+                    in ? tfl_type_name(in->type) : "?", out ? tfl_type_name(out->type) : "?",
+                    uint8_ok ? ", UINT8" : "");
+  q8_params_t p = {tfl_zero_point(in), tfl_zero_point(out), 0, 0, tfl_scale(in), tfl_scale(out),
+                   0, 0, 0, 0};
+  tfl_qrange(out, &p.qmin, &p.qmax);
+  if (!prepare(c, code, alpha, &p))
+    return c->error ? c->error : tfl_fail(c, "scales %g -> %g give a multiplier out of range",
+                                          (double)p.in_scale, (double)p.out_scale);
+  int32_t (*entry)(const q8_params_t *, int32_t) =
+      code == OP_ABS ? abs_entry : code == OP_LEAKY_RELU ? leaky_entry
+      : code == OP_ELU ? elu_entry : hard_swish_entry;
+  int8_t table[256];
+  for (int i = 0; i < 256; ++i) table[i] = (int8_t)entry(&p, i - 128);
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  int64_t n = 256;
+  te_type_t tt = te_type(TE_I8, 1, &n);
+  te_value_t ops[2] = {x, te_const(&c->e, &tt, table)};
+  return tfl_set_out(c, 0, te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type));
+}
