@@ -98,6 +98,7 @@ tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_strided_slice(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mean(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_sum_q(tfl_ctx_t *c); /* int8/int16 SUM, TFLM's QuantizedMeanOrSum */
 tinyml_status_t tfl_lower_compare(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_logical(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_select(tfl_ctx_t *c);

@@ -330,6 +330,7 @@ tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c) {
   te_type_t t;
   if (!in || !out || !tfl_te_type(out, &t)) return tfl_fail(c, "missing or unsupported operand");
   int min_max = code == OP_REDUCE_MAX || code == OP_REDUCE_MIN;
+  if (code == OP_SUM && (in->type == TFL_INT8 || in->type == TFL_INT16)) return tfl_lower_sum_q(c);
   if (!(in->type == TFL_FLOAT32 || in->type == TFL_INT32 ||
         (min_max && tfl_is_quantized(in) && in->type != TFL_INT16)) ||
       !tfl_quant_matches(in, out))

@@ -216,15 +216,16 @@ static te_value_t mean_rounded(tfl_ctx_t *c, te_value_t sum, int64_t count,
   return te_binary(&c->e, "tosa.add", q, te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
 }
 
-/* TFLite Micro's int8/int16 MEAN (EvalIntegerMean).  With the input's
- * quantisation on the output it is reference_ops::Mean: the raw values'
- * sum divided by the count in C, truncating toward zero.  Otherwise
- * QuantizedMeanOrSum: 1/count folded into the multiplier in integers,
+/* TFLite Micro's int8/int16 MEAN (EvalIntegerMean) and SUM.  A MEAN with
+ * the input's quantisation on the output is reference_ops::Mean: the raw
+ * values' sum divided by the count in C, truncating toward zero.  Otherwise
+ * QuantizedMeanOrSum: MultiplyByQuantizedMultiplier of (sum - zp * count),
+ * for a MEAN with 1/count folded into the multiplier in integers,
  * (m << k) / count with k = floor(log2(count)) limited to 32 and to
- * 31 + shift, then MultiplyByQuantizedMultiplier of (sum - zp * count). */
-static te_value_t mean_tflm(tfl_ctx_t *c, te_value_t raw_sum, int64_t count,
+ * 31 + shift. */
+static te_value_t mean_tflm(tfl_ctx_t *c, te_value_t raw_sum, int64_t count, int is_sum,
                             const tfl_tensor_t *in, const tfl_tensor_t *out) {
-  if (tfl_quant_matches(in, out))
+  if (!is_sum && tfl_quant_matches(in, out))
     return te_binary(&c->e, "tosa.intdiv", raw_sum, te_scalar_int(&c->e, TE_I32, count));
   int32_t m;
   int s, k = 0;
@@ -233,9 +234,10 @@ static te_value_t mean_tflm(tfl_ctx_t *c, te_value_t raw_sum, int64_t count,
     tfl_fail(c, "scale ratio out of range");
     return (te_value_t){0};
   }
-  while (k < 32 && (count >> (k + 1)) > 0) ++k;
+  while (!is_sum && k < 32 && (count >> (k + 1)) > 0) ++k;
   if (k > 31 + s) k = 31 + s;
   int32_t mc = (int32_t)(((int64_t)m << k) / count);
+  if (is_sum) mc = m;
   if (!tfl_tosa_shift(s - k, &ts)) {
     tfl_fail(c, "scale ratio out of range");
     return (te_value_t){0};
@@ -246,9 +248,9 @@ static te_value_t mean_tflm(tfl_ctx_t *c, te_value_t raw_sum, int64_t count,
   return te_binary(&c->e, "tosa.add", r, te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
 }
 
-/* MEAN over constant axes.  int8 and int16 follow TFLite Micro's kernel;
- * uint8, which TFLM lacks, desktop TFLite's. */
-tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
+/* MEAN over constant axes (SUM too, for int8 and int16).  int8 and int16
+ * follow TFLite Micro's kernel; uint8, which TFLM lacks, desktop TFLite's. */
+static tinyml_status_t lower_mean_or_sum(tfl_ctx_t *c, int is_sum) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int64_t axes[TE_MAX_RANK];
   uint32_t n;
@@ -281,7 +283,8 @@ tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
   if (is_float) {
     y = te_mul(&c->e, acc, te_scalar_f32(&c->e, 1.0f / (float)count), 0);
   } else {
-    te_value_t q = tflm ? mean_tflm(c, acc, count, in, out) : mean_rounded(c, acc, count, in, out);
+    te_value_t q = tflm ? mean_tflm(c, acc, count, is_sum, in, out)
+                        : mean_rounded(c, acc, count, in, out);
     if (!q.id) return c->error;
     int32_t qmin, qmax;
     tfl_qrange(out, &qmin, &qmax);
@@ -291,6 +294,14 @@ tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) {
   if (!tfl_te_type(out, &t) || te_numel(&t) != te_numel(&y.type))
     return tfl_fail(c, "output shape disagrees with the reduced axes");
   return tfl_set_out(c, 0, te_reshape(&c->e, y, t.rank, t.dims));
+}
+
+tinyml_status_t tfl_lower_mean(tfl_ctx_t *c) { return lower_mean_or_sum(c, 0); }
+
+tinyml_status_t tfl_lower_sum_q(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0);
+  if (in && in->type == TFL_UINT8) return tfl_fail(c, "unsupported types UINT8 -> UINT8");
+  return lower_mean_or_sum(c, 1);
 }
 
 /* GATHER (axis, batch_dims 0): params seen as [outer, dim, inner], one

@@ -169,10 +169,10 @@ def error_models(Model, q8):
     m.op("SPLIT_V", [x, m.ints([3, 3]), m.ints([0])], parts, num_splits=2)
     m.inputs, m.outputs = [x], parts
     out.append((m, "operator 0 (SPLIT_V): the sizes do not add up to dimension 7"))
-    m = Model("err_sum_int8", 68)
-    x = m.tensor([4, 3], "INT8", q8(0.1, 0), name="x")
-    y = m.tensor([4], "INT8", q8(0.3, 0), name="y")
+    m = Model("err_sum_uint8", 68)  # TFLM has no uint8 SUM
+    x = m.tensor([4, 3], "UINT8", q8(0.1, 128), name="x")
+    y = m.tensor([4], "UINT8", q8(0.3, 128), name="y")
     m.op("SUM", [x, m.ints([1])], [y], keep_dims=False)
     m.inputs, m.outputs = [x], [y]
-    out.append((m, "operator 0 (SUM): unsupported types INT8 -> INT8"))
+    out.append((m, "operator 0 (SUM): unsupported types UINT8 -> UINT8"))
     return out

@@ -1,5 +1,5 @@
-"""MEAN test models for gen_ops.py, and TFLite Micro's integer MEAN in plain
-Python, which gives their expected outputs.
+"""MEAN and SUM test models for gen_ops.py, and TFLite Micro's integer MEAN
+and SUM in plain Python, which give their expected outputs.
 
 Desktop TFLite (what tflite_run.js runs) computes an int8 mean over axes 1
 and 2 of a 4-D tensor with its own kernel (reference_integer_ops::Mean:
@@ -20,8 +20,9 @@ PACK = {"INT8": "b", "INT16": "h"}
 
 class Spec:
     def __init__(self, name, ttype, shape, axes, q_in, q_out, keep_dims=True, seed=71,
-                 values=None):
+                 values=None, op="MEAN"):
         self.name, self.ttype, self.shape, self.axes = name, ttype, shape, axes
+        self.op = op
         self.q_in, self.q_out, self.keep_dims, self.seed = q_in, q_out, keep_dims, seed
         self.values = values or LIMITS[ttype]  # the inputs' range
 
@@ -36,6 +37,13 @@ CASES = [
          keep_dims=False, seed=73),
     Spec("mean_tflm_int16", "INT16", [1, 5, 3, 6], [1, 2], (0.0007, 0), (0.0003, 0),
          seed=74, values=(-9000, 9000)),
+    # SUM: QuantizedMeanOrSum without the 1/count, shared quantisation or not.
+    Spec("sum_tflm_int8_same", "INT8", [3, 4, 5], [1], (0.02, -4), (0.02, -4), op="SUM",
+         keep_dims=False, seed=75, values=(-30, 20)),
+    Spec("sum_tflm_int8_rescale", "INT8", [2, 6, 7], [0, 2], (0.03, 6), (0.4, -10), op="SUM",
+         seed=76),
+    Spec("sum_tflm_int16", "INT16", [4, 9], [-1], (0.001, 0), (0.004, 0), op="SUM",
+         seed=77, values=(-5000, 5000)),
 ]
 
 
@@ -68,11 +76,12 @@ def reference(spec, x):
         sums[key] = wrap32(sums.get(key, 0) + v)
     keys = sorted(sums)
     lo, hi = LIMITS[spec.ttype]
-    if spec.q_in == spec.q_out:  # reference_ops::Mean: C division
+    if spec.op == "MEAN" and spec.q_in == spec.q_out:  # reference_ops::Mean: C division
         return [int(sums[k] / count) for k in keys], out_shape
     m, s = quantize_multiplier(f32(spec.q_in[0]) / f32(spec.q_out[0]))
-    k = min(count.bit_length() - 1, 32, 31 + s)
-    m, s = ((m << k) // count), s - k
+    if spec.op == "MEAN":
+        k = min(count.bit_length() - 1, 32, 31 + s)
+        m, s = ((m << k) // count), s - k
     out = []
     for key in keys:
         shifted = wrap32(sums[key] - spec.q_in[1] * count)
@@ -96,6 +105,6 @@ def build(m, spec):
         out_shape = [n for d, n in enumerate(out_shape)
                      if d not in {a % len(spec.shape) for a in spec.axes}]
     y = m.tensor(out_shape, spec.ttype, ([spec.q_out[0]], [spec.q_out[1]]), name="y")
-    m.op("MEAN", [x, m.ints(spec.axes)], [y], keep_dims=spec.keep_dims)
+    m.op(spec.op, [x, m.ints(spec.axes)], [y], keep_dims=spec.keep_dims)
     m.inputs, m.outputs = [x], [y]
     return x, y
