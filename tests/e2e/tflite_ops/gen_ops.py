@@ -35,6 +35,7 @@ import lstm_ops
 import mean_ops
 import nn_ops
 import q8_unary_ops
+import resize_q_ops
 import svdf_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -62,7 +63,7 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
-for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops):
+for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops, resize_q_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -661,16 +662,17 @@ def mean_entry(spec, flatc, schema, outdir):
     return {"model": model, "format": "tflite", "cases": [case]}
 
 
-def q8_unary_entry(m, case, flatc, schema, outdir, refresh):
-    """TFLite's input, and TFLite Micro's output for it (q8_unary_ops), which
-    must match exactly and stay within one step of TFLite's (XNNPACK)."""
+def ported_entry(m, ttype, port, flatc, schema, outdir, refresh):
+    """TFLite's input, and the output of `port` (a Python port of TFLite
+    Micro's kernel) for it, which must match exactly and stay within one
+    step of TFLite's own output (XNNPACK rounds some kernels differently)."""
     entry = write_case(m, flatc, schema, outdir, refresh)
     c = entry["cases"][0]
-    fmt = "B" if case[2] == "UINT8" else "b"
+    fmt = "B" if ttype == "UINT8" else "b"
     read = lambda p: list(struct.unpack("<%d%s" % (os.path.getsize(p), fmt), open(p, "rb").read()))
-    want = q8_unary_ops.reference(*case[1:], read(c["inputs"][0]["file"]))
+    want = port(read(c["inputs"][0]["file"]))
     tflite = read(c["outputs"][0]["file"])
-    if max(abs(a - b) for a, b in zip(want, tflite)) > 1:
+    if len(want) != len(tflite) or max(abs(a - b) for a, b in zip(want, tflite)) > 1:
         raise SystemExit("%s: the TFLM port is more than one step from TFLite" % m.name)
     path = os.path.join(outdir, m.name + "_tflm_out_0.bin")
     with open(path, "wb") as f:
@@ -698,8 +700,12 @@ def main():
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
     manifest += [mean_entry(spec, flatc, schema, outdir) for spec in mean_ops.CASES]
-    manifest += [q8_unary_entry(m, case, flatc, schema, outdir, refresh)
-                 for m, case in zip(q8_unary_ops.models(Model, q8), q8_unary_ops.CASES)]
+    for m, case in zip(q8_unary_ops.models(Model, q8), q8_unary_ops.CASES):
+        port = lambda v, case=case: q8_unary_ops.reference(*case[1:], v)
+        manifest.append(ported_entry(m, case[2], port, flatc, schema, outdir, refresh))
+    for m, case in zip(resize_q_ops.models(Model, q8), resize_q_ops.CASES):
+        port = lambda v, case=case: resize_q_ops.reference(case, v)
+        manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
