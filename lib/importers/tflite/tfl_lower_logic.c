@@ -1,9 +1,11 @@
 /* Comparisons, logic, selection, casts and ARG_MAX/ARG_MIN: the operators
  * that make and use BOOL and index tensors (masks, thresholds, class
- * indices).  Quantised inputs are compared on their raw values, which is
- * TFLite's result only when both share scale and zero point; other
- * quantisations are refused by name. */
+ * indices).  int8 and uint8 inputs are compared as TFLite (and TFLite
+ * Micro) compare them, on each input brought to a common fixed-point
+ * scale (ComparisonWithScaling), whatever their quantisations; int16 on
+ * raw values, which needs the same quantisation on both. */
 #include "tfl_lower.h"
+#include "tfl_quant.h"
 
 enum {
   OP_CAST = 53, OP_ARG_MAX = 56, OP_LESS = 58, OP_GREATER = 61, OP_GREATER_EQUAL = 62,
@@ -22,6 +24,25 @@ static int same_quantization(const tfl_tensor_t *a, const tfl_tensor_t *b) {
 static int ordered_type(int32_t t) {
   return t == TFL_FLOAT32 || t == TFL_INT32 || t == TFL_INT64 || t == TFL_INT8 ||
          t == TFL_UINT8 || t == TFL_INT16;
+}
+
+/* TFLite's scaled comparison value of a quantised 8-bit input:
+ * MultiplyByQuantizedMultiplierSmallerThanOneExp((x - zp) << 8, scale).
+ * Rounding can merge neighbouring values when the scale is below 1/256,
+ * so this is not the raw order even with equal quantisations. */
+static te_value_t scaled(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *t) {
+  int32_t m;
+  int s;
+  int8_t ts;
+  if (!(tfl_scale(t) < 1.0f) || !tfl_quantize_multiplier((double)tfl_scale(t), &m, &s) ||
+      s > 0 || !tfl_tosa_shift(s, &ts)) {
+    tfl_fail(c, "input scale %g is not in (0, 1)", (double)tfl_scale(t));
+    return (te_value_t){0};
+  }
+  te_value_t v = te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_I32),
+                           te_scalar_int(&c->e, TE_I32, tfl_zero_point(t)));
+  v = te_mul(&c->e, v, te_scalar_int(&c->e, TE_I32, 256), 0);
+  return te_rescale(&c->e, v, TE_I32, &m, &ts, 1, 0, 0, 1, 0, 0);
 }
 
 static te_value_t compare(tfl_ctx_t *c, int code, te_value_t a, te_value_t b) {
@@ -45,12 +66,19 @@ tinyml_status_t tfl_lower_compare(tfl_ctx_t *c) {
       !(ordered_type(a->type) || (equality && a->type == TFL_BOOL)))
     return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
                     tfl_type_name(b->type), tfl_type_name(out->type));
-  if (tfl_is_quantized(a) && !same_quantization(a, b))
-    return tfl_fail(c, "inputs of different quantisation (%g, %d and %g, %d) are not "
-                    "supported", (double)tfl_scale(a), (int)tfl_zero_point(a),
-                    (double)tfl_scale(b), (int)tfl_zero_point(b));
+  int q8 = (a->type == TFL_INT8 || a->type == TFL_UINT8) && tfl_is_quantized(a) &&
+           tfl_is_quantized(b);
+  if (!q8 && tfl_is_quantized(a) && !same_quantization(a, b))
+    return tfl_fail(c, "%s inputs of different quantisation (%g, %d and %g, %d) are not "
+                    "supported", tfl_type_name(a->type), (double)tfl_scale(a),
+                    (int)tfl_zero_point(a), (double)tfl_scale(b), (int)tfl_zero_point(b));
   te_value_t x = tfl_value_in(c, 0), y = tfl_value_in(c, 1);
   if (!x.id || !y.id) return c->error;
+  if (q8) {
+    x = scaled(c, x, a);
+    y = x.id ? scaled(c, y, b) : x;
+    if (!y.id) return c->error;
+  }
   return tfl_set_out(c, 0, compare(c, code, x, y));
 }
 

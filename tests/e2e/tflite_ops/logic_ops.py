@@ -81,6 +81,39 @@ def int8_compare_model(Model, q8):
     return m
 
 
+def int8_scaled_compare_models(Model, q8):
+    """TFLite compares 8-bit inputs after scaling each to a common fixed
+    point ((x - zp) << 8 times its scale): inputs of different
+    quantisations, and a scale so small that neighbouring values compare
+    equal even under one quantisation."""
+    out = []
+    for name, ttype, qa, qb in (("compare_int8_mixed_quant", "INT8", (0.05, 3), (0.1, -7)),
+                                ("compare_uint8_mixed_quant", "UINT8", (0.04, 140), (0.06, 120))):
+        m = Model(name, 57)
+        a = m.tensor([3, 8], ttype, q8(*qa), name="a")
+        b = m.tensor([3, 8], ttype, q8(*qb), name="b")
+        out.append(scaled_compare(m, q8, ttype, qa, qb, a, b, [3, 8], [a, b]))
+    # Every a against each of -64..63: neighbours are sure to meet.
+    m = Model("compare_int8_tiny_scale", 58)
+    q = (0.001, 0)
+    a = m.tensor([1, 32], "INT8", q8(*q), name="a")
+    b = m.tensor([128, 1], "INT8", q8(*q), data=list(range(-64, 64)))
+    out.append(scaled_compare(m, q8, "INT8", q, q, a, b, [128, 32], [a]))
+    return out
+
+
+def scaled_compare(m, q8, ttype, qa, qb, a, b, shape, inputs):
+    ys = []
+    for op in COMPARISONS:
+        cond = m.tensor(shape, "BOOL")
+        m.op(op, [a, b], [cond])
+        y = m.tensor(shape, ttype, q8(*qa), name=op.lower())
+        m.op("SELECT_V2", [cond, a, m.tensor([1], ttype, q8(*qa), data=[qa[1]])], [y])
+        ys.append(y)
+    m.inputs, m.outputs = inputs, ys
+    return m
+
+
 def cast_model(Model):
     m = Model("cast_float_int_bool", 53)
     a = m.tensor([3, 7], name="a")
@@ -126,20 +159,20 @@ def arg_model(Model, q8):
 
 def models(Model, q8):
     return [compare_model(Model)[0], logical_model(Model), int8_compare_model(Model, q8),
-            cast_model(Model), arg_model(Model, q8)]
+            cast_model(Model), arg_model(Model, q8)] + int8_scaled_compare_models(Model, q8)
 
 
 def error_models(Model, q8):
     out = []
-    m = Model("err_compare_int8_quant", 55)
-    a = m.tensor([4], "INT8", q8(0.05, 3), name="a")
-    b = m.tensor([4], "INT8", q8(0.1, 3), name="b")
+    m = Model("err_compare_int16_quant", 55)  # int16 compares raw values
+    a = m.tensor([4], "INT16", q8(0.05, 0), name="a")
+    b = m.tensor([4], "INT16", q8(0.1, 0), name="b")
     cond = m.tensor([4], "BOOL")
     m.op("LESS", [a, b], [cond])
-    y = m.tensor([4], "INT8", q8(0.05, 3), name="y")
-    m.op("SELECT_V2", [cond, a, m.tensor([1], "INT8", q8(0.05, 3), data=[0])], [y])
+    y = m.tensor([4], "INT16", q8(0.05, 0), name="y")
+    m.op("SELECT_V2", [cond, a, m.tensor([1], "INT16", q8(0.05, 0), data=[0])], [y])
     m.inputs, m.outputs = [a, b], [y]
-    out.append((m, "operator 0 (LESS): inputs of different quantisation"))
+    out.append((m, "operator 0 (LESS): INT16 inputs of different quantisation"))
     m = Model("err_cast_to_uint8", 56)
     a = m.tensor([4], name="a")
     y = m.tensor([4], "UINT8", name="y")
