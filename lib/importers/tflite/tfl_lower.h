@@ -92,6 +92,7 @@ tinyml_status_t tfl_lower_reshape(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_gather(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_unary_math(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha); /* int8 ABS, LEAKY_RELU, HARD_SWISH, ELU */
+tinyml_status_t tfl_lower_prelu_q8(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_binary_math(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_pad(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);

@@ -1,7 +1,7 @@
 /* Float layers beyond the convolutions: BATCH_MATMUL, PRELU, LOG_SOFTMAX
  * and L2_NORMALIZATION, each as TFLite's float reference kernel computes
- * it.  Their quantised forms are refused by name until they get TFLite's
- * integer kernels. */
+ * it.  int8 PRELU is in tfl_lower_q8_unary.c; the other quantised forms
+ * are refused by name until they get TFLite's integer kernels. */
 #include "../../common/status.h"
 #include "tfl_lower.h"
 
@@ -68,6 +68,7 @@ tinyml_status_t tfl_lower_batch_matmul(tfl_ctx_t *c) {
 }
 
 tinyml_status_t tfl_lower_prelu(tfl_ctx_t *c) {
+  if (tfl_in(c, 0) && tfl_in(c, 0)->type != TFL_FLOAT32) return tfl_lower_prelu_q8(c);
   TINYML_RETURN_IF_ERROR(need_float(c, 2));
   te_value_t x = tfl_value_in(c, 0), alpha = tfl_value_in(c, 1);
   if (!x.id || !alpha.id) return c->error;

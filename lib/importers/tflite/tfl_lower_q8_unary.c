@@ -142,3 +142,36 @@ tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha) {
   te_value_t ops[2] = {x, te_const(&c->e, &tt, table)};
   return tfl_set_out(c, 0, te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type));
 }
+
+/* int8/uint8 PRELU (TFLite's BroadcastPrelu4DSlow): x - zp >= 0 is
+ * rescaled by in/out scale, otherwise (x - zp) * (alpha - alpha_zp) by
+ * in * alpha / out scale; both are MultiplyByQuantizedMultiplier, one TOSA
+ * rescale each, and the per-element choice a select. */
+tinyml_status_t tfl_lower_prelu_q8(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *al = tfl_in(c, 1), *out = tfl_out(c, 0);
+  if (!in || !al || !out || in->type != out->type || al->type != in->type ||
+      !(in->type == TFL_INT8 || in->type == TFL_UINT8) || !tfl_is_quantized(in) ||
+      !tfl_is_quantized(al) || !tfl_is_quantized(out) || al->quant.scale_count != 1)
+    return tfl_fail(c, "unsupported types (FLOAT32, or INT8/UINT8 with one alpha scale)");
+  int32_t m1, m2;
+  int s1, s2;
+  int8_t t1, t2;
+  double si = tfl_scale(in), sa = tfl_scale(al), so = tfl_scale(out);
+  if (!tfl_quantize_multiplier(si / so, &m1, &s1) || !tfl_tosa_shift(s1, &t1) ||
+      !tfl_quantize_multiplier(si * sa / so, &m2, &s2) || !tfl_tosa_shift(s2, &t2))
+    return tfl_fail(c, "scales give a multiplier out of range");
+  te_value_t x = tfl_value_in(c, 0), a = tfl_value_in(c, 1);
+  if (!x.id || !a.id) return c->error;
+  te_value_t xv = te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_I32),
+                            te_scalar_int(&c->e, TE_I32, tfl_zero_point(in)));
+  te_value_t av = te_binary(&c->e, "tosa.sub", te_cast(&c->e, a, TE_I32),
+                            te_scalar_int(&c->e, TE_I32, tfl_zero_point(al)));
+  te_value_t pos = te_rescale(&c->e, xv, TE_I32, &m1, &t1, 1, 0, 0, 1, 0, 0);
+  te_value_t neg = te_rescale(&c->e, te_mul(&c->e, xv, av, 0), TE_I32, &m2, &t2, 1, 0, 0, 1, 0, 0);
+  te_value_t is_pos = te_binary(&c->e, "tosa.greater_equal", xv, te_scalar_int(&c->e, TE_I32, 0));
+  te_value_t y = te_binary(&c->e, "tosa.add", te_select(&c->e, is_pos, pos, neg),
+                           te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
+  int32_t qmin, qmax;
+  tfl_qrange(out, &qmin, &qmax);
+  return tfl_set_out(c, 0, te_cast(&c->e, te_clamp_int(&c->e, y, qmin, qmax), TE_I8));
+}

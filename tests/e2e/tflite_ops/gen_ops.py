@@ -703,6 +703,9 @@ def main():
     for m, case in zip(q8_unary_ops.models(Model, q8), q8_unary_ops.CASES):
         port = lambda v, case=case: q8_unary_ops.reference(*case[1:], v)
         manifest.append(ported_entry(m, case[2], port, flatc, schema, outdir, refresh))
+    for m, case in zip(q8_unary_ops.prelu_models(Model, q8), q8_unary_ops.PRELU_CASES):
+        port = lambda v, case=case: q8_unary_ops.prelu_reference(case, v)
+        manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))
     for m, case in zip(resize_q_ops.models(Model, q8), resize_q_ops.CASES):
         port = lambda v, case=case: resize_q_ops.reference(case, v)
         manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))

@@ -10,7 +10,7 @@ import math
 
 from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
 
-CODES = {"LEAKY_RELU": 98, "ABS": 101, "ELU": 111, "HARD_SWISH": 117}
+CODES = {"LEAKY_RELU": 98, "ABS": 101, "ELU": 111, "HARD_SWISH": 117, "PRELU": 54}
 OPTIONS = {"LEAKY_RELU": "LeakyReluOptions"}
 
 # name, operator, type, input (scale, zero point), output (scale, zero point), options
@@ -27,6 +27,14 @@ CASES = [
 ]
 
 
+# PRELU: alpha per channel (last axis, broadcast), its own quantisation;
+# one alpha above 1 and one negative.
+PRELU_CASES = [
+    ("prelu_int8", "INT8", (0.05, 4), (0.01, -3), [12, -40, 120], (0.04, -10)),
+    ("prelu_uint8", "UINT8", (0.03, 120), (0.02, 128), [150, 70, 250], (0.05, 100)),
+]
+
+
 def models(Model, q8):
     out = []
     for seed, (name, kind, ttype, qin, qout, options) in enumerate(CASES, 301):
@@ -36,6 +44,33 @@ def models(Model, q8):
         m.op(kind, [x], [y], **options)
         m.inputs, m.outputs = [x], [y]
         out.append(m)
+    return out
+
+
+def prelu_models(Model, q8):
+    out = []
+    for seed, (name, ttype, qin, qa, alpha, qout) in enumerate(PRELU_CASES, 321):
+        m = Model(name, seed)
+        x = m.tensor([2, 5, 11, 3], ttype, q8(*qin), name="x")
+        a = m.tensor([1, 1, 3], ttype, q8(*qa), data=alpha)
+        y = m.tensor([2, 5, 11, 3], ttype, q8(*qout), name="y")
+        m.op("PRELU", [x, a], [y])
+        m.inputs, m.outputs = [x], [y]
+        out.append(m)
+    return out
+
+
+def prelu_reference(case, values):
+    """TFLite's BroadcastPrelu4DSlow (quantised), alpha along the last axis."""
+    _, ttype, (si, zi), (sa, za), alpha, (so, zo) = case
+    lo, hi = (0, 255) if ttype == "UINT8" else (-128, 127)
+    m1 = quantize_multiplier(f32(si) / f32(so))
+    m2 = quantize_multiplier(f32(si) * f32(sa) / f32(so))
+    out = []
+    for i, x in enumerate(values):
+        v = x - zi
+        y = _mbqm(v, *m1) if v >= 0 else _mbqm(v * (alpha[i % len(alpha)] - za), *m2)
+        out.append(clamp(y + zo, lo, hi))
     return out
 
 
