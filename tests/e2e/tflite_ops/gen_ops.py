@@ -34,6 +34,7 @@ import lstm_int_ops
 import lstm_ops
 import nn_ops
 import svdf_ops
+import variable_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
@@ -60,7 +61,7 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
-for extra in (logic_ops, layout_ops, nn_ops):
+for extra in (logic_ops, layout_ops, nn_ops, variable_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -480,7 +481,7 @@ def error_models():
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
-            nn_ops.error_models(Model, q8))
+            nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -656,6 +657,8 @@ def main():
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
+    manifest += variable_ops.entries(Model, lambda m: write_case(m, flatc, schema, outdir, refresh),
+                                     EXPECTED, refresh)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
