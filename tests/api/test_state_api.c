@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -249,8 +250,51 @@ static void test_bad_state_init_is_refused(void **unused) {
   assert_null(blob);
 }
 
+/* A TFLite model with a resource variable (tflite_ops/variable_ops.py,
+ * var_counter_i32): count starts as CALL_ONCE sets it, {100, -7, 0, 3}; each
+ * invoke outputs it, adds x, outputs that, adds x again and keeps it. */
+static const char *g_var_model;
+
+static void expect_counter(tinyml_context_t *c, const int32_t *x, const int32_t out[3][4],
+                           int k) {
+  static const int32_t kInit[4] = {100, -7, 0, 3};
+  api_assert_ok(tinyml_context_invoke(c), "invoke");
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) assert_int_equal(out[j][i], kInit[i] + (2 * (k - 1) + j) * x[i]);
+}
+
+static void test_reset_restores_call_once_value(void **unused) {
+  (void)unused;
+  if (!g_var_model) {
+    if (getenv("CI")) fail_msg("no TFLite variable model (flatc or the schema is missing)");
+    skip();
+  }
+  size_t size = 0;
+  char *bytes = api_read_file(g_var_model, &size);
+  tinyml_blob_t *blob = NULL;
+  api_assert_ok(tinyml_compile(bytes, size, NULL, &blob), "compile");
+  free(bytes);
+  tinyml_module_t *m = api_load_blob(blob);
+  assert_int_equal(tinyml_module_input_count(m), 1);
+  assert_int_equal(tinyml_module_output_count(m), 3);
+  tinyml_context_t *c = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &c), "context");
+  int32_t x[4] = {5, -2, 1000, 0}, out[3][4];
+  api_assert_ok(tinyml_context_set_input(c, 0, x, sizeof x), "input");
+  for (int j = 0; j < 3; ++j)
+    api_assert_ok(tinyml_context_set_output(c, (uint32_t)j, out[j], sizeof out[j]), "output");
+  for (int k = 1; k <= 3; ++k) expect_counter(c, x, (const int32_t(*)[4])out, k);
+  api_assert_ok(tinyml_context_reset_state(c), "reset");
+  expect_counter(c, x, (const int32_t(*)[4])out, 1);
+  expect_counter(c, x, (const int32_t(*)[4])out, 2);
+  tinyml_context_release(c);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
+  g_var_model = argc > 2 ? argv[2] : NULL;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signature_hides_the_state),
       cmocka_unit_test(test_state_persists_and_resets),
@@ -260,6 +304,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_misplaced_state_is_refused),
       cmocka_unit_test(test_state_init_value),
       cmocka_unit_test(test_bad_state_init_is_refused),
+      cmocka_unit_test(test_reset_restores_call_once_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
