@@ -112,6 +112,8 @@ static const lowering_t kLowerings[] = {
     {142, tfl_lower_var_handle},      /* VAR_HANDLE */
     {143, tfl_lower_read_variable},   /* READ_VARIABLE */
     {144, tfl_lower_assign_variable}, /* ASSIGN_VARIABLE */
+    {118, tfl_lower_if},              /* IF */
+    {119, tfl_lower_while},           /* WHILE */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */
@@ -574,6 +576,17 @@ static void set_loc(tfl_ctx_t *c) {
   te_set_loc(&c->e, kind, out ? out->name : NULL);
 }
 
+tinyml_status_t tfl_lower_operator(tfl_ctx_t *c) {
+  set_loc(c);
+  const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
+  tinyml_status_t st = l ? l->fn(c)
+                         : tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
+                                                                : "operator not supported");
+  for (uint32_t j = 0; !st && !c->error && j < c->op->output_count; ++j)
+    if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
+  return st;
+}
+
 static tinyml_status_t lower_all(tfl_ctx_t *c) {
   const tfl_model_t *m = c->model;
   uint8_t *live = live_operators(c);
@@ -585,15 +598,7 @@ static tinyml_status_t lower_all(tfl_ctx_t *c) {
     if (!live[k]) continue;
     c->op_index = k;
     c->op = &m->operators[k];
-    set_loc(c);
-    const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
-    if (!l)
-      st = tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
-                                                : "operator not supported");
-    else
-      st = l->fn(c);
-    for (uint32_t j = 0; !st && !c->error && j < c->op->output_count; ++j)
-      if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
+    st = tfl_lower_operator(c);
   }
   c->op = NULL;
   te_set_loc(&c->e, NULL, NULL);

@@ -28,6 +28,7 @@ import struct
 import subprocess
 import sys
 
+import control_ops
 import layout_ops
 import logic_ops
 import lstm_int_ops
@@ -61,7 +62,7 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
-for extra in (logic_ops, layout_ops, nn_ops, variable_ops):
+for extra in (logic_ops, layout_ops, nn_ops, variable_ops, control_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -481,7 +482,8 @@ def error_models():
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
-            nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8))
+            nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
+            control_ops.error_models(Model))
 
 
 def dead_code_model():
@@ -527,7 +529,7 @@ def all_models():
     ]
     return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
             logic_ops.models(Model, q8) + layout_ops.models(Model, q8) +
-            nn_ops.models(Model, q8))
+            nn_ops.models(Model, q8) + control_ops.models(Model))
 
 
 def state_models():

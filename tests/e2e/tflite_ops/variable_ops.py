@@ -277,3 +277,21 @@ def entries(Model, write_case, expected, refresh, invokes=(2, 3)):
                                    "inputs": first["inputs"], "outputs": outs})
         out.append(entry)
     return out
+
+
+def main(argv):
+    """variable_ops.py FLATC SCHEMA OUT.tflite: writes var_counter_i32 alone
+    (tests/api/test_state_api.c resets it through the C API)."""
+    import gen_ops
+    flatc, schema, out = argv[1:4]
+    m = with_subgraphs(gen_ops.Model)("var_counter_i32", 90)
+    counter(m)
+    written = gen_ops.write_model(m, flatc, schema, os.path.dirname(os.path.abspath(out)))
+    if os.path.abspath(written) != os.path.abspath(out):
+        os.replace(written, out)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv))
