@@ -280,12 +280,15 @@ def entries(Model, write_case, expected, refresh, invokes=(2, 3)):
 
 
 def main(argv):
-    """variable_ops.py FLATC SCHEMA OUT.tflite: writes var_counter_i32 alone
-    (tests/api/test_state_api.c resets it through the C API)."""
+    """variable_ops.py FLATC SCHEMA OUT.tflite [NAME]: writes one model of
+    this module or control_ops alone (default var_counter_i32), for the C
+    tests (tests/api/test_state_api.c, tests/importers' allocation test)."""
+    import control_ops
     import gen_ops
     flatc, schema, out = argv[1:4]
-    m = with_subgraphs(gen_ops.Model)("var_counter_i32", 90)
-    counter(m)
+    name = argv[4] if len(argv) > 4 else "var_counter_i32"
+    found = [m for m, _, _ in models(gen_ops.Model)] + control_ops.models(gen_ops.Model)
+    m = next(m for m in found if m.name == name)
     written = gen_ops.write_model(m, flatc, schema, os.path.dirname(os.path.abspath(out)))
     if os.path.abspath(written) != os.path.abspath(out):
         os.replace(written, out)
