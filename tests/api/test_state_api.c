@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -178,8 +179,122 @@ static void test_misplaced_state_is_refused(void **unused) {
   assert_null(blob);
 }
 
+/* `tinyml.state_init` gives a state any initial value (TFLite resource
+ * variables start as their CALL_ONCE initialiser assigns): a hex literal,
+ * a splat and a list, each restored by a reset. */
+static const char kInitialised[] =
+    "func.func @main(%x: tensor<4xi16> {tinyml.name = \"x\"},\n"
+    "    %a: tensor<4xi16> {tinyml.name = \"a\", tinyml.state,\n"
+    "                       tinyml.state_init = dense<\"0x010002000300FCFF\"> : tensor<4xi16>},\n"
+    "    %b: tensor<2xf32> {tinyml.name = \"b\", tinyml.state,\n"
+    "                       tinyml.state_init = dense<2.5> : tensor<2xf32>},\n"
+    "    %c: tensor<2xi32> {tinyml.name = \"c\", tinyml.state,\n"
+    "                       tinyml.state_init = dense<[7, -9]> : tensor<2xi32>})\n"
+    "    -> (tensor<4xi16> {tinyml.name = \"y\"}, tensor<2xf32> {tinyml.name = \"bo\"},\n"
+    "        tensor<2xi32> {tinyml.name = \"co\"},\n"
+    "        tensor<4xi16> {tinyml.state}, tensor<2xf32> {tinyml.state},\n"
+    "        tensor<2xi32> {tinyml.state}) {\n"
+    "  %y = tosa.add %x, %a : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>\n"
+    "  %b2 = tosa.add %b, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+    "  %c2 = tosa.add %c, %c : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>\n"
+    "  return %y, %b, %c, %y, %b2, %c2 : tensor<4xi16>, tensor<2xf32>, tensor<2xi32>,\n"
+    "      tensor<4xi16>, tensor<2xf32>, tensor<2xi32>\n"
+    "}\n";
+
+/* Invoke k (from 1) since the state was fresh: a = init + (k-1) x, the
+ * others double every invoke and are output before doubling. */
+static void expect_initialised(tinyml_context_t *c, int k, const int16_t *y,
+                               const float *b, const int32_t *cc) {
+  static const int16_t kA[4] = {1, 2, 3, -4};
+  api_assert_ok(tinyml_context_invoke(c), "invoke");
+  for (int i = 0; i < 4; ++i) assert_int_equal(y[i], kA[i] + k * (i + 10));
+  for (int i = 0; i < 2; ++i) {
+    if (b[i] != 2.5f * (float)(1 << (k - 1))) fail_msg("invoke %d: b[%d] = %g", k, i, (double)b[i]);
+    assert_int_equal(cc[i], (i ? -9 : 7) * (1 << (k - 1)));
+  }
+}
+
+static void test_state_init_value(void **unused) {
+  (void)unused;
+  tinyml_blob_t *blob;
+  tinyml_module_t *m = load_text(kInitialised, &blob);
+  tinyml_context_t *c = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &c), "context");
+  int16_t x[4] = {10, 11, 12, 13}, y[4];
+  float b[2];
+  int32_t cc[2];
+  api_assert_ok(tinyml_context_set_input(c, 0, x, sizeof x), "input");
+  api_assert_ok(tinyml_context_set_output(c, 0, y, sizeof y), "output 0");
+  api_assert_ok(tinyml_context_set_output(c, 1, b, sizeof b), "output 1");
+  api_assert_ok(tinyml_context_set_output(c, 2, cc, sizeof cc), "output 2");
+  for (int k = 1; k <= 3; ++k) expect_initialised(c, k, y, b, cc);
+  api_assert_ok(tinyml_context_reset_state(c), "reset");
+  expect_initialised(c, 1, y, b, cc);
+  tinyml_context_release(c);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
+static void test_bad_state_init_is_refused(void **unused) {
+  (void)unused;
+  static const char kWrongType[] =
+      "func.func @main(%x: tensor<2xf32>,\n"
+      "    %s: tensor<2xf32> {tinyml.name = \"s\", tinyml.state,\n"
+      "                       tinyml.state_init = dense<1> : tensor<2xi32>})\n"
+      "    -> (tensor<2xf32>, tensor<2xf32> {tinyml.state}) {\n"
+      "  %y = tosa.add %x, %s : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %y, %y : tensor<2xf32>, tensor<2xf32>\n}\n";
+  tinyml_blob_t *blob = NULL;
+  api_expect_error(tinyml_compile(kWrongType, strlen(kWrongType), NULL, &blob),
+                   TINYML_STATUS_INVALID_MODEL, "state 's'", "tinyml.state_init");
+  assert_null(blob);
+}
+
+/* A TFLite model with a resource variable (tflite_ops/variable_ops.py,
+ * var_counter_i32): count starts as CALL_ONCE sets it, {100, -7, 0, 3}; each
+ * invoke outputs it, adds x, outputs that, adds x again and keeps it. */
+static const char *g_var_model;
+
+static void expect_counter(tinyml_context_t *c, const int32_t *x, const int32_t out[3][4],
+                           int k) {
+  static const int32_t kInit[4] = {100, -7, 0, 3};
+  api_assert_ok(tinyml_context_invoke(c), "invoke");
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) assert_int_equal(out[j][i], kInit[i] + (2 * (k - 1) + j) * x[i]);
+}
+
+static void test_reset_restores_call_once_value(void **unused) {
+  (void)unused;
+  if (!g_var_model) {
+    if (getenv("CI")) fail_msg("no TFLite variable model (flatc or the schema is missing)");
+    skip();
+  }
+  size_t size = 0;
+  char *bytes = api_read_file(g_var_model, &size);
+  tinyml_blob_t *blob = NULL;
+  api_assert_ok(tinyml_compile(bytes, size, NULL, &blob), "compile");
+  free(bytes);
+  tinyml_module_t *m = api_load_blob(blob);
+  assert_int_equal(tinyml_module_input_count(m), 1);
+  assert_int_equal(tinyml_module_output_count(m), 3);
+  tinyml_context_t *c = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &c), "context");
+  int32_t x[4] = {5, -2, 1000, 0}, out[3][4];
+  api_assert_ok(tinyml_context_set_input(c, 0, x, sizeof x), "input");
+  for (int j = 0; j < 3; ++j)
+    api_assert_ok(tinyml_context_set_output(c, (uint32_t)j, out[j], sizeof out[j]), "output");
+  for (int k = 1; k <= 3; ++k) expect_counter(c, x, (const int32_t(*)[4])out, k);
+  api_assert_ok(tinyml_context_reset_state(c), "reset");
+  expect_counter(c, x, (const int32_t(*)[4])out, 1);
+  expect_counter(c, x, (const int32_t(*)[4])out, 2);
+  tinyml_context_release(c);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
+  g_var_model = argc > 2 ? argv[2] : NULL;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signature_hides_the_state),
       cmocka_unit_test(test_state_persists_and_resets),
@@ -187,6 +302,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_stateless_module),
       cmocka_unit_test(test_c_forms_refuse_state),
       cmocka_unit_test(test_misplaced_state_is_refused),
+      cmocka_unit_test(test_state_init_value),
+      cmocka_unit_test(test_bad_state_init_is_refused),
+      cmocka_unit_test(test_reset_restores_call_once_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,10 +94,12 @@ static uint32_t fill_steps(const tc_graph_t *g, const state_plan_t *p, tmod_step
 static uint8_t *initial_state(const tc_graph_t *g, const state_plan_t *p,
                               const tinyml_allocator_t *a) {
   uint8_t *blob = tinyml__calloc(a, 1, 2 * p->half + 1, 64);
+  const uint8_t *init = g->state_init;
   for (uint32_t k = 0; blob && k < g->state_count; ++k) {
     size_t n = (size_t)g->input_info[p->inputs + k].byte_size;
-    memset(blob + p->cur[k], g->state_fill[k], n);
-    memset(blob + p->half + p->cur[k], g->state_fill[k], n);
+    memcpy(blob + p->cur[k], init, n);
+    memcpy(blob + p->half + p->cur[k], init, n);
+    init += n;
   }
   return blob;
 }

@@ -17,7 +17,7 @@ void tc_graph_free(tc_graph_t *g, const tinyml_allocator_t *a) {
   tinyml__free(a, g->constants);
   tinyml__free(a, g->buffers);
   tinyml__free(a, g->outputs);
-  tinyml__free(a, g->state_fill);
+  tinyml__free(a, g->state_init);
   tc_signature_free(g->input_info, g->input_count, a);
   tc_signature_free(g->output_info, g->output_count, a);
   if (!mlirModuleIsNull(g->dispatch_module)) mlirModuleDestroy(g->dispatch_module);

@@ -64,9 +64,9 @@ typedef struct tc_graph {
   /* The last state_count inputs and outputs are the model's state (the
    * `tinyml.state` arguments and results, signature.h), not the caller's:
    * input i's value is read, output i's is kept for the next invoke.
-   * state_fill[i] is the byte the state starts as. */
+   * state_init holds each state's initial bytes, one after another. */
   uint32_t state_count;
-  uint8_t *state_fill;
+  uint8_t *state_init;
   MlirModule dispatch_module; /* functions named d0, d1, ... */
   uint64_t arena_size;     /* set by the memory plan: region 0's */
   /* Arena regions: capacities the caller asked for (0 ends the list; none:

@@ -96,8 +96,36 @@ static int is_state(MlirAttribute attrs, intptr_t i) {
   return !mlirAttributeIsNull(dict_get(attrs, i, "tinyml.state"));
 }
 
+/* Argument i's initial bytes: `tinyml.state_init`, a dense constant of
+ * the argument's own type, else every byte `tinyml.state_fill` (default
+ * 0).  Bit-packed i1 literals would need unpacking; no importer makes
+ * boolean state. */
+static tinyml_status_t read_init(const tinyml_allocator_t *a, MlirAttribute attrs, intptr_t i,
+                                 MlirType type, const tmod_tensor_t *t, uint8_t *dst) {
+  MlirAttribute v = dict_get(attrs, i, "tinyml.state_init");
+  if (mlirAttributeIsNull(v)) {
+    MlirAttribute f = dict_get(attrs, i, "tinyml.state_fill");
+    int has_fill = !mlirAttributeIsNull(f) && mlirAttributeIsAInteger(f);
+    memset(dst, has_fill ? (uint8_t)mlirIntegerAttrGetValueInt(f) : 0, (size_t)t->byte_size);
+    return TINYML_OK;
+  }
+  MlirType elem = mlirShapedTypeGetElementType(type);
+  int64_t n = 1;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(type); ++d) n *= mlirShapedTypeGetDimSize(type, d);
+  if (!mlirAttributeIsADenseElements(v) || !mlirTypeEqual(mlirAttributeGetType(v), type) ||
+      (mlirTypeIsAInteger(elem) && mlirIntegerTypeGetWidth(elem) == 1) || n <= 0)
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
+                               "compiler: state '%s': tinyml.state_init must be a dense "
+                               "constant of the state's own non-boolean type", t->name);
+  const uint8_t *raw = mlirDenseElementsAttrGetRawData(v);
+  size_t es = (size_t)t->byte_size / (size_t)n;
+  for (int64_t k = 0; k < n; ++k)
+    memcpy(dst + (size_t)k * es, mlirDenseElementsAttrIsSplat(v) ? raw : raw + (size_t)k * es, es);
+  return TINYML_OK;
+}
+
 /* The trailing `tinyml.state` arguments and results pair up in order. */
-static tinyml_status_t read_state(const tinyml_allocator_t *a, MlirAttribute arg_attrs,
+static tinyml_status_t read_state(const tinyml_allocator_t *a, MlirType ft, MlirAttribute arg_attrs,
                                   MlirAttribute res_attrs, tc_graph_t *g) {
   uint32_t n = 0, m = 0;
   while (n < g->input_count && is_state(arg_attrs, g->input_count - 1 - n)) ++n;
@@ -110,20 +138,23 @@ static tinyml_status_t read_state(const tinyml_allocator_t *a, MlirAttribute arg
   if (n != m)
     return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
                                "compiler: %u state inputs but %u state outputs", n, m);
-  g->state_fill = tinyml__calloc(a, n + 1, 1, 1);
-  if (!g->state_fill)
+  uint64_t total = 0; /* each type's size was checked when it was read */
+  for (uint32_t k = 0; k < n; ++k) total += g->input_info[g->input_count - n + k].byte_size;
+  g->state_init = tinyml__calloc(a, (size_t)total + 1, 1, 16);
+  if (!g->state_init)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
   g->state_count = n;
+  uint8_t *dst = g->state_init;
   for (uint32_t k = 0; k < n; ++k) {
-    const tmod_tensor_t *in = &g->input_info[g->input_count - n + k];
+    uint32_t i = g->input_count - n + k;
+    const tmod_tensor_t *in = &g->input_info[i];
     const tmod_tensor_t *out = &g->output_info[g->output_count - n + k];
     if (in->dtype != out->dtype || in->byte_size != out->byte_size)
       return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
                                  "compiler: state '%s' is returned as '%s' of another type",
                                  in->name, out->name);
-    MlirAttribute f = dict_get(arg_attrs, g->input_count - n + k, "tinyml.state_fill");
-    if (!mlirAttributeIsNull(f) && mlirAttributeIsAInteger(f))
-      g->state_fill[k] = (uint8_t)mlirIntegerAttrGetValueInt(f);
+    TINYML_RETURN_IF_ERROR(read_init(a, arg_attrs, i, mlirFunctionTypeGetInput(ft, i), in, dst));
+    dst += in->byte_size;
   }
   return TINYML_OK;
 }
@@ -146,7 +177,7 @@ tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *
   for (uint32_t i = 0; i < g->output_count; ++i)
     TINYML_RETURN_IF_ERROR(read_tensor(a, mlirFunctionTypeGetResult(ft, i), res_attrs,
                                        i, "output", &g->output_info[i]));
-  return read_state(a, arg_attrs, res_attrs, g);
+  return read_state(a, ft, arg_attrs, res_attrs, g);
 }
 
 void tc_signature_free(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a) {

@@ -8,11 +8,12 @@
  * the `tinyml.name` argument/result attribute (default input_<i>/output_<i>)
  * and quantisation from `tinyml.scale`, `tinyml.zero_point` and
  * `tinyml.quant_axis`.
- * State: arguments marked `tinyml.state` (with `tinyml.state_fill = B`, the
- * byte it starts as, default 0) come after the caller's inputs, and as many
+ * State: arguments marked `tinyml.state` (with `tinyml.state_init = dense<..>`
+ * of the argument's type, its initial value, or `tinyml.state_fill = B`, the
+ * byte every byte starts as, default 0) come after the caller's inputs, and as many
  * results marked `tinyml.state`, of the same types and in the same order,
  * after the caller's outputs: result i is argument i's value for the next
- * invoke.  Sets g->state_count and g->state_fill. */
+ * invoke.  Sets g->state_count and g->state_init. */
 tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
                                   tc_graph_t *g);
 

@@ -20,6 +20,12 @@ typedef struct tfl_ctx {
    * extra argument and one extra result of the function (model state). */
   int32_t *states;
   uint32_t state_count;
+  /* Resource variables, also state (tfl_variables.h), and the file's bytes
+   * for CALL_ONCE's initialiser subgraph. */
+  struct tfl_vars *vars;
+  const void *bytes;
+  size_t size;
+  uint64_t inlined_ops; /* IF branch operators lowered so far, against max_ops */
 } tfl_ctx_t;
 
 /* Records the first error as "tflite: operator N (NAME): <message>" and
@@ -126,5 +132,14 @@ tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 /* The int8 x int8 LSTM with an int16 cell, as TFLite Micro computes it. */
 tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
+/* Lowers c->op (op and op_index set by the caller) with its builtin's
+ * lowering and checks it produced every output: what the driver does per
+ * operator, and IF per branch operator. */
+tinyml_status_t tfl_lower_operator(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_if(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_while(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_var_handle(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_read_variable(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_assign_variable(tfl_ctx_t *c);
 
 #endif

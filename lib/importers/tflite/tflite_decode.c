@@ -28,7 +28,7 @@ void rd_init(reader_t *r, const void *bytes, size_t size,
                         ? UINT64_MAX
                         : (uint64_t)size * BUDGET_PER_BYTE + BUDGET_BASE;
   *r = (reader_t){{bytes, size}, allocator, tinyml__allocator_or_default(allocator),
-                  budget};
+                  budget, "subgraph 0"};
 }
 
 tinyml_status_t rd_bad(reader_t *r, const char *fmt, ...) {

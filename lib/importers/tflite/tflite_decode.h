@@ -18,6 +18,7 @@ typedef struct reader {
   const tinyml_allocator_t *user; /* as given, for statuses */
   tinyml_allocator_t alloc;       /* resolved, for the model */
   uint64_t budget;                /* what decoding may still cost, in bytes */
+  char sg[24];                    /* "subgraph N", the one being read */
 } reader_t;
 
 /* A reader of `size` bytes with the full budget for that size. */

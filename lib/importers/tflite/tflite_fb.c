@@ -152,3 +152,22 @@ uint32_t tfl_table_i32_vector(const tfl_table_t *t, unsigned field,
     out[i] = fb_as_i32(fb_load(&b, v.pos + 4 * (uint64_t)i, 4));
   return v.count;
 }
+
+uint32_t tfl_table_string(const tfl_table_t *t, unsigned field, char *out, uint32_t cap,
+                          int *bad) {
+  if (cap) out[0] = 0;
+  uint64_t at = option_field(t, field, 4, bad);
+  if (!at) return 0;
+  fb_t b = {t->buf, t->size};
+  uint64_t pos;
+  vec_t v;
+  if (fb_follow(&b, at, &pos) || fb_vector_at(&b, pos, 1, &v)) {
+    if (bad) *bad = 1;
+    return 0;
+  }
+  if (v.count < cap) {
+    memcpy(out, b.data + v.pos, v.count);
+    out[v.count] = 0;
+  }
+  return v.count;
+}

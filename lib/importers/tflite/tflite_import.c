@@ -11,6 +11,7 @@
 #include "../../common/status.h"
 #include "tfl_lower.h"
 #include "tfl_quant.h"
+#include "tfl_variables.h"
 
 typedef tinyml_status_t (*lower_fn)(tfl_ctx_t *c);
 
@@ -108,6 +109,11 @@ static const lowering_t kLowerings[] = {
     {123, tfl_lower_select},          /* SELECT_V2 */
     {126, tfl_lower_batch_matmul},    /* BATCH_MATMUL */
     {130, tfl_lower_broadcast},       /* BROADCAST_TO */
+    {142, tfl_lower_var_handle},      /* VAR_HANDLE */
+    {143, tfl_lower_read_variable},   /* READ_VARIABLE */
+    {144, tfl_lower_assign_variable}, /* ASSIGN_VARIABLE */
+    {118, tfl_lower_if},              /* IF */
+    {119, tfl_lower_while},           /* WHILE */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */
@@ -384,6 +390,7 @@ static uint8_t *live_operators(tfl_ctx_t *c) {
   for (uint32_t i = 0; i < m->output_count; ++i) needed[m->outputs[i]] = 1;
   for (uint32_t k = m->operator_count; k-- > 0;) {
     const tfl_operator_t *op = &m->operators[k];
+    live[k] = (uint8_t)tfl_has_side_effect(op);
     for (uint32_t j = 0; j < op->output_count && !live[k]; ++j) live[k] = needed[op->outputs[j]];
     for (uint32_t j = 0; live[k] && j < op->input_count; ++j)
       if (op->inputs[j] >= 0) needed[op->inputs[j]] = 1;
@@ -494,7 +501,7 @@ static tinyml_status_t write_args(tfl_ctx_t *c) {
     else put_tensor_attrs(c, &m->tensors[idx]);
     c->values[idx] = v;
   }
-  return TINYML_OK;
+  return tfl_vars_write_args(c, m->input_count + c->state_count > 0);
 }
 
 /* The model's outputs, then one result per state. */
@@ -510,7 +517,7 @@ static tinyml_status_t write_results(tfl_ctx_t *c) {
     if (is_state) put_state_attrs(c, &m->tensors[idx], 0);
     else put_tensor_attrs(c, &m->tensors[idx]);
   }
-  return TINYML_OK;
+  return tfl_vars_write_results(c, m->output_count + c->state_count > 0);
 }
 
 static tinyml_status_t write_signature(tfl_ctx_t *c) {
@@ -526,10 +533,13 @@ static tinyml_status_t write_signature(tfl_ctx_t *c) {
   return TINYML_OK;
 }
 
-/* The value of model output i, or of state i - output_count: its value
- * after the last operator that updated it, else its argument. */
+/* The value of model output i, or of state i - output_count (variable
+ * tensors, then resource variables): its value after the last operator
+ * that updated it, else its argument. */
 static te_value_t result_value(tfl_ctx_t *c, uint32_t i) {
   const tfl_model_t *m = c->model;
+  if (i >= m->output_count + c->state_count)
+    return tfl_vars_value(c, i - m->output_count - c->state_count);
   if (i >= m->output_count) return c->values[c->states[i - m->output_count]];
   const tfl_tensor_t *t = &m->tensors[m->outputs[i]];
   te_value_t v = c->values[m->outputs[i]];
@@ -540,7 +550,7 @@ static te_value_t result_value(tfl_ctx_t *c, uint32_t i) {
 }
 
 static tinyml_status_t write_return(tfl_ctx_t *c) {
-  uint32_t n = c->model->output_count + c->state_count;
+  uint32_t n = c->model->output_count + c->state_count + tfl_vars_count(c);
   te_value_t *res = tinyml__calloc(c->allocator, n + 1, sizeof(te_value_t), 8);
   if (!res) return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
   for (uint32_t i = 0; i < n && !c->error; ++i) res[i] = result_value(c, i);
@@ -566,25 +576,29 @@ static void set_loc(tfl_ctx_t *c) {
   te_set_loc(&c->e, kind, out ? out->name : NULL);
 }
 
+tinyml_status_t tfl_lower_operator(tfl_ctx_t *c) {
+  set_loc(c);
+  const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
+  tinyml_status_t st = l ? l->fn(c)
+                         : tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
+                                                                : "operator not supported");
+  for (uint32_t j = 0; !st && !c->error && j < c->op->output_count; ++j)
+    if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
+  return st;
+}
+
 static tinyml_status_t lower_all(tfl_ctx_t *c) {
   const tfl_model_t *m = c->model;
   uint8_t *live = live_operators(c);
   if (!live) return tinyml__status_make(c->allocator, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
   tinyml_status_t st = find_states(c, live);
+  if (!st) st = tfl_vars_find(c, live);
   if (!st) st = write_signature(c);
   for (uint32_t k = 0; k < m->operator_count && !st && !c->error; ++k) {
     if (!live[k]) continue;
     c->op_index = k;
     c->op = &m->operators[k];
-    set_loc(c);
-    const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
-    if (!l)
-      st = tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
-                                                : "operator not supported");
-    else
-      st = l->fn(c);
-    for (uint32_t j = 0; !st && !c->error && j < c->op->output_count; ++j)
-      if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
+    st = tfl_lower_operator(c);
   }
   c->op = NULL;
   te_set_loc(&c->e, NULL, NULL);
@@ -693,7 +707,8 @@ tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limi
   }
   strbuf_t sb;
   strbuf_init(&sb, &a);
-  tfl_ctx_t c = {.allocator = &a, .model = m, .limits = l, .e = {.sb = &sb}};
+  tfl_ctx_t c = {.allocator = &a, .model = m, .limits = l, .e = {.sb = &sb},
+                 .bytes = bytes, .size = size};
   c.values = tinyml__calloc(&a, m->tensor_count + 1, sizeof(te_value_t), 8);
   tinyml_status_t st = c.values ? check_model(&c)
                                 : tinyml__status_make(&a, TINYML_STATUS_OUT_OF_MEMORY,
@@ -708,6 +723,7 @@ tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limi
   strbuf_free(&sb);
   tinyml__free(&a, c.values);
   tinyml__free(&a, c.states);
+  tfl_vars_free(&c);
   tfl_model_free(m, &a);
   return st;
 }

@@ -13,7 +13,10 @@
  * more result after the outputs, {tinyml.name, tinyml.state}, returning the
  * state's value after its last update (the argument if none).  B is the
  * byte TFLite Micro resets every byte of the state to: an int8 tensor's
- * zero point, else 0.  States have no quantisation attributes. */
+ * zero point, else 0.  States have no quantisation attributes.  Resource
+ * variables (tfl_variables.h) follow as more states, named by shared_name,
+ * whose argument carries `tinyml.state_init = dense<...>` (the CALL_ONCE
+ * initialiser's constant) or the fill byte. */
 #ifndef TINYML_IMPORTERS_TFLITE_IMPORT_H
 #define TINYML_IMPORTERS_TFLITE_IMPORT_H
 

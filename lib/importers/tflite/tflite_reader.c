@@ -1,9 +1,9 @@
-/* tfl_read: verifies a TFLite FlatBuffer and decodes subgraph 0.
+/* tfl_read: verifies a TFLite FlatBuffer and decodes one subgraph.
  *
  * The reader comes in layers: tflite_fb.c holds the bounds-checked
  * FlatBuffer primitives, tflite_decode.c the same failing with statuses that
  * name the object and field, and tflite_tensors.c reads the tensors.  This
- * file reads the model header, the operator codes, subgraph 0's inputs,
+ * file reads the model header, the operator codes, the subgraph's inputs,
  * outputs and operators, and frees what tfl_read made. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,8 +24,8 @@ static tinyml_status_t read_io(reader_t *r, const tbl_t *sg, unsigned id,
                                const char *name, tfl_model_t *m,
                                int32_t **out, uint32_t *count) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, id, 4, "subgraph 0", name, &v));
-  TINYML_RETURN_IF_ERROR(rd_check_indices(r, &v, m->tensor_count, 0, "subgraph 0", name));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, id, 4, r->sg, name, &v));
+  TINYML_RETURN_IF_ERROR(rd_check_indices(r, &v, m->tensor_count, 0, r->sg, name));
   TINYML_RETURN_IF_ERROR(rd_copy_i32(r, &v, name, out));
   *count = v.count;
   return TINYML_OK;
@@ -136,12 +136,12 @@ static tinyml_status_t read_operator_io(reader_t *r, const tbl_t *t,
 static tinyml_status_t read_operator(reader_t *r, const vec_t *ops,
                                      const vec_t *codes, uint32_t i,
                                      tfl_model_t *m, tfl_operator_t *op) {
-  char what[40];
-  snprintf(what, sizeof(what), "subgraph 0 operator %" PRIu32, i);
+  char what[48];
+  snprintf(what, sizeof(what), "%s operator %" PRIu32, r->sg, i);
   tbl_t t, code_table;
   uint64_t index;
   opcode_t oc;
-  TINYML_RETURN_IF_ERROR(rd_element(r, ops, i, "subgraph 0", "operator", &t));
+  TINYML_RETURN_IF_ERROR(rd_element(r, ops, i, r->sg, "operator", &t));
   TINYML_RETURN_IF_ERROR(rd_scalar(r, &t, 0, 4, 0, what, "opcode_index", &index));
   if (index >= m->opcode_count)
     return rd_bad(r, "%s: opcode_index %" PRIu64 " is out of range (%" PRIu32 " operator codes)",
@@ -162,8 +162,8 @@ static tinyml_status_t read_operator(reader_t *r, const vec_t *ops,
 static tinyml_status_t read_operators(reader_t *r, const tbl_t *sg,
                                       const vec_t *codes, tfl_model_t *m) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, 3, 4, "subgraph 0", "operators", &v));
-  TINYML_RETURN_IF_ERROR(rd_check_count(r, &v, "subgraph 0", "operators"));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, 3, 4, r->sg, "operators", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_count(r, &v, r->sg, "operators"));
   void *p;
   TINYML_RETURN_IF_ERROR(rd_alloc_array(r, v.count, sizeof(tfl_operator_t),
                                         _Alignof(tfl_operator_t), "operators", &p));
@@ -191,7 +191,7 @@ static tinyml_status_t read_header(reader_t *r, tbl_t *root) {
   return e ? rd_fb_bad(r, "model", "root table", e) : TINYML_OK;
 }
 
-static tinyml_status_t read_model(reader_t *r, tfl_model_t *m) {
+static tinyml_status_t read_model(reader_t *r, uint32_t index, tfl_model_t *m) {
   tbl_t root, sg;
   vec_t codes, subgraphs, buffers;
   uint64_t version;
@@ -203,8 +203,13 @@ static tinyml_status_t read_model(reader_t *r, tfl_model_t *m) {
   TINYML_RETURN_IF_ERROR(rd_vector(r, &root, 2, 4, "model", "subgraphs", &subgraphs));
   TINYML_RETURN_IF_ERROR(rd_check_count(r, &subgraphs, "model", "subgraphs"));
   if (!subgraphs.count) return rd_bad(r, "model: no subgraphs");
+  if (index >= subgraphs.count)
+    return rd_bad(r, "model: subgraph %" PRIu32 " is out of range (%" PRIu32 " subgraphs)",
+                  index, subgraphs.count);
   m->subgraph_count = subgraphs.count;
-  TINYML_RETURN_IF_ERROR(rd_element(r, &subgraphs, 0, "model", "subgraph", &sg));
+  m->subgraph = index;
+  snprintf(r->sg, sizeof r->sg, "subgraph %" PRIu32, index);
+  TINYML_RETURN_IF_ERROR(rd_element(r, &subgraphs, index, "model", "subgraph", &sg));
   /* Buffers are read when a tensor refers to them. */
   TINYML_RETURN_IF_ERROR(rd_vector(r, &root, 4, 4, "model", "buffers", &buffers));
   TINYML_RETURN_IF_ERROR(rd_tensors(r, &sg, &buffers, m));
@@ -215,6 +220,11 @@ static tinyml_status_t read_model(reader_t *r, tfl_model_t *m) {
 
 tinyml_status_t tfl_read(const void *bytes, size_t size,
                          const tinyml_allocator_t *allocator, tfl_model_t **out) {
+  return tfl_read_subgraph(bytes, size, 0, allocator, out);
+}
+
+tinyml_status_t tfl_read_subgraph(const void *bytes, size_t size, uint32_t index,
+                                  const tinyml_allocator_t *allocator, tfl_model_t **out) {
   if (out) *out = NULL;
   if (!out || (!bytes && size))
     return tinyml__status_make(allocator, TINYML_STATUS_INVALID_ARGUMENT,
@@ -223,7 +233,7 @@ tinyml_status_t tfl_read(const void *bytes, size_t size,
   rd_init(&r, bytes, size, allocator);
   tfl_model_t *m = tinyml__calloc(&r.alloc, 1, sizeof(*m), _Alignof(tfl_model_t));
   if (!m) return rd_out_of_memory(&r, "the model", sizeof(*m));
-  tinyml_status_t status = read_model(&r, m);
+  tinyml_status_t status = read_model(&r, index, m);
   if (status) {
     tfl_model_free(m, allocator);
     return status;

@@ -1,8 +1,8 @@
 /* A verifying reader for TFLite FlatBuffers (schema: ../shared/schema/tflite/
  * schema.fbs).  It checks every offset, vector and string it follows, so a
  * truncated or corrupt file yields a status naming the problem, never a read
- * out of bounds.  Only subgraph 0 is decoded (the importer refuses control
- * flow, which is what the other subgraphs are for).
+ * out of bounds.  One subgraph is decoded per read: subgraph 0, the model,
+ * or with tfl_read_subgraph another (CALL_ONCE's initialiser, IF's branches).
  *
  * Ownership: tfl_model_t and everything it points to is allocated with the
  * allocator given to tfl_read and released by tfl_model_free, except
@@ -79,7 +79,8 @@ typedef struct tfl_model {
   uint32_t version;        /* schema version; 3 is current */
   char *description;       /* owned ("" when absent) */
   uint32_t subgraph_count;
-  uint32_t tensor_count;   /* of subgraph 0 */
+  uint32_t subgraph;       /* the one decoded below (0 for tfl_read) */
+  uint32_t tensor_count;   /* of that subgraph */
   tfl_tensor_t *tensors;
   uint32_t input_count;
   int32_t *inputs;         /* tensor indices, verified < tensor_count */
@@ -102,6 +103,10 @@ typedef struct tfl_model {
  * scale/zero_point counts agree (zero_point may be empty). */
 tinyml_status_t tfl_read(const void *bytes, size_t size,
                          const tinyml_allocator_t *allocator, tfl_model_t **out);
+/* tfl_read decoding subgraph `index` instead of 0, with the same checks;
+ * an index out of range is INVALID_MODEL naming it and the count. */
+tinyml_status_t tfl_read_subgraph(const void *bytes, size_t size, uint32_t index,
+                                  const tinyml_allocator_t *allocator, tfl_model_t **out);
 void tfl_model_free(tfl_model_t *model, const tinyml_allocator_t *allocator);
 
 /* Field accessors for option tables.  `field` is the field's index in its
@@ -117,6 +122,11 @@ uint8_t tfl_table_bool(const tfl_table_t *t, unsigned field, uint8_t def, int *b
  * the vector is out of bounds. */
 uint32_t tfl_table_i32_vector(const tfl_table_t *t, unsigned field,
                               int32_t *out, uint32_t cap, int *bad);
+/* A string (e.g. VarHandleOptions.shared_name).  Returns its length (0 when
+ * absent) and copies it, NUL-terminated, to `out` only if it is shorter
+ * than `cap` (else `out` is ""); sets *bad = 1 if it is out of bounds. */
+uint32_t tfl_table_string(const tfl_table_t *t, unsigned field, char *out, uint32_t cap,
+                          int *bad);
 
 /* Readable names for diagnostics: "CONV_2D", "INT8", ...; never NULL
  * ("UNKNOWN(<n>)" written to a static buffer is not allowed, so unknown

@@ -1,4 +1,4 @@
-/* Reading subgraph 0's tensors (see tflite_tensors.h). */
+/* Reading a subgraph's tensors (see tflite_tensors.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -211,10 +211,10 @@ static tinyml_status_t read_tensor_fields(reader_t *r, const tbl_t *t,
 static tinyml_status_t read_tensor(reader_t *r, const vec_t *tensors,
                                    const vec_t *buffers, uint32_t i,
                                    tfl_tensor_t *out) {
-  char what[40];
-  snprintf(what, sizeof(what), "subgraph 0 tensor %" PRIu32, i);
+  char what[48];
+  snprintf(what, sizeof(what), "%s tensor %" PRIu32, r->sg, i);
   tbl_t t;
-  TINYML_RETURN_IF_ERROR(rd_element(r, tensors, i, "subgraph 0", "tensor", &t));
+  TINYML_RETURN_IF_ERROR(rd_element(r, tensors, i, r->sg, "tensor", &t));
   TINYML_RETURN_IF_ERROR(read_tensor_fields(r, &t, what, out));
   TINYML_RETURN_IF_ERROR(read_shape(r, &t, what, out));
   TINYML_RETURN_IF_ERROR(read_quant(r, &t, what, out));
@@ -230,8 +230,8 @@ static tinyml_status_t read_tensor(reader_t *r, const vec_t *tensors,
 tinyml_status_t rd_tensors(reader_t *r, const tbl_t *sg, const vec_t *buffers,
                            tfl_model_t *m) {
   vec_t v;
-  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, 0, 4, "subgraph 0", "tensors", &v));
-  TINYML_RETURN_IF_ERROR(rd_check_count(r, &v, "subgraph 0", "tensors"));
+  TINYML_RETURN_IF_ERROR(rd_vector(r, sg, 0, 4, r->sg, "tensors", &v));
+  TINYML_RETURN_IF_ERROR(rd_check_count(r, &v, r->sg, "tensors"));
   void *p;
   TINYML_RETURN_IF_ERROR(rd_alloc_array(r, v.count, sizeof(tfl_tensor_t),
                                         _Alignof(tfl_tensor_t), "tensors", &p));

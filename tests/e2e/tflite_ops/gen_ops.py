@@ -28,6 +28,7 @@ import struct
 import subprocess
 import sys
 
+import control_ops
 import layout_ops
 import logic_ops
 import lstm_int_ops
@@ -37,6 +38,7 @@ import nn_ops
 import q8_unary_ops
 import resize_q_ops
 import svdf_ops
+import variable_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
@@ -63,7 +65,8 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
-for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops, resize_q_ops):
+for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops, resize_q_ops, variable_ops,
+              control_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -483,7 +486,8 @@ def error_models():
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
-            nn_ops.error_models(Model, q8))
+            nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
+            control_ops.error_models(Model))
 
 
 def dead_code_model():
@@ -529,7 +533,7 @@ def all_models():
     ]
     return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
             logic_ops.models(Model, q8) + layout_ops.models(Model, q8) +
-            nn_ops.models(Model, q8))
+            nn_ops.models(Model, q8) + control_ops.models(Model))
 
 
 def state_models():
@@ -709,6 +713,8 @@ def main():
     for m, case in zip(resize_q_ops.models(Model, q8), resize_q_ops.CASES):
         port = lambda v, case=case: resize_q_ops.reference(case, v)
         manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))
+    manifest += variable_ops.entries(Model, lambda m: write_case(m, flatc, schema, outdir, refresh),
+                                     EXPECTED, refresh)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

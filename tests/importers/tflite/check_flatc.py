@@ -89,9 +89,10 @@ def flatc_binary(obj, outdir, name):
     return os.path.join(outdir, name + ".tflite")
 
 
-def dump(model):
+def dump(model, subgraph=None):
     """(parsed JSON, None) on success, (None, stderr) on a reader error."""
-    p = subprocess.run([DUMP, model], capture_output=True, text=True)
+    args = [] if subgraph is None else ["--subgraph", str(subgraph)]
+    p = subprocess.run([DUMP] + args + [model], capture_output=True, text=True)
     if p.returncode == 0:
         return json.loads(p.stdout), None
     if p.returncode == 1:
@@ -491,6 +492,46 @@ def drop_none(x):
     return x
 
 
+def two_subgraphs():
+    """base_model, then a second subgraph (RELU of tensor 1) as CALL_ONCE's
+    initialiser or IF's branches would be."""
+    m = base_model()
+    m["operator_codes"].append({"builtin_code": "RELU", "deprecated_builtin_code": 19})
+    m["subgraphs"].append({
+        "tensors": [{"name": "in1", "shape": [2, 3], "type": "INT8"},
+                    {"name": "out1", "shape": [2, 3], "type": "INT8"}],
+        "inputs": [0], "outputs": [1],
+        "operators": [{"opcode_index": 1, "inputs": [0], "outputs": [1]}]})
+    return m
+
+
+def check_subgraphs(checker, tmp):
+    """tfl_read_subgraph: subgraph 1 reads as flatc reads it, with the same
+    checks, messages naming it; an index out of range is refused."""
+    failures = 0
+    m = two_subgraphs()
+    path = flatc_binary(m, tmp, "subgraphs")
+    try:
+        ours, err = dump(path, 1)
+        expect(err is None, "subgraph 1", f"rejected: {err}")
+        expect(ours["subgraphs"] == 2, "subgraph 1", f"subgraph count {ours['subgraphs']}")
+        alone = dict(m, subgraphs=[m["subgraphs"][1]])
+        checker.model(dict(ours, subgraphs=1), alone, path)
+        for index, want in ((2, "model: subgraph 2 is out of range (2 subgraphs)"),
+                            (4294967295, "subgraph 4294967295 is out of range")):
+            _, err = dump(path, index)
+            expect(err and want in err, f"subgraph {index}", f"error {err!r} lacks {want!r}")
+        m["subgraphs"][1]["inputs"] = [5]
+        _, err = dump(flatc_binary(m, tmp, "subgraphs_bad"), 1)
+        want = "subgraph 1: inputs[0] = 5 is not a tensor index"
+        expect(err and want in err, "bad subgraph 1", f"error {err!r} lacks {want!r}")
+    except Mismatch as e:
+        failures += 1
+        print(f"FAIL subgraphs: {e}")
+    print("subgraph cases: %s" % ("FAIL" if failures else "pass"))
+    return failures
+
+
 def check_cases(checker, tmp):
     failures = 0
     for i, (name, mutations, expected) in enumerate(CASES):
@@ -517,6 +558,7 @@ def main():
         failures = check_names(checker)
         failures += check_models(checker, models_dir, tmp)
         failures += check_cases(checker, tmp)
+        failures += check_subgraphs(checker, tmp)
     print(f"{failures} failure(s)")
     sys.exit(1 if failures else 0)
 

@@ -28,6 +28,7 @@ import gen_ops  # noqa: E402
 import lstm_int_ops  # noqa: E402
 import lstm_ops  # noqa: E402
 import svdf_ops  # noqa: E402
+import variable_ops  # noqa: E402
 
 FLATC = SCHEMA = DUMP = TMP = None
 FAILURES = []
@@ -184,6 +185,41 @@ def check_dead_and_constant():
     check("0000C03F" not in text.upper(), "dead: a variable's bytes are never a constant")
 
 
+def check_resource_variables():
+    """Resource variables come after the variable tensors: CALL_ONCE's
+    constant as tinyml.state_init, a variable it leaves filled with TFLite
+    Micro's default (the int8 zero point), a dead read no state at all."""
+    m = variable_ops.with_subgraphs(gen_ops.Model)("state_resource", 6)
+    variable_ops.initialiser(m, [("acc", [4], "INT8", ([0.1], [0]), [1, -2, 3, 127])])
+    x = m.tensor([4], "INT8", ([0.1], [0]), name="x")
+    var_a = m.tensor([4], "INT8", ([0.1], [5]), name="var_a", variable=True)
+    h = variable_ops.handle(m, "acc")
+    t = quant_add(m, x, variable_ops.read(m, h, [4], "INT8", ([0.1], [0])), "t")
+    m.op("ASSIGN_VARIABLE", [h, t], [])
+    zz = m.tensor([4], "INT8", ([0.1], [-5]), name="zz")
+    m.op("ADD", [t, t], [zz])
+    m.op("ASSIGN_VARIABLE", [variable_ops.handle(m, "z"), zz], [])
+    variable_ops.read(m, variable_ops.handle(m, "dead"), [4], "INT8", ([0.1], [0]))
+    y = quant_add(m, t, var_a, "y")
+    m.inputs, m.outputs = [x], [y]
+    rc, text = import_model(m)
+    check(rc == 0, "resource: imports (%s)" % text.strip().splitlines()[-1] if rc
+          else "resource: imports")
+    if rc:
+        return
+    args, results, ret = signature(text)
+    check([a for _, _, a in args[1:]] ==
+          [state_arg("var_a", 5),
+           'tinyml.name = "acc", tinyml.state, tinyml.state_init = dense<"0x01FE037F"> : '
+           'tensor<4xi8>',
+           state_arg("z", 251)],
+          "resource: variable tensor, then acc = CALL_ONCE's value, z = zero point -5")
+    check([a for _, a in results[1:]] ==
+          [state_result("var_a"), state_result("acc"), state_result("z")],
+          "resource: state results in the same order, the dead variable in none")
+    check(ret[2] != args[2][0] and ret[3] != args[3][0], "resource: assigned values returned")
+
+
 def check_refused(name, build, message):
     m = gen_ops.Model(name, 4)
     build(m)
@@ -221,6 +257,7 @@ def main():
         check_order_fill_and_unchanged()
         check_dead_and_constant()
         check_svdf()
+        check_resource_variables()
         check_refused("svdf_mixed", svdf_mixed_state,
                       "(SVDF): unsupported types INT8, INT8, INT16, state INT8 -> INT8")
         check_refused("state_uint8", uint8_state,

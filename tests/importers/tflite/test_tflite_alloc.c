@@ -1,7 +1,7 @@
 /* Allocation failure: failing the Nth allocation, for every N until the
  * read succeeds, gives OUT_OF_MEMORY and leaks nothing (allocs == frees).
  *
- * Usage: test_tflite_alloc MODELS_DIR
+ * Usage: test_tflite_alloc MODELS_DIR [MODEL.tflite...]
  * Exit 77 (skip) when MODELS_DIR is missing, unless CI=true. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,11 +106,8 @@ static tinyml_status_code_t import_failing(const uint8_t *bytes, size_t size,
   return code;
 }
 
-static void test_import(void **state) {
-  (void)state;
-  if (!tt_require_dir(models_dir)) skip();
-  size_t size, calls;
-  uint8_t *bytes = load("tflm/simple_add.tflite", &size);
+static void import_all_failing(const uint8_t *bytes, size_t size, const char *name) {
+  size_t calls;
   tinyml_status_code_t normal = import_failing(bytes, size, 0, &calls);
   for (size_t n = 1; n <= calls; n++) {
     size_t ignored;
@@ -118,16 +115,45 @@ static void test_import(void **state) {
     if (code != TINYML_STATUS_OUT_OF_MEMORY && code != normal)
       fail_msg("allocation %zu of %zu: %s", n, calls, tinyml_status_code_name(code));
   }
-  print_message("simple_add: import makes %zu allocations (%s)\n", calls,
+  print_message("%s: import makes %zu allocations (%s)\n", name, calls,
                 tinyml_status_code_name(normal));
+}
+
+static void test_import(void **state) {
+  (void)state;
+  if (!tt_require_dir(models_dir)) skip();
+  size_t size;
+  uint8_t *bytes = load("tflm/simple_add.tflite", &size);
+  import_all_failing(bytes, size, "simple_add");
   free(bytes);
+}
+
+/* Models given after MODELS_DIR (paths): ones whose import reads more
+ * subgraphs (CALL_ONCE, IF), which must also succeed unfailed. */
+static int extra_count;
+static char **extra_models;
+
+static void test_import_extra(void **state) {
+  (void)state;
+  if (!extra_count) skip();
+  for (int i = 0; i < extra_count; ++i) {
+    size_t size, calls;
+    uint8_t *bytes = tt_read_file(extra_models[i], &size);
+    if (!bytes) fail_msg("cannot read %s", extra_models[i]);
+    assert_int_equal(import_failing(bytes, size, 0, &calls), TINYML_STATUS_OK);
+    import_all_failing(bytes, size, extra_models[i]);
+    free(bytes);
+  }
 }
 
 int main(int argc, char **argv) {
   models_dir = argc > 1 ? argv[1] : NULL;
+  extra_count = argc > 2 ? argc - 2 : 0;
+  extra_models = argv + 2;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_read),
       cmocka_unit_test(test_import),
+      cmocka_unit_test(test_import_extra),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   return failed ? failed : models_missing ? 77 : 0;

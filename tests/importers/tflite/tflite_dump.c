@@ -194,8 +194,11 @@ static int print_tosa(const uint8_t *data, size_t size) {
 
 int main(int argc, char **argv) {
   int tosa = argc == 3 && strcmp(argv[1], "--tosa") == 0;
-  if (argc != 2 && !tosa) {
-    fprintf(stderr, "usage: %s MODEL.tflite | --names | --tosa MODEL.tflite\n", argv[0]);
+  /* --subgraph N: that subgraph, decoded by tfl_read_subgraph. */
+  int sub = argc == 4 && strcmp(argv[1], "--subgraph") == 0;
+  if (argc != 2 && !tosa && !sub) {
+    fprintf(stderr, "usage: %s MODEL.tflite | --names | --tosa MODEL.tflite | "
+            "--subgraph N MODEL.tflite\n", argv[0]);
     return 2;
   }
   if (strcmp(argv[1], "--names") == 0) {
@@ -211,8 +214,10 @@ int main(int argc, char **argv) {
   int rc = 0;
   tfl_model_t *m = NULL;
   tinyml_status_t status = TINYML_OK;
+  uint32_t index = sub ? (uint32_t)strtoul(argv[2], NULL, 10) : 0;
   if (tosa) rc = print_tosa(data, size);
-  else if ((status = tfl_read(data, size, NULL, &m)) != TINYML_OK) rc = report(status);
+  else if ((status = tfl_read_subgraph(data, size, index, NULL, &m)) != TINYML_OK)
+    rc = report(status);
   else dump(m);
   tfl_model_free(m, NULL);
   free(data);
