@@ -123,5 +123,8 @@ tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 /* The int8 x int8 LSTM with an int16 cell, as TFLite Micro computes it. */
 tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_space_to_batch(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_batch_to_space(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_transpose_conv(tfl_ctx_t *c);
 
 #endif

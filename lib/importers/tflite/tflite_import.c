@@ -108,6 +108,9 @@ static const lowering_t kLowerings[] = {
     {123, tfl_lower_select},          /* SELECT_V2 */
     {126, tfl_lower_batch_matmul},    /* BATCH_MATMUL */
     {130, tfl_lower_broadcast},       /* BROADCAST_TO */
+    {37, tfl_lower_batch_to_space},   /* BATCH_TO_SPACE_ND */
+    {38, tfl_lower_space_to_batch},   /* SPACE_TO_BATCH_ND */
+    {67, tfl_lower_transpose_conv},   /* TRANSPOSE_CONV */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */

@@ -32,6 +32,7 @@ import layout_ops
 import logic_ops
 import lstm_int_ops
 import lstm_ops
+import more_ops
 import nn_ops
 import svdf_ops
 
@@ -60,7 +61,7 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
            "SVDF": "SVDFOptions"}
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
-for extra in (logic_ops, layout_ops, nn_ops):
+for extra in (logic_ops, layout_ops, nn_ops, more_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -480,7 +481,7 @@ def error_models():
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
-            nn_ops.error_models(Model, q8))
+            nn_ops.error_models(Model, q8) + more_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -526,7 +527,7 @@ def all_models():
     ]
     return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
             logic_ops.models(Model, q8) + layout_ops.models(Model, q8) +
-            nn_ops.models(Model, q8))
+            nn_ops.models(Model, q8) + more_ops.models(Model, q8))
 
 
 def state_models():
@@ -595,6 +596,10 @@ def write_case(m, flatc, schema, outdir, refresh):
                        for i, t in enumerate(m.inputs)],
             "outputs": [io_entry(m, t, "output", i, prefix + "_out_%d.bin" % i)
                         for i, t in enumerate(m.outputs)]}
+    if getattr(m, "reference", None):  # an independent check (more_ops)
+        more_ops.check(m, prefix)
+    if getattr(m, "exact", False):
+        case["exact"] = True
     return {"model": model, "format": "tflite", "cases": [case]}
 
 
