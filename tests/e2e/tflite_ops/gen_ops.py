@@ -661,6 +661,8 @@ def main():
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
+    manifest += [more_ops.tflm_entry(m, write_model(m, flatc, schema, outdir), outdir, io_entry)
+                 for m in more_ops.tflm_models(Model, q8)]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
