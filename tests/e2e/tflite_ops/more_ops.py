@@ -194,7 +194,23 @@ def tconv_int8_ref(x, args, zp_in, scales, out_q, act):
     return out
 
 
-def tconv(m, ttype, xs, oc, k, stride, padding, out_hw, bias=True, act="NONE", q=None):
+def mbqm64(x, m, shift):
+    """TFLite's MultiplyByQuantizedMultiplier for an int64 accumulator."""
+    reduced = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
+    total = 15 - shift
+    return (x * reduced + (1 << (total - 1))) >> total
+
+
+def tconv_int16_ref(x, args, scales, act):
+    acc = transpose_conv_ref(x, *args)
+    oc = args[2][0]
+    lo = 0 if act == "RELU" else -32768
+    return [fx.clamp(mbqm64(a, *fx.quantize_multiplier(scales[k % oc])), lo, 32767)
+            for k, a in enumerate(acc)]
+
+
+def tconv(m, ttype, xs, oc, k, stride, padding, out_hw, bias=True, act="NONE", q=None,
+          bias16=False):
     """One TRANSPOSE_CONV; returns (input, output, reference)."""
     same = padding == "SAME"
     os_ = [xs[0], out_hw[0], out_hw[1], oc]
@@ -206,11 +222,16 @@ def tconv(m, ttype, xs, oc, k, stride, padding, out_hw, bias=True, act="NONE", q
         y = m.tensor(os_, name="tconv_%s_s%d%d" % (padding.lower(), stride[0], stride[1]))
     else:
         qin, qout, wq = q
-        x = m.tensor(xs, "INT8", qin, name="x%d" % len(m.outputs))
+        x = m.tensor(xs, ttype, qin, name="x%d" % len(m.outputs))
         w = m.const(ws, "INT8", wq)
-        b = m.const([oc], "INT32", ([qin[0][0] * s for s in wq[0]], [0] * len(wq[0])),
-                    lo=-400, hi=400) if bias else -1
-        y = m.tensor(os_, "INT8", qout, name="tconv_%s_s%d%d" % (padding.lower(), *stride))
+        bq = ([qin[0][0] * s for s in wq[0]], [0] * len(wq[0]))
+        if ttype == "INT16":  # TFLM widens a legacy INT16 bias
+            b = m.tensor([oc], "INT16" if bias16 else "INT64", bq,
+                         [m.rng.randint(-30000, 30000) for _ in range(oc)])
+        else:
+            b = m.const([oc], "INT32", bq, lo=-400, hi=400) if bias else -1
+        b = b if bias else -1
+        y = m.tensor(os_, ttype, qout, name="tconv_%s_s%d%d" % (padding.lower(), *stride))
     ins = [m.ints(os_), w, x] + ([b] if bias else [])
     m.op("TRANSPOSE_CONV", ins, [y], padding=padding, stride_h=stride[0], stride_w=stride[1],
          fused_activation_function=act)
@@ -221,7 +242,10 @@ def tconv(m, ttype, xs, oc, k, stride, padding, out_hw, bias=True, act="NONE", q
         scales = [fx.f32(qin[0][0]) * fx.f32(s) / fx.f32(qout[0][0]) for s in wq[0]]
         if len(scales) == 1:
             scales = scales * oc
-        ref = lambda v: tconv_int8_ref(v, args, qin[1][0], scales, qout, act)
+        if ttype == "INT16":
+            ref = lambda v: tconv_int16_ref(v, args, scales, act)
+        else:
+            ref = lambda v: tconv_int8_ref(v, args, qin[1][0], scales, qout, act)
     m.inputs.append(x)
     m.outputs.append(y)
     return ref
@@ -239,6 +263,11 @@ def transpose_convs(Model, q8, ttype, name, seed, per_channel):
         if ttype == "INT8":
             wq = (per_channel_scales(m.rng, oc) if per_channel else ([0.013], [0]))
             q = (q8(0.05, -3), q8(0.09, 6), wq)
+        elif ttype == "INT16":
+            q = (q8(0.0004, 0), q8(0.0011, 0), per_channel_scales(m.rng, oc))
+            # Without a bias, desktop TFLite accumulates 16x8 in int32 and
+            # rounds unlike TFLM's int64 kernel (tflm_models has that case).
+            bias = True
         refs.append(tconv(m, ttype, xs, oc, k, stride, padding, out_hw, bias, act, q))
     m.reference = lambda ins: [f(v) for f, v in zip(refs, ins)]
     # The TFLite that makes the expected outputs runs int8 through XNNPACK,
@@ -542,6 +571,7 @@ def models(Model, q8):
             transpose_convs(Model, q8, "FLOAT32", "transpose_conv_float", 203, False),
             transpose_convs(Model, q8, "INT8", "transpose_conv_int8", 204, True),
             transpose_convs(Model, q8, "INT8", "transpose_conv_int8_per_tensor", 205, False),
+            transpose_convs(Model, q8, "INT16", "transpose_conv_int16", 206, True),
             l2_pools(Model), floor_mods(Model), reduce_logic(Model),
             cumsums(Model, "FLOAT32", "cumsum_float", 216), update_slices(Model, q8),
             broadcast_args(Model)]
@@ -556,7 +586,11 @@ def tflm_models(Model, q8):
     m = Model("transpose_conv_relu", 223)
     refs = [tconv(m, "FLOAT32", [1, 3, 4, 2], 3, (3, 3), (2, 2), "SAME", (6, 8), True, "RELU"),
             tconv(m, "INT8", [1, 4, 3, 3], 2, (2, 3), (2, 1), "VALID", (8, 5), True, "RELU",
-                  (q8(0.04, 9), q8(0.05, -20), per_channel_scales(m.rng, 2)))]
+                  (q8(0.04, 9), q8(0.05, -20), per_channel_scales(m.rng, 2))),
+            tconv(m, "INT16", [1, 3, 4, 2], 3, (3, 3), (2, 3), "SAME", (6, 12), False, "RELU",
+                  (q8(0.0005, 0), q8(0.0009, 0), per_channel_scales(m.rng, 3))),
+            tconv(m, "INT16", [1, 2, 3, 3], 2, (2, 2), (2, 2), "VALID", (4, 6), True, "NONE",
+                  (q8(0.0005, 0), q8(0.0007, 0), per_channel_scales(m.rng, 2)), bias16=True)]
     m.reference = lambda ins: [f(v) for f, v in zip(refs, ins)]
     return ms + [m, update_slices(Model, q8, "dynamic_update_slice_int64_start", 224, True)]
 
@@ -573,6 +607,7 @@ def tflm_entry(m, model, outdir, io_entry):
         # INT32 inputs are start indices: some inside, some out of range.
         v = ([fx.f32(rng.uniform(-1, 1)) for _ in range(n)] if dt == "float32"
              else [rng.randint(-3, 8) for _ in range(n)] if dt == "int32"
+             else [rng.randint(-32768, 32767) for _ in range(n)] if dt == "int16"
              else [rng.randint(-128, 127) for _ in range(n)])
         write(prefix + "_in_%d.bin" % i, dt, v)
         ins.append(v)
@@ -643,11 +678,17 @@ def refused(Model, name, seed, kind, ins, outs, text, **opts):
 def error_models(Model, q8):
     q, i16 = q8(0.1, 0), q8(0.001, 0)
     return [
-        refused(Model, "err_transpose_conv_int16", 231, "TRANSPOSE_CONV",
+        refused(Model, "err_transpose_conv_hybrid", 231, "TRANSPOSE_CONV",
                 [([4], "INT32", None, [1, 4, 4, 2]), ([2, 3, 3, 2], "INT8", q, [1] * 36),
-                 ([1, 2, 2, 2], "INT16", i16, None)], [([1, 4, 4, 2], "INT16", i16, None)],
-                "operator 0 (TRANSPOSE_CONV): unsupported type combination: input INT16, "
-                "weights INT8, output INT16", padding="SAME", stride_w=2, stride_h=2),
+                 ([1, 2, 2, 2], "FLOAT32", None, None)], [([1, 4, 4, 2], "FLOAT32", None, None)],
+                "operator 0 (TRANSPOSE_CONV): unsupported type combination: input FLOAT32, "
+                "weights INT8, output FLOAT32", padding="SAME", stride_w=2, stride_h=2),
+        refused(Model, "err_transpose_conv_int16_zp", 230, "TRANSPOSE_CONV",
+                [([4], "INT32", None, [1, 4, 4, 2]), ([2, 3, 3, 2], "INT8", q, [1] * 36),
+                 ([1, 2, 2, 2], "INT16", q8(0.001, 3), None)],
+                [([1, 4, 4, 2], "INT16", i16, None)],
+                "operator 0 (TRANSPOSE_CONV): INT16 input and output need zero point 0",
+                padding="SAME", stride_w=2, stride_h=2),
         refused(Model, "err_space_to_batch_5d", 232, "SPACE_TO_BATCH_ND",
                 [([1, 2, 2, 2, 1], "FLOAT32", None, None), ([3], "INT32", None, [1, 1, 1]),
                  ([3, 2], "INT32", None, [0] * 6)], [([1, 2, 2, 2, 1], "FLOAT32", None, None)],
