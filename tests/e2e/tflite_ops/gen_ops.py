@@ -11,6 +11,9 @@ ones are also checked against an independent Python LSTM (lstm_ops.py)
 every time this runs.  The SVDFs' and the integer LSTMs' expected outputs
 are TFLite Micro's, from Python ports of its integer kernels (svdf_ops.py,
 lstm_int_ops.py), as desktop TFLite's differ; they must match exactly.
+more_ops.py's models are also checked against its Python references of
+TFLite's kernels every time this runs, and those desktop TFLite cannot run
+(int8 CUMSUM...) take the references' outputs.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
