@@ -31,6 +31,7 @@ typedef struct tconv {
   int64_t out_dims[4], stride[2], kernel[2];
   int64_t out_pad[4]; /* TOSA's: top, bottom, left, right */
   int padding_same, activation, quant; /* quant: 0 float, 1 int8, 2 int16x8 */
+  int bias_type;                       /* quantized_bias_type; 0 = unset */
 } tconv_t;
 
 /* TFLite's padding for one axis of a transpose conv of output size `out`,
@@ -58,14 +59,10 @@ static int read_options(tfl_ctx_t *c, tconv_t *t) {
   t->stride[1] = tfl_table_i32(o, 1, 1, &bad);
   t->stride[0] = tfl_table_i32(o, 2, 1, &bad);
   t->activation = tfl_table_i8(o, 3, 0, &bad);
-  int bias_type = tfl_table_i8(o, 4, 0, &bad);
+  t->bias_type = tfl_table_i8(o, 4, 0, &bad);
   if (bad || t->stride[0] < 1 || t->stride[1] < 1 || t->stride[0] > 4096 ||
       t->stride[1] > 4096) {
     tfl_fail(c, "malformed options or invalid stride");
-    return 0;
-  }
-  if (bias_type != 0 && bias_type != TFL_INT32) {
-    tfl_fail(c, "quantized_bias_type %s is not supported", tfl_type_name(bias_type));
     return 0;
   }
   return 1;
@@ -111,6 +108,12 @@ static int check_operands(tfl_ctx_t *c, tconv_t *t) {
     tfl_fail(c, "unsupported type combination: input %s, weights %s, output %s (FLOAT32 and "
                 "INT8, and INT16 with INT8 weights, are supported)", tfl_type_name(in->type), tfl_type_name(w->type),
              tfl_type_name(out->type));
+    return 0;
+  }
+  /* The accumulator TFLM has: int32 for int8, int64 for int16. */
+  if (t->bias_type && t->bias_type != (t->quant == 2 ? TFL_INT64 : TFL_INT32)) {
+    tfl_fail(c, "quantized_bias_type %s is not supported with %s input",
+             tfl_type_name(t->bias_type), tfl_type_name(in->type));
     return 0;
   }
   return axis_pad(c, t, 0, in->shape[1]) && axis_pad(c, t, 1, in->shape[2]);

@@ -689,6 +689,12 @@ def error_models(Model, q8):
                 [([1, 4, 4, 2], "INT16", i16, None)],
                 "operator 0 (TRANSPOSE_CONV): INT16 input and output need zero point 0",
                 padding="SAME", stride_w=2, stride_h=2),
+        refused(Model, "err_transpose_conv_int16_bias32", 229, "TRANSPOSE_CONV",
+                [([4], "INT32", None, [1, 4, 4, 2]), ([2, 3, 3, 2], "INT8", q, [1] * 36),
+                 ([1, 2, 2, 2], "INT16", i16, None)], [([1, 4, 4, 2], "INT16", i16, None)],
+                "operator 0 (TRANSPOSE_CONV): quantized_bias_type INT32 is not supported with "
+                "INT16 input", padding="SAME", stride_w=2, stride_h=2,
+                quantized_bias_type="INT32"),
         refused(Model, "err_space_to_batch_5d", 232, "SPACE_TO_BATCH_ND",
                 [([1, 2, 2, 2, 1], "FLOAT32", None, None), ([3], "INT32", None, [1, 1, 1]),
                  ([3, 2], "INT32", None, [0] * 6)], [([1, 2, 2, 2, 1], "FLOAT32", None, None)],
