@@ -603,7 +603,8 @@ def write_case(m, flatc, schema, outdir, refresh):
         more_ops.check(m, prefix)
     if getattr(m, "exact", False):
         case["exact"] = True
-    return {"model": model, "format": "tflite", "cases": [case]}
+    return {"model": model, "format": "tflite",
+            "cases": [case] + more_ops.reference_cases(m, case, outdir)}
 
 
 def later_invoke(spec, m, ins, first, outdir, invokes=3):

@@ -622,6 +622,21 @@ def tflm_entry(m, model, outdir, io_entry):
     return {"model": model, "format": "tflite", "cases": [case]}
 
 
+def reference_cases(m, case, outdir):
+    """Where TFLite's outputs are only near the reference kernel's (m.tolerance),
+    a second case on the same inputs wants the Python reference's exactly."""
+    if not getattr(m, "tolerance", 0):
+        return []
+    ins = [read(i["file"], i["dtype"]) for i in case["inputs"]]
+    outs = m.reference(ins)
+    wanted = []
+    for o, values in zip(case["outputs"], outs):
+        path = os.path.join(outdir, "%s_ref_out_%d.bin" % (m.name, o["index"]))
+        write(path, o["dtype"], values)
+        wanted.append(dict(o, file=path))
+    return [dict(case, label="python-ref", exact=True, outputs=wanted)]
+
+
 def write(path, dtype, values):
     with open(path, "wb") as f:
         f.write(struct.pack("<%d%s" % (len(values), PACK[dtype]), *values))
