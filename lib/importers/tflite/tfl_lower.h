@@ -141,5 +141,13 @@ tinyml_status_t tfl_lower_while(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_var_handle(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_read_variable(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_assign_variable(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_space_to_batch(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_batch_to_space(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_transpose_conv(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_l2_pool(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_floor_mod(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_cumsum(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_broadcast_args(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_dynamic_update_slice(tfl_ctx_t *c);
 
 #endif

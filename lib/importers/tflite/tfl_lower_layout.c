@@ -1,7 +1,7 @@
 /* Data layout and reductions beyond tfl_lower_shape.c: PACK, UNPACK, SPLIT,
  * SPLIT_V, SLICE, REVERSE_V2, MIRROR_PAD, SPACE_TO_DEPTH, DEPTH_TO_SPACE,
  * BROADCAST_TO, SHAPE, ZEROS_LIKE, FILL, ADD_N and SUM / REDUCE_MAX /
- * REDUCE_MIN / REDUCE_PROD.
+ * REDUCE_MIN / REDUCE_PROD / REDUCE_ANY / REDUCE_ALL.
  * Shape operands must be constants.  Moving quantised values needs the
  * same quantisation on both sides (raw values are copied); refused
  * otherwise. */
@@ -15,7 +15,7 @@ enum {
   OP_DEPTH_TO_SPACE = 5, OP_SPACE_TO_DEPTH = 26, OP_SPLIT = 49, OP_SLICE = 65, OP_SUM = 74,
   OP_SHAPE = 77, OP_REDUCE_PROD = 81, OP_REDUCE_MAX = 82, OP_PACK = 83, OP_UNPACK = 88,
   OP_REDUCE_MIN = 89, OP_ZEROS_LIKE = 93, OP_FILL = 94, OP_SPLIT_V = 102, OP_ADD_N = 106,
-  OP_BROADCAST_TO = 130
+  OP_BROADCAST_TO = 130, OP_REDUCE_ANY = 91, OP_REDUCE_ALL = 140
 };
 enum { MAX_PIECES = 512 };
 enum {
@@ -315,6 +315,8 @@ static const char *reducer(int code) {
     case OP_SUM: return "tosa.reduce_sum";
     case OP_REDUCE_PROD: return "tosa.reduce_product";
     case OP_REDUCE_MAX: return "tosa.reduce_max";
+    case OP_REDUCE_ANY: return "tosa.reduce_max"; /* of 0/1 bytes, see tfl_lower_reduce */
+    case OP_REDUCE_ALL: return "tosa.reduce_min";
     default: return "tosa.reduce_min";
   }
 }
@@ -331,13 +333,19 @@ tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c) {
   if (!in || !out || !tfl_te_type(out, &t)) return tfl_fail(c, "missing or unsupported operand");
   int min_max = code == OP_REDUCE_MAX || code == OP_REDUCE_MIN;
   if (code == OP_SUM && (in->type == TFL_INT8 || in->type == TFL_INT16)) return tfl_lower_sum_q(c);
-  if (!(in->type == TFL_FLOAT32 || in->type == TFL_INT32 ||
+  int logical = code == OP_REDUCE_ANY || code == OP_REDUCE_ALL; /* BOOL only, as in TFLite */
+  if (logical != (in->type == TFL_BOOL) ||
+      !(in->type == TFL_FLOAT32 || in->type == TFL_INT32 || logical ||
         (min_max && tfl_is_quantized(in) && in->type != TFL_INT16)) ||
       !tfl_quant_matches(in, out))
     return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
   if (!tfl_const_ints(c, 1, axes, TE_MAX_RANK, &n)) return c->error;
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
+  /* ANY and ALL reduce 0/1 bytes: chained i1 reductions whose result keeps
+   * its rank came out wrong from the compiler (reduce_all over axes 0 then
+   * 2 of [3, 4, 5]). */
+  if (logical) x = te_cast(&c->e, x, TE_I8);
   for (uint32_t i = 0; i < n; ++i) {
     int32_t a;
     if (!axis_in(axes[i], in->rank, &a)) return tfl_fail(c, "axis %lld out of range", (long long)axes[i]);
@@ -345,6 +353,7 @@ tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c) {
     done |= 1u << a;
     x = te_reduce(&c->e, reducer(code), x, a);
   }
+  if (logical) x = te_cast(&c->e, x, TE_I1);
   if (te_numel(&t) != te_numel(&x.type)) return tfl_fail(c, "the output disagrees with the reduced axes");
   return tfl_set_out(c, 0, te_reshape(&c->e, x, t.rank, t.dims));
 }

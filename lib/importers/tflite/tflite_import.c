@@ -114,6 +114,16 @@ static const lowering_t kLowerings[] = {
     {144, tfl_lower_assign_variable}, /* ASSIGN_VARIABLE */
     {118, tfl_lower_if},              /* IF */
     {119, tfl_lower_while},           /* WHILE */
+    {37, tfl_lower_batch_to_space},   /* BATCH_TO_SPACE_ND */
+    {38, tfl_lower_space_to_batch},   /* SPACE_TO_BATCH_ND */
+    {67, tfl_lower_transpose_conv},   /* TRANSPOSE_CONV */
+    {12, tfl_lower_l2_pool},          /* L2_POOL_2D */
+    {91, tfl_lower_reduce},           /* REDUCE_ANY */
+    {95, tfl_lower_floor_mod},        /* FLOOR_MOD */
+    {128, tfl_lower_cumsum},          /* CUMSUM */
+    {140, tfl_lower_reduce},          /* REDUCE_ALL */
+    {145, tfl_lower_broadcast_args},  /* BROADCAST_ARGS */
+    {151, tfl_lower_dynamic_update_slice}, /* DYNAMIC_UPDATE_SLICE */
 };
 
 /* ---- helpers shared by the lowerings --------------------------------- */

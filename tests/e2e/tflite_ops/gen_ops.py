@@ -11,6 +11,9 @@ ones are also checked against an independent Python LSTM (lstm_ops.py)
 every time this runs.  The SVDFs' and the integer LSTMs' expected outputs
 are TFLite Micro's, from Python ports of its integer kernels (svdf_ops.py,
 lstm_int_ops.py), as desktop TFLite's differ; they must match exactly.
+more_ops.py's models are also checked against its Python references of
+TFLite's kernels every time this runs, and those desktop TFLite cannot run
+(int8 CUMSUM...) take the references' outputs.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
@@ -34,6 +37,7 @@ import logic_ops
 import lstm_int_ops
 import lstm_ops
 import mean_ops
+import more_ops
 import nn_ops
 import q8_unary_ops
 import resize_q_ops
@@ -66,7 +70,7 @@ OPTIONS = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOpti
 # Operator versions other than 1 (TFLite registers BROADCAST_TO from 2).
 VERSIONS = {"BROADCAST_TO": 2}
 for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops, resize_q_ops, variable_ops,
-              control_ops):
+              control_ops, more_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
@@ -487,7 +491,7 @@ def error_models():
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
             nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
-            control_ops.error_models(Model))
+            control_ops.error_models(Model) + more_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -533,7 +537,7 @@ def all_models():
     ]
     return (ms + quant_models() + shape_models() + fc_models() + [dead_code_model()] +
             logic_ops.models(Model, q8) + layout_ops.models(Model, q8) +
-            nn_ops.models(Model, q8) + control_ops.models(Model))
+            nn_ops.models(Model, q8) + control_ops.models(Model) + more_ops.models(Model, q8))
 
 
 def state_models():
@@ -602,7 +606,12 @@ def write_case(m, flatc, schema, outdir, refresh):
                        for i, t in enumerate(m.inputs)],
             "outputs": [io_entry(m, t, "output", i, prefix + "_out_%d.bin" % i)
                         for i, t in enumerate(m.outputs)]}
-    return {"model": model, "format": "tflite", "cases": [case]}
+    if getattr(m, "reference", None):  # an independent check (more_ops)
+        more_ops.check(m, prefix)
+    if getattr(m, "exact", False):
+        case["exact"] = True
+    return {"model": model, "format": "tflite",
+            "cases": [case] + more_ops.reference_cases(m, case, outdir)}
 
 
 def later_invoke(spec, m, ins, first, outdir, invokes=3):
@@ -715,6 +724,8 @@ def main():
         manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))
     manifest += variable_ops.entries(Model, lambda m: write_case(m, flatc, schema, outdir, refresh),
                                      EXPECTED, refresh)
+    manifest += [more_ops.tflm_entry(m, write_model(m, flatc, schema, outdir), outdir, io_entry)
+                 for m in more_ops.tflm_models(Model, q8)]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
