@@ -123,5 +123,10 @@ tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 /* The int8 x int8 LSTM with an int16 cell, as TFLite Micro computes it. */
 tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
+/* The custom operator TFLite_Detection_PostProcess (fast NMS). */
+tinyml_status_t tfl_lower_detection(tfl_ctx_t *c);
+/* Gives its outputs of rank 0 the shapes TFLite's Prepare sets. */
+tinyml_status_t tfl_shape_detection(const tinyml_allocator_t *a, const tfl_operator_t *op,
+                                    tfl_tensor_t *tensors);
 
 #endif
