@@ -28,6 +28,7 @@ import struct
 import subprocess
 import sys
 
+import detection_ops
 import layout_ops
 import logic_ops
 import lstm_int_ops
@@ -656,9 +657,13 @@ def main():
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
+    manifest += detection_ops.entries(Model, write_model, io_entry, flatc, schema, outdir,
+                                      EXPECTED, refresh)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in detection_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 
