@@ -320,6 +320,32 @@ def entries(Model, write_model, io_entry, flatc, schema, outdir, expected, refre
                   expected, refresh) for spec, a, e, c in cases()]
 
 
+# ---- the SSD heads' uint8 concatenation ---------------------------------------
+
+def models(Model, q8):
+    """SSD joins its heads' outputs with a uint8 CONCATENATION whose inputs
+    differ in scale and zero point: TFLite's kernel requantises them in
+    float (ConcatenationWithScaling), clamping to 0..255.  The XNNPACK
+    delegate of the reference build copies such inputs' raw bytes instead,
+    so the model also holds a dead uint8 CONV_2D with per-channel bias
+    scales, which the delegate claims and then fails to prepare: TFLite
+    then runs the whole model on its own kernels.  (We drop the dead
+    operator.)"""
+    m = Model("concat_uint8_rescale", 95)
+    a = m.tensor([1, 5, 1, 3], "UINT8", q8(0.05, 130), name="a")
+    b = m.tensor([1, 4, 1, 3], "UINT8", q8(0.03, 100), name="b")
+    c = m.tensor([1, 2, 1, 3], "UINT8", q8(0.2, 0), name="c")  # reaches the clamp
+    same = m.tensor([1, 3, 1, 3], "UINT8", q8(0.07, 120), name="same")
+    y = m.tensor([1, 14, 1, 3], "UINT8", q8(0.07, 120), name="y")
+    m.op("CONCATENATION", [a, b, c, same], [y], axis=1)
+    dead = m.tensor([1, 5, 1, 2], "UINT8", q8(0.1, 128), name="dead")
+    w = m.tensor([2, 1, 1, 3], "UINT8", q8(0.01, 128), data=[130] * 6)
+    bias = m.tensor([2], "INT32", ([0.0005, 0.0005], [0, 0]), data=[0, 0])
+    m.op("CONV_2D", [a, w, bias], [dead], padding="SAME", stride_w=1, stride_h=1)
+    m.inputs, m.outputs = [a, b, c, same], [y]
+    return [m]
+
+
 # ---- refusals ----------------------------------------------------------------
 
 def error_model(Model, name, seed, opts=None, raw=None, ttype="FLOAT32"):

@@ -657,6 +657,8 @@ def main():
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
+    manifest += [write_case(m, flatc, schema, outdir, refresh)
+                 for m in detection_ops.models(Model, q8)]
     manifest += detection_ops.entries(Model, write_model, io_entry, flatc, schema, outdir,
                                       EXPECTED, refresh)
     write_json(outdir, "manifest.json", manifest)
