@@ -320,9 +320,31 @@ def entries(Model, write_model, io_entry, flatc, schema, outdir, expected, refre
                   expected, refresh) for spec, a, e, c in cases()]
 
 
-# ---- the SSD heads' uint8 concatenation ---------------------------------------
+# ---- the SSD backbone's uint8 arithmetic ------------------------------------------
+
+def conv_legacy_multiplier(Model, q8):
+    """uint8 convolutions rescale with TFLite's legacy per-tensor
+    multiplier: input scale * filter scale in float, then / output scale
+    in double.  For these scales it is 1910582652 * 2^-11, not the
+    all-double 1910582747 * 2^-11, and accumulators of +-208325 (here the
+    bias alone: the weights sit at their zero point) give +-90 rather than
+    +-91.  The bias's per-channel scales keep TFLite off XNNPACK."""
+    a, b, c = 0.01261047087609768, 0.009846830740571022, 0.28583917021751404
+    m = Model("conv_uint8_legacy_multiplier", 96)
+    x = m.tensor([1, 2, 2, 1], "UINT8", q8(a, 128), name="x")
+    w = m.tensor([4, 1, 1, 1], "UINT8", q8(b, 128), data=[128] * 4)
+    bias = m.tensor([4], "INT32", ([a * b] * 4, [0] * 4), data=[208325, -208325, 1000, 0])
+    y = m.tensor([1, 2, 2, 4], "UINT8", q8(c, 128), name="y")
+    m.op("CONV_2D", [x, w, bias], [y], padding="SAME", stride_w=1, stride_h=1)
+    m.inputs, m.outputs = [x], [y]
+    return m
+
 
 def models(Model, q8):
+    return [conv_legacy_multiplier(Model, q8), concat_rescale(Model, q8)]
+
+
+def concat_rescale(Model, q8):
     """SSD joins its heads' outputs with a uint8 CONCATENATION whose inputs
     differ in scale and zero point: TFLite's kernel requantises them in
     float (ConcatenationWithScaling), clamping to 0..255.  The XNNPACK
@@ -343,7 +365,7 @@ def models(Model, q8):
     bias = m.tensor([2], "INT32", ([0.0005, 0.0005], [0, 0]), data=[0, 0])
     m.op("CONV_2D", [a, w, bias], [dead], padding="SAME", stride_w=1, stride_h=1)
     m.inputs, m.outputs = [a, b, c, same], [y]
-    return [m]
+    return m
 
 
 # ---- refusals ----------------------------------------------------------------
