@@ -19,6 +19,7 @@
 #include "fuzz_alloc.h"
 #include "fuzz_compile.h"
 #include "lib/common/alloc.h"
+#include "lib/importers/tflite/tfl_flexbuf.h"
 #include "lib/importers/tflite/tflite_import.h"
 #include "lib/importers/tflite/tflite_reader.h"
 
@@ -52,6 +53,27 @@ static uint32_t walk_options(const tfl_table_t *t) {
   return h;
 }
 
+/* Custom options must lie inside the input, and the FlexBuffer reader must
+ * answer every lookup on them without reading outside. */
+static uint32_t walk_custom_options(const tfl_operator_t *op, const uint8_t *data, size_t size) {
+  if (!op->custom_options) return 0;
+  check(op->custom_options >= data && op->custom_options_size <= size &&
+            (size_t)(op->custom_options - data) <= size - op->custom_options_size,
+        "custom options outside the input");
+  static const char *const kKeys[] = {"max_detections", "nms_iou_threshold", "y_scale", "", "x"};
+  tfl_flex_map_t map;
+  char err[160];
+  uint32_t h = 0;
+  if (!tfl_flex_open(op->custom_options, op->custom_options_size, &map, err, sizeof err))
+    return touch(err, strlen(err));
+  for (size_t k = 0; k < sizeof kKeys / sizeof kKeys[0]; k++) {
+    double v = 0;
+    int found = tfl_flex_number(&map, kKeys[k], &v, err, sizeof err);
+    h += (uint32_t)found + touch(&v, sizeof v) + (found < 0 ? touch(err, strlen(err)) : 0);
+  }
+  return h;
+}
+
 static uint32_t walk_tensor(const tfl_tensor_t *t, const uint8_t *data, size_t size) {
   uint32_t h = touch(t->name, strlen(t->name)) + touch(tfl_type_name(t->type), 1);
   check(t->rank <= 8, "rank above 8");
@@ -69,7 +91,8 @@ static int index_ok(int32_t i, uint32_t count, int allow_omitted) {
   return (allow_omitted && i == -1) || (i >= 0 && (uint32_t)i < count);
 }
 
-static uint32_t walk_operator(const tfl_model_t *m, const tfl_operator_t *op) {
+static uint32_t walk_operator(const tfl_model_t *m, const tfl_operator_t *op,
+                              const uint8_t *data, size_t size) {
   check(op->opcode_index < m->opcode_count, "opcode_index out of range");
   uint32_t h = touch(tfl_builtin_name(op->builtin_code), 1);
   if (op->custom_code) h += touch(op->custom_code, strlen(op->custom_code));
@@ -77,6 +100,7 @@ static uint32_t walk_operator(const tfl_model_t *m, const tfl_operator_t *op) {
     check(index_ok(op->inputs[i], m->tensor_count, 1), "operator input out of range");
   for (uint32_t i = 0; i < op->output_count; i++)
     check(index_ok(op->outputs[i], m->tensor_count, 0), "operator output out of range");
+  h += walk_custom_options(op, data, size);
   return h + walk_options(&op->options) + walk_options(&op->options2);
 }
 
@@ -87,7 +111,7 @@ static uint32_t walk_model(const tfl_model_t *m, const uint8_t *data, size_t siz
     check(index_ok(m->inputs[i], m->tensor_count, 0), "graph input out of range");
   for (uint32_t i = 0; i < m->output_count; i++)
     check(index_ok(m->outputs[i], m->tensor_count, 0), "graph output out of range");
-  for (uint32_t i = 0; i < m->operator_count; i++) h += walk_operator(m, &m->operators[i]);
+  for (uint32_t i = 0; i < m->operator_count; i++) h += walk_operator(m, &m->operators[i], data, size);
   return h;
 }
 

@@ -149,5 +149,10 @@ tinyml_status_t tfl_lower_floor_mod(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_cumsum(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_broadcast_args(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_dynamic_update_slice(tfl_ctx_t *c);
+/* The custom operator TFLite_Detection_PostProcess (fast NMS). */
+tinyml_status_t tfl_lower_detection(tfl_ctx_t *c);
+/* Gives its outputs of rank 0 the shapes TFLite's Prepare sets. */
+tinyml_status_t tfl_shape_detection(const tinyml_allocator_t *a, const tfl_operator_t *op,
+                                    tfl_tensor_t *tensors);
 
 #endif

@@ -246,7 +246,9 @@ static tinyml_status_t emit_conv(tfl_ctx_t *c, const char *op_name, window_t *w,
   window_props(w, 0, int_acc ? "i32" : "f32", props, sizeof props);
   te_type_t at = te_type(int_acc ? TE_I32 : TE_F32, 4, odims);
   te_value_t acc = te_op(&c->e, op_name, ops, 5, props, &at);
-  te_value_t y = kind == K_QUANT    ? finish_quant(c, acc, in, wt, out, oc, activation, 0)
+  /* uint8 takes TFLite's legacy per-tensor multiplier: scales multiplied in float. */
+  int float_product = in->type == TFL_UINT8;
+  te_value_t y = kind == K_QUANT    ? finish_quant(c, acc, in, wt, out, oc, activation, float_product)
                  : kind == K_HYBRID ? hybrid_finish(c, acc, row_scale, bias, out, activation)
                                     : tfl_activation(c, acc, out, activation);
   return tfl_set_out(c, 0, y);

@@ -40,10 +40,30 @@ int tfl_quant_matches(const tfl_tensor_t *a, const tfl_tensor_t *b) {
   return tfl_scale(a) == tfl_scale(b) && tfl_zero_point(a) == tfl_zero_point(b);
 }
 
+/* uint8 x brought to `out`'s quantisation as TFLite's uint8
+ * ConcatenationWithScaling does it, in float: round(q * scale + bias) +
+ * out_zp with scale = in_scale * (1 / out_scale) and bias = -in_zp * scale,
+ * rounding half away from zero, clamped to 0..255.  (q is the raw byte:
+ * the int8 we carry + 128.) */
+static te_value_t requant_uint8(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *in,
+                                const tfl_tensor_t *out) {
+  te_t *e = &c->e;
+  const float scale = tfl_scale(in) * (1.0f / tfl_scale(out));
+  const float bias = (float)-(tfl_zero_point(in) + 128) * scale;
+  te_value_t q = te_binary(e, "tosa.add", te_cast(e, x, TE_F32), te_scalar_f32(e, 128.0f));
+  q = te_binary(e, "tosa.add", te_mul(e, q, te_scalar_f32(e, scale), 0), te_scalar_f32(e, bias));
+  te_value_t r = te_cast(e, tfl_round_away(c, q), TE_I32);
+  r = te_binary(e, "tosa.add", r, te_scalar_int(e, TE_I32, tfl_zero_point(out)));
+  return te_cast(e, te_clamp_int(e, r, -128, 127), TE_I8);
+}
+
 /* Brings x to `out`'s quantisation when it differs (a TFLite requantise). */
 static te_value_t requant_to(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *in,
                              const tfl_tensor_t *out) {
   if (tfl_quant_matches(in, out)) return x;
+  if (in->type == TFL_UINT8 && out->type == TFL_UINT8 && in->quant.scale_count == 1 &&
+      out->quant.scale_count == 1)
+    return requant_uint8(c, x, in, out);
   if (!tfl_is_quantized(in) || !tfl_is_quantized(out) || in->type == TFL_INT16 ||
       in->quant.scale_count != 1 || out->quant.scale_count != 1) {
     tfl_fail(c, "operand '%s' and output '%s' differ in type or quantisation", in->name, out->name);

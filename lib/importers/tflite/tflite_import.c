@@ -126,6 +126,34 @@ static const lowering_t kLowerings[] = {
     {151, tfl_lower_dynamic_update_slice}, /* DYNAMIC_UPDATE_SLICE */
 };
 
+/* Custom operators, by custom_code.  `shape` gives outputs the file leaves
+ * without a shape the one TFLite's Prepare would set (NULL: none). */
+typedef struct custom_lowering {
+  const char *code;
+  lower_fn fn;
+  tinyml_status_t (*shape)(const tinyml_allocator_t *a, const tfl_operator_t *op,
+                           tfl_tensor_t *tensors);
+} custom_lowering_t;
+
+static const custom_lowering_t kCustomLowerings[] = {
+    {"TFLite_Detection_PostProcess", tfl_lower_detection, tfl_shape_detection},
+};
+
+static const custom_lowering_t *find_custom(const char *code) {
+  for (size_t i = 0; code && i < sizeof kCustomLowerings / sizeof kCustomLowerings[0]; ++i)
+    if (strcmp(kCustomLowerings[i].code, code) == 0) return &kCustomLowerings[i];
+  return NULL;
+}
+
+/* Before the signature is written: custom operators' unset output shapes. */
+static tinyml_status_t custom_shapes(tfl_model_t *m, const tinyml_allocator_t *a) {
+  for (uint32_t k = 0; k < m->operator_count; ++k) {
+    const custom_lowering_t *l = find_custom(m->operators[k].custom_code);
+    if (l && l->shape) TINYML_RETURN_IF_ERROR(l->shape(a, &m->operators[k], m->tensors));
+  }
+  return TINYML_OK;
+}
+
 /* ---- helpers shared by the lowerings --------------------------------- */
 
 tinyml_status_t tfl_fail(tfl_ctx_t *c, const char *fmt, ...) {
@@ -589,9 +617,11 @@ static void set_loc(tfl_ctx_t *c) {
 tinyml_status_t tfl_lower_operator(tfl_ctx_t *c) {
   set_loc(c);
   const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
-  tinyml_status_t st = l ? l->fn(c)
-                         : tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
-                                                                : "operator not supported");
+  const custom_lowering_t *custom = find_custom(c->op->custom_code);
+  tinyml_status_t st = custom ? custom->fn(c)
+                       : l    ? l->fn(c)
+                              : tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"
+                                                                     : "operator not supported");
   for (uint32_t j = 0; !st && !c->error && j < c->op->output_count; ++j)
     if (!c->values[c->op->outputs[j]].id) st = tfl_fail(c, "output %u was not produced", j);
   return st;
@@ -710,7 +740,8 @@ tinyml_status_t tfl_import_limited(const void *bytes, size_t size, const te_limi
   const te_limits_t l = te_limits_resolve(limits);
   tfl_model_t *m = NULL;
   TINYML_RETURN_IF_ERROR(tfl_read(bytes, size, &a, &m));
-  tinyml_status_t lst = check_limits(m, &l, &a);
+  tinyml_status_t lst = custom_shapes(m, &a);
+  if (!lst) lst = check_limits(m, &l, &a);
   if (lst) {
     tfl_model_free(m, &a);
     return lst;

@@ -112,6 +112,14 @@ static tinyml_status_t read_custom_options(reader_t *r, const tbl_t *t,
     return rd_bad(r, "%s: %" PRIu64 " custom option bytes at offset %" PRIu64 " lie outside the file",
                   what, size, offset);
   op->has_custom_options = v.present || offset > 1;
+  /* Kept (borrowed) for custom operators that read their options. */
+  if (v.present) {
+    op->custom_options = r->b.data + v.pos;
+    op->custom_options_size = v.count;
+  } else if (offset > 1) {
+    op->custom_options = r->b.data + offset;
+    op->custom_options_size = (size_t)size;
+  }
   return TINYML_OK;
 }
 

@@ -71,6 +71,8 @@ typedef struct tfl_operator {
   uint8_t options_type;    /* BuiltinOptions union tag (0 = none) */
   tfl_table_t options;     /* the options table, verified to lie in bounds */
   int has_custom_options;
+  const uint8_t *custom_options; /* borrowed: the custom_options bytes, NULL if none */
+  size_t custom_options_size;
   uint8_t options2_type;   /* BuiltinOptions2 union tag (0 = none) */
   tfl_table_t options2;
 } tfl_operator_t;

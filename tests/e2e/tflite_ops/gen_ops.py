@@ -32,6 +32,7 @@ import subprocess
 import sys
 
 import control_ops
+import detection_ops
 import layout_ops
 import logic_ops
 import lstm_int_ops
@@ -726,9 +727,15 @@ def main():
                                      EXPECTED, refresh)
     manifest += [more_ops.tflm_entry(m, write_model(m, flatc, schema, outdir), outdir, io_entry)
                  for m in more_ops.tflm_models(Model, q8)]
+    manifest += [write_case(m, flatc, schema, outdir, refresh)
+                 for m in detection_ops.models(Model, q8)]
+    manifest += detection_ops.entries(Model, write_model, io_entry, flatc, schema, outdir,
+                                      EXPECTED, refresh)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in detection_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 

@@ -1,0 +1,432 @@
+/* TFLite_Detection_PostProcess, the custom operator that ends TF1's SSD
+ * detectors: decode the box encodings against the anchors, then keep the
+ * best non-overlapping boxes (fast multi-class non-max suppression), as
+ * TFLite's kernels/detection_postprocess.cc computes them.
+ *
+ * Inputs: box encodings [1, N, >=4] (y, x, h, w), class predictions
+ * [1, N, num_classes (+1 background)], anchors [N, 4] (y, x, h, w; a
+ * constant).  Quantised (uint8) inputs are dequantised to float first, as
+ * TFLite does.  Outputs (float): boxes [1, D, 4] (ymin, xmin, ymax, xmax),
+ * classes [1, D] (without the background), scores [1, D] and the count
+ * [1], D = max_detections.
+ *
+ * The suppression is greedy and its length is static, so it is unrolled D
+ * times: take the first best active score (TFLite sorts stably, so equal
+ * scores go by box index, which is what tosa.argmax's first maximum
+ * gives), gather its box, and drop it and every box whose IoU with it is
+ * above the threshold.  Rows past the count are zero (TFLite's regular
+ * path writes zeros there; its fast path leaves them unwritten). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/alloc.h"
+#include "../../common/status.h"
+#include "tfl_flexbuf.h"
+#include "tfl_lower.h"
+
+typedef struct det_options {
+  int32_t max_detections, max_classes, detections_per_class, num_classes;
+  int32_t regular_nms;
+  float score_threshold, iou_threshold;
+  float y_scale, x_scale, h_scale, w_scale;
+} det_options_t;
+
+/* ---- options ------------------------------------------------------------ */
+
+/* Option `key` into *out; a missing key gives `def`, or an error when
+ * `required`.  1 on success; 0 with `err` set. */
+static int option(const tfl_flex_map_t *m, const char *key, int required, double def,
+                  double *out, char *err, size_t cap) {
+  int found = tfl_flex_number(m, key, out, err, cap);
+  if (found < 0) return 0;
+  if (found) return 1;
+  if (required) {
+    snprintf(err, cap, "option '%s' is missing", key);
+    return 0;
+  }
+  *out = def;
+  return 1;
+}
+
+/* Ints as flexbuffers' AsInt32 reads them (floats truncate). */
+static int int_option(const tfl_flex_map_t *m, const char *key, int required, int32_t def,
+                      int32_t *out, char *err, size_t cap) {
+  double v;
+  if (!option(m, key, required, def, &v, err, cap)) return 0;
+  if (!(v > -2147483649.0 && v < 2147483648.0)) {
+    snprintf(err, cap, "option '%s' (%g) is out of the int32 range", key, v);
+    return 0;
+  }
+  *out = (int32_t)v;
+  return 1;
+}
+
+static int float_option(const tfl_flex_map_t *m, const char *key, float *out, char *err,
+                        size_t cap) {
+  double v;
+  if (!option(m, key, 1, 0, &v, err, cap)) return 0;
+  *out = (float)v;
+  return 1;
+}
+
+/* Reads the options map; the defaults are TFLite's (Init). */
+static int parse_options(const tfl_operator_t *op, det_options_t *o, char *err, size_t cap) {
+  tfl_flex_map_t m;
+  if (!tfl_flex_open(op->custom_options, op->custom_options_size, &m, err, cap)) return 0;
+  return int_option(&m, "max_detections", 1, 0, &o->max_detections, err, cap) &&
+         int_option(&m, "max_classes_per_detection", 1, 0, &o->max_classes, err, cap) &&
+         int_option(&m, "detections_per_class", 0, 100, &o->detections_per_class, err, cap) &&
+         int_option(&m, "use_regular_nms", 0, 0, &o->regular_nms, err, cap) &&
+         int_option(&m, "num_classes", 1, 0, &o->num_classes, err, cap) &&
+         float_option(&m, "nms_score_threshold", &o->score_threshold, err, cap) &&
+         float_option(&m, "nms_iou_threshold", &o->iou_threshold, err, cap) &&
+         float_option(&m, "y_scale", &o->y_scale, err, cap) &&
+         float_option(&m, "x_scale", &o->x_scale, err, cap) &&
+         float_option(&m, "h_scale", &o->h_scale, err, cap) &&
+         float_option(&m, "w_scale", &o->w_scale, err, cap);
+}
+
+/* The values TFLite would fail an invoke on, and what we do not support. */
+static tinyml_status_t check_options(tfl_ctx_t *c, const det_options_t *o) {
+  if (o->regular_nms)
+    return tfl_fail(c, "use_regular_nms = true (per-class non-max suppression) is not "
+                       "supported");
+  if (o->max_classes != 1)
+    return tfl_fail(c, "max_classes_per_detection %d is not supported (only 1)",
+                    o->max_classes);
+  if (o->max_detections < 1 || o->max_detections > 10000)
+    return tfl_fail(c, "max_detections %d is out of range (1 to 10000)", o->max_detections);
+  if (o->num_classes < 1) return tfl_fail(c, "num_classes %d must be positive", o->num_classes);
+  if (!(o->iou_threshold > 0.0f && o->iou_threshold <= 1.0f))
+    return tfl_fail(c, "nms_iou_threshold %g must be in (0, 1]", (double)o->iou_threshold);
+  /* A dropped box scores -inf below; no score may pass as -inf. */
+  if (o->score_threshold == -INFINITY)
+    return tfl_fail(c, "nms_score_threshold -inf is not supported");
+  if (!(o->y_scale != 0 && o->x_scale != 0 && o->h_scale != 0 && o->w_scale != 0))
+    return tfl_fail(c, "y_scale, x_scale, h_scale and w_scale must be non-zero");
+  return TINYML_OK;
+}
+
+static tinyml_status_t read_options(tfl_ctx_t *c, det_options_t *o) {
+  char err[160];
+  if (!c->op->custom_options) return tfl_fail(c, "the custom options are missing");
+  if (!parse_options(c->op, o, err, sizeof err)) return tfl_fail(c, "custom options: %s", err);
+  return check_options(c, o);
+}
+
+/* ---- output shapes -------------------------------------------------------- */
+
+/* TFLite's Prepare sets the output shapes, so converters often leave them
+ * empty in the file; an output of rank 0 gets its shape here. */
+tinyml_status_t tfl_shape_detection(const tinyml_allocator_t *a, const tfl_operator_t *op,
+                                    tfl_tensor_t *tensors) {
+  det_options_t o;
+  char err[160];
+  if (op->output_count != 4 || !op->custom_options ||
+      !parse_options(op, &o, err, sizeof err) || o.max_detections < 1 || o.max_classes != 1)
+    return TINYML_OK; /* the lowering says what is wrong */
+  const int32_t d = o.max_detections;
+  const int32_t dims[4][3] = {{1, d, 4}, {1, d, 0}, {1, d, 0}, {1, 0, 0}};
+  const uint32_t ranks[4] = {3, 2, 2, 1};
+  for (uint32_t i = 0; i < 4; ++i) {
+    tfl_tensor_t *t = &tensors[op->outputs[i]];
+    if (t->rank != 0) continue;
+    int32_t *shape = tinyml__alloc(a, sizeof(int32_t) * ranks[i], 4);
+    if (!shape) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "tflite: out of memory");
+    memcpy(shape, dims[i], sizeof(int32_t) * ranks[i]);
+    tinyml__free(a, t->shape);
+    t->shape = shape;
+    t->rank = ranks[i];
+  }
+  return TINYML_OK;
+}
+
+/* ---- inputs ---------------------------------------------------------------- */
+
+/* Input i as float: uint8 (carried as int8 with zero point - 128) becomes
+ * (q - zp) * scale, TFLite's Dequantizer, exact in float up to the product. */
+static te_value_t float_input(tfl_ctx_t *c, uint32_t i) {
+  const tfl_tensor_t *t = tfl_in(c, i);
+  te_value_t v = tfl_value_in(c, i);
+  if (!v.id || t->type == TFL_FLOAT32) return v;
+  te_value_t f = te_cast(&c->e, v, TE_F32);
+  f = te_binary(&c->e, "tosa.sub", f, te_scalar_f32(&c->e, (float)tfl_zero_point(t)));
+  return te_mul(&c->e, f, te_scalar_f32(&c->e, tfl_scale(t)), 0);
+}
+
+static int is_uint8_quantized(const tfl_tensor_t *t) {
+  return t->type == TFL_UINT8 && t->quant.scale_count == 1;
+}
+
+static tinyml_status_t check_types(tfl_ctx_t *c) {
+  const tfl_tensor_t *box = tfl_in(c, 0), *cls = tfl_in(c, 1), *anc = tfl_in(c, 2);
+  if (box->type == TFL_FLOAT32 ? anc->type != TFL_FLOAT32
+                               : !is_uint8_quantized(box) || !is_uint8_quantized(anc))
+    return tfl_fail(c, "box encodings %s with anchors %s: need both FLOAT32 or both "
+                       "per-tensor quantized UINT8", tfl_type_name(box->type),
+                    tfl_type_name(anc->type));
+  if (cls->type != TFL_FLOAT32 && !is_uint8_quantized(cls))
+    return tfl_fail(c, "class predictions %s: need FLOAT32 or per-tensor quantized UINT8",
+                    tfl_type_name(cls->type));
+  for (uint32_t i = 0; i < 4; ++i)
+    if (tfl_out(c, i)->type != TFL_FLOAT32)
+      return tfl_fail(c, "output %u is %s, not FLOAT32", i, tfl_type_name(tfl_out(c, i)->type));
+  return TINYML_OK;
+}
+
+/* Shapes [1, N, >=4], [1, N, num_classes (+1)], [N, 4]; *n = N. */
+static tinyml_status_t check_shapes(tfl_ctx_t *c, const det_options_t *o, int64_t *n) {
+  const tfl_tensor_t *box = tfl_in(c, 0), *cls = tfl_in(c, 1), *anc = tfl_in(c, 2);
+  if (box->rank != 3 || box->shape[0] != 1 || box->shape[1] < 1 || box->shape[2] < 4)
+    return tfl_fail(c, "box encodings must be [1, N, 4 or more]");
+  *n = box->shape[1];
+  if (cls->rank != 3 || cls->shape[0] != 1 || cls->shape[1] != *n ||
+      cls->shape[2] < o->num_classes || cls->shape[2] > (int64_t)o->num_classes + 1)
+    return tfl_fail(c, "class predictions must be [1, %lld, %d or %d] (num_classes %d)",
+                    (long long)*n, o->num_classes, o->num_classes + 1, o->num_classes);
+  if (anc->rank != 2 || anc->shape[0] != *n || anc->shape[1] != 4)
+    return tfl_fail(c, "anchors must be [%lld, 4]", (long long)*n);
+  if (!anc->data || anc->is_variable)
+    return tfl_fail(c, "anchors must be a constant tensor");
+  return TINYML_OK;
+}
+
+static tinyml_status_t check_operands(tfl_ctx_t *c, const det_options_t *o, int64_t *n) {
+  if (c->op->input_count != 3 || c->op->output_count != 4 || !tfl_in(c, 0) || !tfl_in(c, 1) ||
+      !tfl_in(c, 2) || !tfl_out(c, 0) || !tfl_out(c, 1) || !tfl_out(c, 2) || !tfl_out(c, 3))
+    return tfl_fail(c, "needs 3 inputs and 4 outputs");
+  TINYML_RETURN_IF_ERROR(check_types(c));
+  return check_shapes(c, o, n);
+}
+
+/* The anchors as floats (y, x, h, w per row), dequantised as TFLite's
+ * Dequantizer does; NULL after recording an error. */
+static float *anchors_host(tfl_ctx_t *c, int64_t n) {
+  const tfl_tensor_t *t = tfl_in(c, 2);
+  size_t count = (size_t)n * 4, esize = t->type == TFL_FLOAT32 ? 4 : 1;
+  if (t->data_size != count * esize) {
+    tfl_fail(c, "anchors hold %zu bytes, their shape needs %zu", t->data_size, count * esize);
+    return NULL;
+  }
+  float *f = tinyml__alloc(c->allocator, count * sizeof(float), 16);
+  if (!f) {
+    tfl_out_of_memory(c);
+    return NULL;
+  }
+  if (esize == 4) memcpy(f, t->data, count * 4);
+  for (size_t i = 0; esize == 1 && i < count; ++i)
+    f[i] = ((float)t->data[i] - (float)t->quant.zero_point[0]) * t->quant.scale[0];
+  for (size_t i = 0; i < (size_t)n; ++i)
+    if (!(f[4 * i + 2] >= 0 && f[4 * i + 3] >= 0)) {
+      /* TFLite's ValidateBoxes would fail: ymin > ymax. */
+      tfl_fail(c, "anchor %zu has a negative or NaN height or width", i);
+      tinyml__free(c->allocator, f);
+      return NULL;
+    }
+  return f;
+}
+
+/* ---- decoding ---------------------------------------------------------------- */
+
+/* A [1, N, 2] constant of columns (a, b) of the anchors times `scale`. */
+static te_value_t anchor_pairs(tfl_ctx_t *c, const float *anchors, int64_t n, int a, int b,
+                               double scale) {
+  float *v = tinyml__alloc(c->allocator, (size_t)n * 2 * sizeof(float), 16);
+  if (!v) {
+    tfl_out_of_memory(c);
+    return (te_value_t){0};
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    v[2 * i] = (float)(scale * anchors[4 * i + a]);
+    v[2 * i + 1] = (float)(scale * anchors[4 * i + b]);
+  }
+  te_type_t t = te_type(TE_F32, 3, (int64_t[3]){1, n, 2});
+  te_value_t k = te_const(&c->e, &t, v);
+  tinyml__free(c->allocator, v);
+  return k;
+}
+
+static te_value_t pair_const(tfl_ctx_t *c, float a, float b) {
+  te_type_t t = te_type(TE_F32, 3, (int64_t[3]){1, 1, 2});
+  return te_const(&c->e, &t, (float[2]){a, b});
+}
+
+/* center = yx / scale * anchor_hw + anchor_yx;
+ * half = 0.5 * exp(hw / scale) * anchor_hw; box = (center - half, center + half). */
+static te_value_t decode_boxes(tfl_ctx_t *c, const det_options_t *o, te_value_t enc,
+                               const float *anchors, int64_t n) {
+  te_t *e = &c->e;
+  te_value_t yx = te_slice(e, enc, (int64_t[3]){0, 0, 0}, (int64_t[3]){1, n, 2});
+  te_value_t hw = te_slice(e, enc, (int64_t[3]){0, 0, 2}, (int64_t[3]){1, n, 2});
+  te_value_t size = anchor_pairs(c, anchors, n, 2, 3, 1.0);
+  te_value_t half_size = anchor_pairs(c, anchors, n, 2, 3, 0.5);
+  te_value_t origin = anchor_pairs(c, anchors, n, 0, 1, 1.0);
+  if (c->error) return (te_value_t){0};
+  te_value_t center = te_divf(e, yx, pair_const(c, o->y_scale, o->x_scale));
+  center = te_binary(e, "tosa.add", te_mul(e, center, size, 0), origin);
+  te_value_t half = te_unary(e, "tosa.exp", te_divf(e, hw, pair_const(c, o->h_scale, o->w_scale)));
+  half = te_mul(e, half, half_size, 0);
+  te_value_t corners[2] = {te_binary(e, "tosa.sub", center, half),
+                           te_binary(e, "tosa.add", center, half)};
+  return te_concat(e, corners, 2, 2);
+}
+
+/* Per box, the best class score and its class (first maximum, as TFLite's
+ * ArgMaxVector), over the classes after the background; [1, N] each. */
+static void best_classes(tfl_ctx_t *c, const det_options_t *o, int64_t n, te_value_t *score,
+                         te_value_t *cls) {
+  te_value_t p = float_input(c, 1);
+  if (!p.id) return;
+  int64_t offset = p.type.dims[2] - o->num_classes;
+  p = te_slice(&c->e, p, (int64_t[3]){0, 0, offset}, (int64_t[3]){1, n, o->num_classes});
+  *score = te_reshape(&c->e, te_reduce(&c->e, "tosa.reduce_max", p, 2), 2, (int64_t[2]){1, n});
+  *cls = te_cast(&c->e, te_argmax(&c->e, p, 2), TE_F32);
+}
+
+/* ---- suppression ----------------------------------------------------------- */
+
+typedef struct nms {
+  int64_t n;
+  te_value_t boxes;                    /* [1, N, 4] */
+  te_value_t ymin, xmin, ymax, xmax;   /* [1, N] */
+  te_value_t area;                     /* [1, N] */
+  te_value_t area_positive;            /* [1, N] i1 */
+  te_value_t cls, iota;                /* [1, N] f32, i32 */
+  te_value_t score_threshold, iou_threshold, minus_inf, zero;
+  te_value_t cur;                      /* active scores, -inf when dropped */
+} nms_t;
+
+static te_value_t column(tfl_ctx_t *c, te_value_t boxes, int64_t n, int64_t j) {
+  te_value_t s = te_slice(&c->e, boxes, (int64_t[3]){0, 0, j}, (int64_t[3]){1, n, 1});
+  return te_reshape(&c->e, s, 2, (int64_t[2]){1, n});
+}
+
+static void nms_init(tfl_ctx_t *c, const det_options_t *o, nms_t *s, te_value_t scores) {
+  te_t *e = &c->e;
+  int64_t n = s->n;
+  s->ymin = column(c, s->boxes, n, 0);
+  s->xmin = column(c, s->boxes, n, 1);
+  s->ymax = column(c, s->boxes, n, 2);
+  s->xmax = column(c, s->boxes, n, 3);
+  s->area = te_mul(e, te_binary(e, "tosa.sub", s->ymax, s->ymin),
+                   te_binary(e, "tosa.sub", s->xmax, s->xmin), 0);
+  s->zero = te_scalar_f32(e, 0.0f);
+  s->minus_inf = te_scalar_f32(e, -INFINITY);
+  s->score_threshold = te_scalar_f32(e, o->score_threshold);
+  s->iou_threshold = te_scalar_f32(e, o->iou_threshold);
+  s->area_positive = te_binary(e, "tosa.greater", s->area, s->zero);
+  int32_t *iota = tinyml__alloc(c->allocator, (size_t)n * sizeof(int32_t), 16);
+  if (!iota) {
+    tfl_out_of_memory(c);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) iota[i] = (int32_t)i;
+  te_type_t it = te_type(TE_I32, 2, (int64_t[2]){1, n});
+  s->iota = te_const(e, &it, iota);
+  tinyml__free(c->allocator, iota);
+  /* TFLite keeps the candidates scoring at least the threshold. */
+  te_value_t keep = te_binary(e, "tosa.greater_equal", scores, s->score_threshold);
+  s->cur = te_select(e, keep, scores, s->minus_inf);
+}
+
+/* Whether each box overlaps box (y0, x0, y1, x1) of area `a` by an IoU
+ * above the threshold, as TFLite's ComputeIntersectionOverUnion: IoU 0
+ * when either area is not positive. */
+static te_value_t overlaps(tfl_ctx_t *c, const nms_t *s, const te_value_t *k, te_value_t a) {
+  te_t *e = &c->e;
+  te_value_t iy0 = te_binary(e, "tosa.maximum", k[0], s->ymin);
+  te_value_t ix0 = te_binary(e, "tosa.maximum", k[1], s->xmin);
+  te_value_t iy1 = te_binary(e, "tosa.minimum", k[2], s->ymax);
+  te_value_t ix1 = te_binary(e, "tosa.minimum", k[3], s->xmax);
+  te_value_t dy = te_binary(e, "tosa.maximum", te_binary(e, "tosa.sub", iy1, iy0), s->zero);
+  te_value_t dx = te_binary(e, "tosa.maximum", te_binary(e, "tosa.sub", ix1, ix0), s->zero);
+  te_value_t inter = te_mul(e, dy, dx, 0);
+  te_value_t uni = te_binary(e, "tosa.sub", te_binary(e, "tosa.add", a, s->area), inter);
+  te_value_t above = te_binary(e, "tosa.greater", te_divf(e, inter, uni), s->iou_threshold);
+  te_value_t both = te_binary(e, "tosa.logical_and", s->area_positive,
+                              te_binary(e, "tosa.greater", a, s->zero));
+  return te_binary(e, "tosa.logical_and", above, both);
+}
+
+/* One detection: the box, class and score rows ([1, 4], [1, 1], [1, 1])
+ * and whether it exists ([1, 1] as 1.0 or 0.0); updates s->cur. */
+static void select_one(tfl_ctx_t *c, nms_t *s, te_value_t *box, te_value_t *cls,
+                       te_value_t *score, te_value_t *found) {
+  te_t *e = &c->e;
+  const int64_t n = s->n, one[2] = {1, 1};
+  te_value_t idx = te_argmax(e, s->cur, 1);
+  te_value_t best = te_gather_axis(e, s->cur, 1, n, 1, idx, 2, one);
+  te_value_t b = te_gather_axis(e, s->boxes, 1, n, 4, idx, 2, (int64_t[2]){1, 4});
+  te_value_t a = te_gather_axis(e, s->area, 1, n, 1, idx, 2, one);
+  te_value_t k = te_gather_axis(e, s->cls, 1, n, 1, idx, 2, one);
+  te_value_t corner[4];
+  for (int64_t j = 0; j < 4; ++j)
+    corner[j] = te_slice(e, b, (int64_t[2]){0, j}, one);
+  te_value_t chosen = te_binary(e, "tosa.equal", s->iota, te_reshape(e, idx, 2, one));
+  te_value_t drop = te_binary(e, "tosa.logical_or", chosen, overlaps(c, s, corner, a));
+  s->cur = te_select(e, drop, s->minus_inf, s->cur);
+  /* Dropped boxes score -inf, below any threshold: nothing left fails it. */
+  te_value_t valid = te_binary(e, "tosa.greater_equal", best, s->score_threshold);
+  *box = te_select(e, valid, b, s->zero);
+  *cls = te_select(e, valid, k, s->zero);
+  *score = te_select(e, valid, best, s->zero);
+  *found = te_select(e, valid, te_scalar_f32(e, 1.0f), s->zero);
+}
+
+static int unroll_fits(tfl_ctx_t *c, int64_t steps, uint64_t step_ops) {
+  if ((uint64_t)steps * step_ops <= c->limits.max_ops) return 1;
+  tfl_fail(c, "unrolling %lld detections emits %llu TOSA ops, more than max_ops (%llu)",
+           (long long)steps, (unsigned long long)((uint64_t)steps * step_ops),
+           (unsigned long long)c->limits.max_ops);
+  return 0;
+}
+
+/* rows[k] ([1, w]) joined as [1, d, w] (w = 0: as [1, d]). */
+static te_value_t join_rows(tfl_ctx_t *c, te_value_t *rows, int64_t d, int64_t w) {
+  for (int64_t k = 0; k < d; ++k)
+    rows[k] = te_reshape(&c->e, rows[k], 3, (int64_t[3]){1, 1, w ? w : 1});
+  te_value_t y = d == 1 ? rows[0] : te_concat(&c->e, rows, (uint32_t)d, 1);
+  return w ? y : te_reshape(&c->e, y, 2, (int64_t[2]){1, d});
+}
+
+static tinyml_status_t suppress(tfl_ctx_t *c, nms_t *s, int64_t d) {
+  te_value_t *rows = tinyml__calloc(c->allocator, 4 * (size_t)d, sizeof(te_value_t), 8);
+  if (!rows) {
+    tfl_out_of_memory(c);
+    return c->error;
+  }
+  te_value_t *box = rows, *cls = rows + d, *score = rows + 2 * d, *found = rows + 3 * d;
+  uint32_t first = c->e.next_id;
+  for (int64_t k = 0; k < d && !c->error; ++k) {
+    select_one(c, s, &box[k], &cls[k], &score[k], &found[k]);
+    if (k == 0) unroll_fits(c, d, c->e.next_id - first);
+  }
+  if (!c->error) {
+    te_value_t count = te_reduce(&c->e, "tosa.reduce_sum", join_rows(c, found, d, 0), 1);
+    tfl_set_out(c, 0, join_rows(c, box, d, 4));
+    tfl_set_out(c, 1, join_rows(c, cls, d, 0));
+    tfl_set_out(c, 2, join_rows(c, score, d, 0));
+    tfl_set_out(c, 3, te_reshape(&c->e, count, 1, (int64_t[1]){1}));
+  }
+  tinyml__free(c->allocator, rows);
+  return c->error;
+}
+
+tinyml_status_t tfl_lower_detection(tfl_ctx_t *c) {
+  det_options_t o;
+  int64_t n = 0;
+  TINYML_RETURN_IF_ERROR(read_options(c, &o));
+  TINYML_RETURN_IF_ERROR(check_operands(c, &o, &n));
+  float *anchors = anchors_host(c, n);
+  if (!anchors) return c->error;
+  nms_t s = {.n = n};
+  te_value_t enc = float_input(c, 0), scores = {0};
+  if (enc.id) s.boxes = decode_boxes(c, &o, enc, anchors, n);
+  tinyml__free(c->allocator, anchors);
+  best_classes(c, &o, n, &scores, &s.cls);
+  if (c->error) return c->error;
+  nms_init(c, &o, &s, scores);
+  if (c->error) return c->error;
+  return suppress(c, &s, o.max_detections);
+}

@@ -1,0 +1,435 @@
+"""TFLite_Detection_PostProcess (SSD box decoding + fast non-max
+suppression) models for gen_ops.py.
+
+The operator is a custom one: its options are a FlexBuffer map, which
+flexbuffer_map() below writes.  The inputs are made here rather than drawn
+at random, so that the cases hold what the operator must get right: equal
+scores (TFLite sorts stably: the lower box index goes first), equal class
+scores within a box (the first class wins), a score equal to the threshold
+(kept: TFLite keeps score >= threshold), overlapping boxes on both sides of
+the IoU threshold, a box of zero area (IoU 0: it neither suppresses nor is
+suppressed), fewer candidates than max_detections, and uint8 inputs.
+
+The expected outputs are TFLite's, checked against reference(), an
+independent Python version of the operator, every time gen_ops.py runs.
+Rows past the detection count: TFLite's fast path leaves them unwritten,
+so the expected files hold zeros there, as we write (and as TFLite's
+regular path does).
+"""
+import math
+import os
+import random
+import struct
+import subprocess
+
+CUSTOM = "custom:TFLite_Detection_PostProcess"
+
+FLEX_INT, FLEX_FLOAT, FLEX_MAP, FLEX_BOOL = 1, 3, 9, 26
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def flexbuffer_map(entries):
+    """A FlexBuffer whose root is a map of entries {key: int|float|bool}:
+    keys sorted (flexbuffers looks them up by binary search), 4-byte
+    values and key offsets, a 4-byte root."""
+    out = bytearray()
+    keys = sorted(entries, key=lambda k: k.encode())
+    at = {}
+    for k in keys:
+        at[k] = len(out)
+        out += k.encode() + b"\0"
+    while len(out) % 4:
+        out.append(0)
+    out += struct.pack("<I", len(keys))
+    kvec = len(out)
+    for i, k in enumerate(keys):
+        out += struct.pack("<I", kvec + 4 * i - at[k])
+    out += struct.pack("<I", len(out) - kvec)  # back to the keys vector
+    out += struct.pack("<II", 4, len(keys))    # its width, the count
+    values = len(out)
+    types = []
+    for k in keys:
+        v = entries[k]
+        if isinstance(v, bool):
+            out += struct.pack("<I", int(v))
+            types.append(FLEX_BOOL << 2 | 2)
+        elif isinstance(v, int):
+            out += struct.pack("<i", v)
+            types.append(FLEX_INT << 2 | 2)
+        else:
+            out += struct.pack("<f", v)
+            types.append(FLEX_FLOAT << 2 | 2)
+    out += bytes(types)
+    root = len(out)
+    out += struct.pack("<I", root - values) + bytes([FLEX_MAP << 2 | 2, 4])
+    return bytes(out)
+
+
+def options(**over):
+    o = {"max_detections": 8, "max_classes_per_detection": 1, "detections_per_class": 100,
+         "use_regular_nms": False, "nms_score_threshold": 0.3, "nms_iou_threshold": 0.5,
+         "num_classes": 3, "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0,
+         "_output_quantized": True}
+    o.update(over)
+    return o
+
+
+class Spec:
+    def __init__(self, name, seed, n, enc_width, classes, background, opts, quant=None,
+                 shaped_outputs=True):
+        self.name, self.seed, self.n, self.enc_width = name, seed, n, enc_width
+        self.classes, self.background, self.opts = classes, background, opts
+        self.quant = quant  # None, or {"box": (s, zp), "cls": (s, zp), "anchor": (s, zp)}
+        self.shaped_outputs = shaped_outputs
+
+    @property
+    def width(self):
+        return self.classes + (1 if self.background else 0)
+
+
+# ---- the cases ----------------------------------------------------------
+
+def ties_case():
+    """Twelve boxes in designed groups (see the module docstring)."""
+    anchors = [[0.2, 0.2, 0.2, 0.2]] * 3 + [
+        [0.6, 0.6, 0.2, 0.2], [0.6, 0.6, 0.2, 0.2], [0.66, 0.6, 0.2, 0.2],
+        [0.5, 0.2, 0.0, 0.2],  # zero height: area 0
+        [0.9, 0.1, 0.1, 0.1], [0.9, 0.4, 0.1, 0.1], [0.9, 0.7, 0.1, 0.1],
+        [0.4, 0.9, 0.1, 0.1], [0.1, 0.9, 0.1, 0.1]]
+    enc = [[0.0, 0.0, 0.0, 0.0], [0.3, -0.2, 0.1, 0.0], [-0.4, 0.5, -0.3, 0.2],
+           [0.0, 0.0, 0.0, 0.0], [0.2, 0.1, 0.0, 0.1], [0.5, 0.0, 0.2, -0.1],
+           [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 1.0, 0.5, 0.5],
+           [0.0, 0.0, -0.5, 0.0], [0.1, 0.1, 0.1, 0.1], [0.0, -0.3, 0.0, 0.3]]
+    best = [[0.9, 0.1, 0.2], [0.1, 0.9, 0.9], [0.5, 0.5, 0.1], [0.2, 0.7, 0.7],
+            [0.7, 0.0, 0.0], [0.1, 0.1, 0.6], [0.0, 0.8, 0.0], [0.3, 0.2, 0.1],
+            [0.45, 0.0, 0.45], [-0.5, -0.6, -0.7], [0.1, 0.45, 0.0], [0.0, 0.0, 0.29]]
+    cls = [[0.99] + row for row in best]  # the background scores high; it is ignored
+    spec = Spec("detection_float_ties", 91, 12, 4, 3, True, options(max_detections=8))
+    return spec, anchors, enc, cls
+
+
+def random_case(spec, rng, levels=None):
+    """Anchors on a coarse grid (so neighbours overlap), random encodings
+    and class scores (from `levels` values when given, so scores tie)."""
+    anchors = [[rng.choice([0.25, 0.3, 0.5, 0.7]), rng.choice([0.25, 0.3, 0.5, 0.7]),
+                rng.choice([0.2, 0.3, 0.4]), rng.choice([0.2, 0.3, 0.4])]
+               for _ in range(spec.n)]
+    enc = [[rng.uniform(-1.0, 1.0) for _ in range(spec.enc_width)] for _ in range(spec.n)]
+    if levels:
+        cls = [[rng.choice(levels) for _ in range(spec.width)] for _ in range(spec.n)]
+    else:
+        cls = [[rng.uniform(0.0, 0.7) for _ in range(spec.width)] for _ in range(spec.n)]
+    return anchors, enc, cls
+
+
+def few_case():
+    """No background column, extra encoding columns (keypoints), output
+    tensors without a shape (as converters write them), and fewer
+    candidates than max_detections."""
+    spec = Spec("detection_float_few", 92, 9, 6, 2, False,
+                options(max_detections=10, num_classes=2, nms_score_threshold=0.55,
+                        nms_iou_threshold=0.35),
+                shaped_outputs=False)
+    anchors, enc, cls = random_case(spec, random.Random(spec.seed))
+    return spec, anchors, enc, cls
+
+
+def uint8_case():
+    quant = {"box": (0.05, 128), "cls": (1.0 / 256, 0), "anchor": (0.01, 0)}
+    spec = Spec("detection_uint8", 93, 24, 4, 5, True,
+                options(max_detections=6, num_classes=5, nms_score_threshold=0.2,
+                        nms_iou_threshold=0.45, y_scale=8.0, x_scale=12.0),
+                quant=quant)
+    rng = random.Random(spec.seed)
+    anchors, enc, cls = random_case(spec, rng, levels=[q / 256 for q in (0, 30, 60, 90, 120)])
+    return spec, anchors, enc, cls
+
+
+def cases():
+    return [ties_case(), few_case(), uint8_case()]
+
+
+# ---- quantisation -------------------------------------------------------
+
+def quantize(rows, q):
+    s, zp = q
+    return [[max(0, min(255, int(round(v / s)) + zp)) for v in row] for row in rows]
+
+
+def dequantize(rows, q):
+    s, zp = q
+    return [[f32(f32(v - zp) * f32(s)) for v in row] for row in rows]
+
+
+def flat(rows):
+    return [v for row in rows for v in row]
+
+
+# ---- the model ------------------------------------------------------------
+
+def build(m, spec, anchors):
+    """The single-operator model; anchors as stored (floats or uint8)."""
+    q = spec.quant
+    ttype = "UINT8" if q else "FLOAT32"
+    qs = (lambda k: ([q[k][0]], [q[k][1]])) if q else (lambda k: None)
+    box = m.tensor([1, spec.n, spec.enc_width], ttype, qs("box"), name="box_encodings")
+    cls = m.tensor([1, spec.n, spec.width], ttype, qs("cls"), name="class_predictions")
+    anc = m.tensor([spec.n, 4], ttype, qs("anchor"), data=flat(anchors), name="anchors")
+    d = spec.opts["max_detections"]
+    shapes = ([1, d, 4], [1, d], [1, d], [1]) if spec.shaped_outputs else ([],) * 4
+    names = ("boxes", "classes", "scores", "num_detections")
+    outs = [m.tensor(s, name=n) for s, n in zip(shapes, names)]
+    m.op(CUSTOM, [box, cls, anc], outs)
+    m.ops[-1]["custom_options"] = list(flexbuffer_map(spec.opts))
+    m.inputs, m.outputs = [box, cls], outs
+    return m
+
+
+def stored(spec, anchors, enc, cls):
+    """The anchors and inputs as the model stores them, and as floats."""
+    q = spec.quant
+    if not q:
+        rows = [[[f32(v) for v in r] for r in x] for x in (anchors, enc, cls)]
+        return rows, rows
+    raw = [quantize(anchors, q["anchor"]), quantize(enc, q["box"]), quantize(cls, q["cls"])]
+    return raw, [dequantize(raw[0], q["anchor"]), dequantize(raw[1], q["box"]),
+                 dequantize(raw[2], q["cls"])]
+
+
+# ---- the reference --------------------------------------------------------
+
+def decode(opts, anchor, e):
+    """TFLite computes the centre and half sizes in double, then rounds."""
+    ay, ax, ah, aw = anchor
+    yc = f32(e[0] / opts["y_scale"] * ah + ay)
+    xc = f32(e[1] / opts["x_scale"] * aw + ax)
+    hh = f32(0.5 * math.exp(e[2] / opts["h_scale"]) * ah)
+    hw = f32(0.5 * math.exp(e[3] / opts["w_scale"]) * aw)
+    return [f32(yc - hh), f32(xc - hw), f32(yc + hh), f32(xc + hw)]
+
+
+def iou(a, b):
+    area_a = (a[2] - a[0]) * (a[3] - a[1])
+    area_b = (b[2] - b[0]) * (b[3] - b[1])
+    if area_a <= 0 or area_b <= 0:
+        return 0.0
+    h = max(min(a[2], b[2]) - max(a[0], b[0]), 0.0)
+    w = max(min(a[3], b[3]) - max(a[1], b[1]), 0.0)
+    return h * w / (area_a + area_b - h * w)
+
+
+def reference(spec, anchors, enc, cls):
+    """(boxes, classes, scores, count) for float anchors/inputs."""
+    o = spec.opts
+    boxes = [decode(o, a, e) for a, e in zip(anchors, enc)]
+    first = spec.width - spec.classes
+    best = []
+    for row in cls:
+        scores = row[first:]
+        k = scores.index(max(scores))  # the first maximum
+        best.append((scores[k], k))
+    order = sorted((i for i in range(spec.n) if best[i][0] >= o["nms_score_threshold"]),
+                   key=lambda i: (-best[i][0], i))
+    picked = []
+    for i in order:
+        if len(picked) == o["max_detections"]:
+            break
+        if all(iou(boxes[j], boxes[i]) <= o["nms_iou_threshold"] for j in picked):
+            picked.append(i)
+    d = o["max_detections"]
+    pad = d - len(picked)
+    return ([v for i in picked for v in boxes[i]] + [0.0] * 4 * pad,
+            [float(best[i][1]) for i in picked] + [0.0] * pad,
+            [best[i][0] for i in picked] + [0.0] * pad,
+            [float(len(picked))])
+
+
+# ---- generation -------------------------------------------------------------
+
+def write_values(path, fmt, values):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+
+
+def read_f32(path):
+    data = open(path, "rb").read()
+    return list(struct.unpack("<%df" % (len(data) // 4), data))
+
+
+def check(spec, got, want):
+    """TFLite's outputs against the reference: classes, scores and the
+    count exactly, boxes within float rounding; rows past the count are
+    TFLite's to leave unwritten."""
+    count = int(want[3][0])
+    if got[3] != want[3]:
+        raise SystemExit("%s: TFLite found %s detections, the reference %s"
+                         % (spec.name, got[3], want[3]))
+    for k, per in ((0, 4), (1, 1), (2, 1)):
+        for i in range(count * per):
+            tol = 1e-6 if k == 0 else 0.0
+            if abs(got[k][i] - want[k][i]) > tol:
+                raise SystemExit("%s: output %d[%d] is %r in TFLite, %r in the reference"
+                                 % (spec.name, k, i, got[k][i], want[k][i]))
+
+
+def entry(Model, spec, anchors, enc, cls, write_model, io_entry, flatc, schema, outdir,
+          expected, refresh):
+    """Builds the model, its inputs and expected outputs; the manifest entry."""
+    raw, real = stored(spec, anchors, enc, cls)
+    m = build(Model(spec.name, spec.seed), spec, raw[0])
+    model = write_model(m, flatc, schema, outdir)
+    prefix = os.path.join(expected, spec.name)
+    fmt = "B" if spec.quant else "f"
+    ins = [prefix + "_in_0.bin", prefix + "_in_1.bin"]
+    write_values(ins[0], fmt, flat(raw[1]))
+    write_values(ins[1], fmt, flat(raw[2]))
+    want = reference(spec, real[0], real[1], real[2])
+    outs = [prefix + "_out_%d.bin" % i for i in range(4)]
+    if refresh:
+        ref = os.path.join(os.path.dirname(schema), "..", "..", "tools", "reference",
+                           "tflite_run.js")
+        subprocess.run(["node", ref, model, "--in", ins[0], "--in", ins[1], "--out",
+                        prefix + "_tflite"], check=True, stdout=subprocess.DEVNULL)
+        got = [read_f32(prefix + "_tflite_out_%d.bin" % i) for i in range(4)]
+        for p in ["_tflite_in_0.bin", "_tflite_in_1.bin"] + \
+                 ["_tflite_out_%d.bin" % i for i in range(4)]:
+            os.remove(prefix + p)
+        check(spec, got, want)
+        count = int(want[3][0])
+        for path, values, per in zip(outs, got, (4, 1, 1, 1)):
+            if per == 4 or len(values) > 1:  # zeros past the count, as we write
+                values = values[:count * per] + [0.0] * (len(values) - count * per)
+            write_values(path, "f", values)
+    got = [read_f32(p) for p in outs]
+    check(spec, got, want)
+    d = spec.opts["max_detections"]
+    shapes = ([1, d, 4], [1, d], [1, d], [1])
+    outputs = [dict(io_entry(m, t, "output", i, outs[i]), shape=list(shapes[i]))
+               for i, t in enumerate(m.outputs)]
+    case = {"label": "seed1",
+            "inputs": [io_entry(m, t, "input", i, ins[i]) for i, t in enumerate(m.inputs)],
+            "outputs": outputs}
+    return {"model": model, "format": "tflite", "cases": [case]}
+
+
+def entries(Model, write_model, io_entry, flatc, schema, outdir, expected, refresh):
+    return [entry(Model, spec, a, e, c, write_model, io_entry, flatc, schema, outdir,
+                  expected, refresh) for spec, a, e, c in cases()]
+
+
+# ---- the SSD backbone's uint8 arithmetic ------------------------------------------
+
+def conv_legacy_multiplier(Model, q8):
+    """uint8 convolutions rescale with TFLite's legacy per-tensor
+    multiplier: input scale * filter scale in float, then / output scale
+    in double.  For these scales it is 1910582652 * 2^-11, not the
+    all-double 1910582747 * 2^-11, and accumulators of +-208325 (here the
+    bias alone: the weights sit at their zero point) give +-90 rather than
+    +-91.  The bias's per-channel scales keep TFLite off XNNPACK."""
+    a, b, c = 0.01261047087609768, 0.009846830740571022, 0.28583917021751404
+    m = Model("conv_uint8_legacy_multiplier", 96)
+    x = m.tensor([1, 2, 2, 1], "UINT8", q8(a, 128), name="x")
+    w = m.tensor([4, 1, 1, 1], "UINT8", q8(b, 128), data=[128] * 4)
+    bias = m.tensor([4], "INT32", ([a * b] * 4, [0] * 4), data=[208325, -208325, 1000, 0])
+    y = m.tensor([1, 2, 2, 4], "UINT8", q8(c, 128), name="y")
+    m.op("CONV_2D", [x, w, bias], [y], padding="SAME", stride_w=1, stride_h=1)
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
+def models(Model, q8):
+    return [conv_legacy_multiplier(Model, q8), concat_rescale(Model, q8)]
+
+
+def concat_rescale(Model, q8):
+    """SSD joins its heads' outputs with a uint8 CONCATENATION whose inputs
+    differ in scale and zero point: TFLite's kernel requantises them in
+    float (ConcatenationWithScaling), clamping to 0..255.  The XNNPACK
+    delegate of the reference build copies such inputs' raw bytes instead,
+    so the model also holds a dead uint8 CONV_2D with per-channel bias
+    scales, which the delegate claims and then fails to prepare: TFLite
+    then runs the whole model on its own kernels.  (We drop the dead
+    operator.)"""
+    m = Model("concat_uint8_rescale", 95)
+    a = m.tensor([1, 5, 1, 3], "UINT8", q8(0.05, 130), name="a")
+    b = m.tensor([1, 4, 1, 3], "UINT8", q8(0.03, 100), name="b")
+    c = m.tensor([1, 2, 1, 3], "UINT8", q8(0.2, 0), name="c")  # reaches the clamp
+    same = m.tensor([1, 3, 1, 3], "UINT8", q8(0.07, 120), name="same")
+    y = m.tensor([1, 14, 1, 3], "UINT8", q8(0.07, 120), name="y")
+    m.op("CONCATENATION", [a, b, c, same], [y], axis=1)
+    dead = m.tensor([1, 5, 1, 2], "UINT8", q8(0.1, 128), name="dead")
+    w = m.tensor([2, 1, 1, 3], "UINT8", q8(0.01, 128), data=[130] * 6)
+    bias = m.tensor([2], "INT32", ([0.0005, 0.0005], [0, 0]), data=[0, 0])
+    m.op("CONV_2D", [a, w, bias], [dead], padding="SAME", stride_w=1, stride_h=1)
+    m.inputs, m.outputs = [a, b, c, same], [y]
+    return m
+
+
+# ---- refusals ----------------------------------------------------------------
+
+def error_model(Model, name, seed, opts=None, raw=None, ttype="FLOAT32"):
+    """A small detection model whose options are `opts` as a FlexBuffer,
+    or the bytes `raw` (None: no custom options at all)."""
+    m = Model(name, seed)
+    q = ([0.05], [0]) if ttype != "FLOAT32" else None
+    box = m.tensor([1, 3, 4], ttype, q, name="box_encodings")
+    cls = m.tensor([1, 3, 4], ttype, q, name="class_predictions")
+    anc = m.tensor([3, 4], ttype, q, data=[1] * 12, name="anchors")
+    outs = [m.tensor(s, name="out%d" % i) for i, s in enumerate(([1, 2, 4], [1, 2], [1, 2], [1]))]
+    m.op(CUSTOM, [box, cls, anc], outs)
+    if opts is not None:
+        raw = flexbuffer_map(opts)
+    if raw is not None:
+        m.ops[-1]["custom_options"] = list(raw)
+    m.inputs, m.outputs = [box, cls], outs
+    return m
+
+
+def corrupt(from_end, value):
+    """Valid options with byte len - from_end replaced."""
+    raw = bytearray(flexbuffer_map(options(max_detections=2)))
+    raw[len(raw) - from_end] = value
+    return bytes(raw)
+
+
+def key0_high_byte(opts):
+    """The distance from the end of flexbuffer_map(opts) to the top byte
+    of key 0's offset: past the root (6), the types (n), the values (4n),
+    the map header (12) and the keys vector (4n)."""
+    n = len(opts)
+    return 6 + n + 4 * n + 12 + 4 * n - 3
+
+
+def error_models(Model):
+    prefix = "operator 0 (TFLite_Detection_PostProcess): "
+    good = options(max_detections=2)
+    no_y = dict(good)
+    del no_y["y_scale"]
+    cases = [
+        ("err_detection_no_options", None, None, "FLOAT32", "the custom options are missing"),
+        ("err_detection_truncated", None, b"\x01\x02", "FLOAT32",
+         "custom options: the options are empty or truncated"),
+        ("err_detection_root_width", None, corrupt(1, 3), "FLOAT32",
+         "custom options: the root width 3 is invalid"),
+        ("err_detection_not_map", None, corrupt(2, 1 << 2 | 2), "FLOAT32",
+         "custom options: the root is not a map (type 1)"),
+        ("err_detection_root_offset", None, corrupt(3, 0x7f), "FLOAT32",
+         "custom options: the root map's offset points outside the options"),
+        ("err_detection_key_offset", None, corrupt(key0_high_byte(good), 0xff), "FLOAT32",
+         "custom options: key 0 of the options map lies outside the options"),
+        ("err_detection_missing_option", no_y, None, "FLOAT32",
+         "custom options: option 'y_scale' is missing"),
+        ("err_detection_regular_nms", options(max_detections=2, use_regular_nms=True), None,
+         "FLOAT32", "use_regular_nms = true (per-class non-max suppression) is not supported"),
+        ("err_detection_max_classes", options(max_detections=2, max_classes_per_detection=2),
+         None, "FLOAT32", "max_classes_per_detection 2 is not supported (only 1)"),
+        ("err_detection_iou", options(max_detections=2, nms_iou_threshold=1.5), None,
+         "FLOAT32", "nms_iou_threshold 1.5 must be in (0, 1]"),
+        ("err_detection_int8", good, None, "INT8",
+         "box encodings INT8 with anchors INT8: need both FLOAT32"),
+    ]
+    return [(error_model(Model, name, 94 + i, opts, raw, ttype), prefix + text)
+            for i, (name, opts, raw, ttype, text) in enumerate(cases)]
