@@ -77,24 +77,17 @@ static te_value_t pick(tfl_ctx_t *c, const resize_t *r, te_value_t x, int axis,
   return te_gather_axis(&c->e, x, r->n * h, w, r->c, i, 4, (int64_t[4]){r->n, h, count, r->c});
 }
 
-/* a + (b - a) * w, w a constant along `axis`. */
-static te_value_t blend(tfl_ctx_t *c, te_value_t a, te_value_t b, int axis, const float *w,
+/* a + (b - a) * w with float weights; with int32 weights in 1/1024ths,
+ * a * 1024 + (b - a) * w, exact.  w is a constant along `axis`. */
+static te_value_t blend(tfl_ctx_t *c, te_value_t a, te_value_t b, int axis, const void *w,
                         int64_t count) {
   int64_t dims[4] = {1, 1, 1, 1};
   dims[axis] = count;
-  te_type_t wt = te_type(TE_F32, 4, dims);
+  int integer = a.type.elem == TE_I32;
+  te_type_t wt = te_type(integer ? TE_I32 : TE_F32, 4, dims);
   te_value_t d = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, a), te_const(&c->e, &wt, w), 0);
+  if (integer) a = te_mul(&c->e, a, te_scalar_int(&c->e, TE_I32, 1024), 0);
   return te_binary(&c->e, "tosa.add", a, d);
-}
-
-/* a * (1024 - w) + b * w in int32, w a constant along `axis`; exact. */
-static te_value_t blend_10(tfl_ctx_t *c, te_value_t a, te_value_t b, int axis, const int32_t *w,
-                           int64_t count) {
-  int64_t dims[4] = {1, 1, 1, 1};
-  dims[axis] = count;
-  te_type_t wt = te_type(TE_I32, 4, dims);
-  te_value_t d = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, a), te_const(&c->e, &wt, w), 0);
-  return te_binary(&c->e, "tosa.add", te_mul(&c->e, a, te_scalar_int(&c->e, TE_I32, 1024), 0), d);
 }
 
 /* One axis of the resize: nearest picks; bilinear picks both neighbours
@@ -112,7 +105,7 @@ static te_value_t resize_axis(tfl_ctx_t *c, const resize_t *r, te_value_t x, int
   }
   if (is_nearest) return pick(c, r, x, axis, lo, out);
   te_value_t a = pick(c, r, x, axis, lo, out), b = pick(c, r, x, axis, hi, out);
-  return integer ? blend_10(c, a, b, axis, w10, out) : blend(c, a, b, axis, w, out);
+  return blend(c, a, b, axis, w, out);
 }
 
 /* Integer bilinear: the raw values (uint8 as stored, 0..255) in int32,
