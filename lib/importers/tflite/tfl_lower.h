@@ -125,5 +125,12 @@ tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c);
 /* The int8 x int8 LSTM with an int16 cell, as TFLite Micro computes it. */
 tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
+/* 16x8 (int16 activations, int8 weights) CONV_2D and DEPTHWISE_CONV_2D, from
+ * the padded input, the weights in TOSA layout and the i32-accumulator conv
+ * properties; and FULLY_CONNECTED (tfl_lower_int16.c). */
+tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+                               const char *props, const int64_t *acc_dims, int activation,
+                               int float_product);
+tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c);
 
 #endif

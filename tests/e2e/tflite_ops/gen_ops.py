@@ -37,6 +37,7 @@ import nn_ops
 import q8_unary_ops
 import resize_q_ops
 import svdf_ops
+import int16_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
@@ -483,7 +484,7 @@ def error_models():
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
-            nn_ops.error_models(Model, q8))
+            nn_ops.error_models(Model, q8) + int16_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -662,18 +663,20 @@ def mean_entry(spec, flatc, schema, outdir):
     return {"model": model, "format": "tflite", "cases": [case]}
 
 
-def ported_entry(m, ttype, port, flatc, schema, outdir, refresh):
+def ported_entry(m, ttype, port, flatc, schema, outdir, refresh, tolerance=1):
     """TFLite's input, and the output of `port` (a Python port of TFLite
     Micro's kernel) for it, which must match exactly and stay within one
     step of TFLite's own output (XNNPACK rounds some kernels differently)."""
     entry = write_case(m, flatc, schema, outdir, refresh)
     c = entry["cases"][0]
-    fmt = "B" if ttype == "UINT8" else "b"
-    read = lambda p: list(struct.unpack("<%d%s" % (os.path.getsize(p), fmt), open(p, "rb").read()))
+    fmt = {"UINT8": "B", "INT16": "h"}.get(ttype, "b")
+    read = lambda p: list(struct.unpack("<%d%s" % (os.path.getsize(p) // struct.calcsize(fmt), fmt),
+                                        open(p, "rb").read()))
     want = port(read(c["inputs"][0]["file"]))
     tflite = read(c["outputs"][0]["file"])
-    if len(want) != len(tflite) or max(abs(a - b) for a, b in zip(want, tflite)) > 1:
-        raise SystemExit("%s: the TFLM port is more than one step from TFLite" % m.name)
+    if len(want) != len(tflite) or max(abs(a - b) for a, b in zip(want, tflite)) > tolerance:
+        raise SystemExit("%s: the TFLM port is more than %d step(s) from TFLite"
+                         % (m.name, tolerance))
     path = os.path.join(outdir, m.name + "_tflm_out_0.bin")
     with open(path, "wb") as f:
         f.write(struct.pack("<%d%s" % (len(want), fmt), *want))
@@ -706,6 +709,11 @@ def main():
     for m, case in zip(resize_q_ops.models(Model, q8), resize_q_ops.CASES):
         port = lambda v, case=case: resize_q_ops.reference(case, v)
         manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))
+    # No XNNPACK here: TFLite's own int16 kernels, which are TFLM's, except
+    # that desktop TFLite's bias-less FULLY_CONNECTED rounds a step apart.
+    for m, port, exact in int16_ops.models(Model):
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh,
+                                     0 if exact else 1))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
