@@ -2,11 +2,12 @@
 weights, int64 bias) and TFLite Micro's int16 kernels in plain Python,
 which give their expected outputs: ports of reference_integer_ops'
 ConvPerChannel, DepthwiseConvPerChannel and FullyConnected for int16, with
-the int64 MultiplyByQuantizedMultiplier (multiplier rounded to 16 bits).
+the int64 MultiplyByQuantizedMultiplier (multiplier rounded to 16 bits),
+and of ADD/SUB's general int16 path (AddGeneralParamScale: left shift 15).
 XNNPACK has no int16 kernels, so TFLite runs its builtin ones and gen_ops
 requires the port to equal TFLite's output exactly.  Nothing here is the
 importer's code."""
-from tflm_fixed import clamp, f32, quantize_multiplier
+from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
 
 CODES = {}
 OPTIONS = {}
@@ -58,6 +59,59 @@ CASES = [
     Spec("fc_int16_nobias_relu", "FULLY_CONNECTED", [2, 20], 9, act="RELU", bias=False,
          per_channel=False, seed=407, s_out=0.0006, near_one=True),
 ]
+
+
+class Binary:
+    """ADD or SUB of input x and a constant b broadcast to x's shape."""
+    def __init__(self, name, kind, shape, bshape, scales, act="NONE", seed=1):
+        self.name, self.kind, self.shape, self.bshape = name, kind, shape, bshape
+        self.scales, self.act, self.seed, self.bias = scales, act, seed, True
+
+
+BINARY = [
+    Binary("add_int16_broadcast_relu", "ADD", [1, 5, 5, 3], [1, 1, 1, 3],
+           (0.00031, 0.00052, 0.00071), "RELU", seed=411),
+    Binary("sub_int16", "SUB", [2, 3, 7], [2, 3, 7], (0.0004, 0.00023, 0.00037), seed=412),
+    Binary("add_int16_saturate_relu6", "ADD", [3, 9], [9], (0.0011, 0.0009, 0.00027),
+           "RELU6", seed=413),
+]
+
+
+def mbqm32(x, m, shift):
+    """MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
+    return rdbpot(srdhm(x, m), -shift)
+
+
+def build_binary(m, spec):
+    sa, sb, so = spec.scales
+    x = m.tensor(spec.shape, "INT16", ([sa], [0]), name="x")
+    n = 1
+    for d in spec.bshape:
+        n *= d
+    b = m.tensor(spec.bshape, "INT16", ([sb], [0]), [m.rng.randint(-32768, 32767) for _ in range(n)])
+    y = m.tensor(spec.shape, "INT16", ([so], [0]), name="y")
+    m.op(spec.kind, [x, b], [y], fused_activation_function=spec.act)
+    m.inputs, m.outputs = [x], [y]
+    return x, b, y
+
+
+def reference_binary(spec, m, ids, x):
+    sa, sb, so = (f32(v) for v in spec.scales)
+    twice = 2.0 * max(sa, sb)
+    ma, ea = quantize_multiplier(sa / twice)
+    mb, eb = quantize_multiplier(sb / twice)
+    mo, eo = quantize_multiplier(twice / ((1 << 15) * so))
+    lo, hi = act_range(spec.act, spec.scales[2])
+    bv, nb = m.data[ids[1]], 1
+    for d in spec.bshape:
+        nb *= d
+    out = []
+    for i, v in enumerate(x):
+        w = bv[i % nb]  # b's shape is a suffix of x's, or all-ones but the last
+        p = mbqm32(v * (1 << 15), ma, ea)
+        q = mbqm32(w * (1 << 15), mb, eb)
+        out.append(clamp(mbqm32(p - q if spec.kind == "SUB" else p + q, mo, eo), lo, hi))
+    return out
 
 
 def out_size(spec, n):
@@ -178,6 +232,11 @@ def models(Model):
         ids = build(m, spec)
         out.append((m, lambda v, spec=spec, m=m, ids=ids: reference(spec, m, ids, v),
                     spec.bias))
+    for spec in BINARY:
+        m = Model(spec.name, spec.seed)
+        ids = build_binary(m, spec)
+        out.append((m, lambda v, spec=spec, m=m, ids=ids: reference_binary(spec, m, ids, v),
+                    True))
     return out
 
 
