@@ -106,14 +106,16 @@ tinyml_status_t tfl_lower_mul(tfl_ctx_t *c) {
   if (!binary_operands(c, OPT_MUL, &act)) return c->error;
   const tfl_tensor_t *a = tfl_in(c, 0), *b = tfl_in(c, 1), *o = tfl_out(c, 0);
   if (all_float(a, b, o)) return binary_float(c, "tosa.mul", act);
-  if (!(is_q8(a) && is_q8(b) && is_q8(o) && a->type == o->type && b->type == o->type))
+  /* int16 is TFLite Micro's MulElementwise as for int8 (the product fits int32). */
+  int q16 = is_q16(a) && is_q16(b) && is_q16(o);
+  if (!q16 && !(is_q8(a) && is_q8(b) && is_q8(o) && a->type == o->type && b->type == o->type))
     return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
                     tfl_type_name(b->type), tfl_type_name(o->type));
   te_value_t va = tfl_value_in(c, 0), vb = tfl_value_in(c, 1);
   if (!va.id || !vb.id) return c->error;
   te_value_t p = te_mul(&c->e, widen(c, va, tfl_zero_point(a), 0), widen(c, vb, tfl_zero_point(b), 0), 0);
   double real = (double)tfl_scale(a) * (double)tfl_scale(b) / (double)tfl_scale(o);
-  te_value_t y = scale_by(c, p, real, TE_I8, 0, tfl_zero_point(o));
+  te_value_t y = scale_by(c, p, real, q16 ? TE_I16 : TE_I8, 0, tfl_zero_point(o));
   if (!y.id) return c->error;
   return tfl_set_out(c, 0, tfl_activation(c, y, o, act));
 }

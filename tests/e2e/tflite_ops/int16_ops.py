@@ -3,7 +3,8 @@ weights, int64 bias) and TFLite Micro's int16 kernels in plain Python,
 which give their expected outputs: ports of reference_integer_ops'
 ConvPerChannel, DepthwiseConvPerChannel and FullyConnected for int16, with
 the int64 MultiplyByQuantizedMultiplier (multiplier rounded to 16 bits),
-and of ADD/SUB's general int16 path (AddGeneralParamScale: left shift 15).
+of ADD/SUB's general int16 path (AddGeneralParamScale: left shift 15) and
+of MUL's MulElementwise.
 XNNPACK has no int16 kernels, so TFLite runs its builtin ones and gen_ops
 requires the port to equal TFLite's output exactly.  Nothing here is the
 importer's code."""
@@ -62,7 +63,7 @@ CASES = [
 
 
 class Binary:
-    """ADD or SUB of input x and a constant b broadcast to x's shape."""
+    """ADD, SUB or MUL of input x and a constant b broadcast to x's shape."""
     def __init__(self, name, kind, shape, bshape, scales, act="NONE", seed=1):
         self.name, self.kind, self.shape, self.bshape = name, kind, shape, bshape
         self.scales, self.act, self.seed, self.bias = scales, act, seed, True
@@ -74,12 +75,22 @@ BINARY = [
     Binary("sub_int16", "SUB", [2, 3, 7], [2, 3, 7], (0.0004, 0.00023, 0.00037), seed=412),
     Binary("add_int16_saturate_relu6", "ADD", [3, 9], [9], (0.0011, 0.0009, 0.00027),
            "RELU6", seed=413),
+    Binary("mul_int16_broadcast", "MUL", [1, 4, 5, 3], [1, 1, 1, 3], (0.0003, 0.0002, 0.0013),
+           seed=414),
+    Binary("mul_int16_relu", "MUL", [2, 11], [2, 11], (0.00041, 0.00029, 0.0031), "RELU",
+           seed=415),
 ]
 
 
 def mbqm32(x, m, shift):
     """MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
     return rdbpot(srdhm(x, m), -shift)
+
+
+def mbqm(x, m, shift):
+    """MultiplyByQuantizedMultiplier(int32_t, int32_t, int): double rounding."""
+    left, right = max(shift, 0), max(-shift, 0)
+    return rdbpot(srdhm(x * (1 << left), m), right)
 
 
 def build_binary(m, spec):
@@ -106,6 +117,9 @@ def reference_binary(spec, m, ids, x):
     for d in spec.bshape:
         nb *= d
     out = []
+    if spec.kind == "MUL":  # MulElementwise: one multiplier on the raw product
+        mm, em = quantize_multiplier(sa * sb / so)
+        return [clamp(mbqm(v * bv[i % nb], mm, em), lo, hi) for i, v in enumerate(x)]
     for i, v in enumerate(x):
         w = bv[i % nb]  # b's shape is a suffix of x's, or all-ones but the last
         p = mbqm32(v * (1 << 15), ma, ea)
