@@ -454,7 +454,8 @@ static te_value_t quant_avg(tfl_ctx_t *c, const window_t *w, te_value_t x,
   char props[400];
   window_props(&w1, 0, "i32", props, sizeof props);
   te_type_t st = te_type(TE_I32, 4, odims);
-  te_value_t sum = te_op(&c->e, "tosa.depthwise_conv2d", ops, 5, props, &st);
+  te_value_t sum = x.type.elem == TE_I16 ? tfl_window_sum_16(c, x, ops[1], props, &st)
+                                         : te_op(&c->e, "tosa.depthwise_conv2d", ops, 5, props, &st);
   int64_t cd[4] = {1, odims[1], odims[2], 1}, n = odims[1] * odims[2];
   int32_t *count = tinyml__calloc(c->allocator, (size_t)n, 4, 4);
   if (!count) {
@@ -506,13 +507,14 @@ tinyml_status_t tfl_lower_avg_pool(tfl_ctx_t *c) {
     window_props(&w, 1, "f32", props, sizeof props);
     te_type_t t = te_type(TE_F32, 4, odims);
     y = te_op(&c->e, "tosa.avg_pool2d", ops, 3, props, &t);
-  } else if (tfl_is_quantized(in) && in->type != TFL_INT16 && same_quant(in, out)) {
+  } else if (tfl_is_quantized(in) && same_quant(in, out) &&
+             (in->type != TFL_INT16 || tfl_zero_point(in) == 0)) {
     y = quant_avg(c, &w, x, odims);
     if (!y.id) return c->error;
     int32_t qmin, qmax, lo, hi;
     tfl_qrange(out, &qmin, &qmax);
     tfl_activation_range_q(act, tfl_scale(out), tfl_zero_point(out), qmin, qmax, &lo, &hi);
-    y = te_cast(&c->e, te_clamp_int(&c->e, y, lo, hi), TE_I8);
+    y = te_cast(&c->e, te_clamp_int(&c->e, y, lo, hi), in->type == TFL_INT16 ? TE_I16 : TE_I8);
     return tfl_set_out(c, 0, y);
   } else {
     return tfl_fail(c, "quantised AVERAGE_POOL_2D needs equal input and output quantisation");

@@ -131,6 +131,27 @@ static te_value_t byte_pass(tfl_ctx_t *c, const char *op_name, te_value_t x8, te
   return te_op(&c->e, op_name, ops, 5, props, acc_t);
 }
 
+/* `op_name` over the high bytes of x and over its low bytes: the two i32
+ * accumulators whose 256 * hi + lo is the op over x. */
+static void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+                         const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
+                         te_value_t *lo_acc) {
+  te_value_t hi = te_binary_props(&c->e, "tosa.arithmetic_right_shift", x,
+                                  te_scalar_int(&c->e, TE_I16, 8), "round = false");
+  /* The low byte with its top bit flipped is lo - 128, as a signed byte. */
+  te_value_t lo = te_binary(&c->e, "tosa.bitwise_xor", x, te_scalar_int(&c->e, TE_I16, 0x80));
+  *hi_acc = byte_pass(c, op_name, te_cast(&c->e, hi, TE_I8), w, 0, props, acc_t);
+  *lo_acc = byte_pass(c, op_name, te_cast(&c->e, lo, TE_I8), w, -128, props, acc_t);
+}
+
+te_value_t tfl_window_sum_16(tfl_ctx_t *c, te_value_t x, te_value_t ones, const char *props,
+                             const te_type_t *sum_t) {
+  te_value_t hi, lo;
+  split_passes(c, "tosa.depthwise_conv2d", x, ones, props, sum_t, &hi, &lo);
+  hi = te_binary(&c->e, "tosa.logical_left_shift", hi, te_scalar_int(&c->e, TE_I32, 8));
+  return te_binary(&c->e, "tosa.add", hi, lo);
+}
+
 tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
                                const char *props, const int64_t *acc_dims, int activation,
                                int float_product) {
@@ -138,13 +159,9 @@ tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, 
   int64_t oc = acc_dims[3];
   if (!check_16x8(c, in, wt, out, oc)) return c->error;
   if (!x.id || !w.id) return c->error;
-  te_value_t hi = te_binary_props(&c->e, "tosa.arithmetic_right_shift", x,
-                                  te_scalar_int(&c->e, TE_I16, 8), "round = false");
-  /* The low byte with its top bit flipped is lo - 128, as a signed byte. */
-  te_value_t lo = te_binary(&c->e, "tosa.bitwise_xor", x, te_scalar_int(&c->e, TE_I16, 0x80));
   te_type_t at = te_type(TE_I32, 4, acc_dims);
-  te_value_t acc_hi = byte_pass(c, op_name, te_cast(&c->e, hi, TE_I8), w, 0, props, &at);
-  te_value_t acc_lo = byte_pass(c, op_name, te_cast(&c->e, lo, TE_I8), w, -128, props, &at);
+  te_value_t acc_hi, acc_lo;
+  split_passes(c, op_name, x, w, props, &at, &acc_hi, &acc_lo);
   te_value_t acc = te_binary(&c->e, "tosa.logical_left_shift", te_cast(&c->e, acc_hi, TE_I64),
                              te_scalar_int(&c->e, TE_I64, 8));
   acc = te_binary(&c->e, "tosa.add", acc, te_cast(&c->e, acc_lo, TE_I64));

@@ -4,7 +4,7 @@ which give their expected outputs: ports of reference_integer_ops'
 ConvPerChannel, DepthwiseConvPerChannel and FullyConnected for int16, with
 the int64 MultiplyByQuantizedMultiplier (multiplier rounded to 16 bits),
 of ADD/SUB's general int16 path (AddGeneralParamScale: left shift 15) and
-of MUL's MulElementwise.
+of MUL's MulElementwise, AveragePool and MaxPool.
 XNNPACK has no int16 kernels, so TFLite runs its builtin ones and gen_ops
 requires the port to equal TFLite's output exactly.  Nothing here is the
 importer's code."""
@@ -128,6 +128,60 @@ def reference_binary(spec, m, ids, x):
     return out
 
 
+class Pool:
+    """AVERAGE_POOL_2D or MAX_POOL_2D on int16 (same quantisation in and out)."""
+    def __init__(self, name, kind, shape, k, stride, padding, act="NONE", seed=1):
+        self.name, self.kind, self.shape, self.k, self.stride = name, kind, shape, k, stride
+        self.padding, self.act, self.seed, self.scale = padding, act, seed, 0.0003
+
+
+POOLS = [
+    Pool("avg_pool_int16_same_s2", "AVERAGE_POOL_2D", [1, 11, 10, 3], 3, 2, "SAME", seed=421),
+    Pool("avg_pool_int16_valid_relu6", "AVERAGE_POOL_2D", [2, 7, 9, 2], 2, 2, "VALID", "RELU6",
+         seed=422),
+    Pool("max_pool_int16_same_relu", "MAX_POOL_2D", [1, 9, 8, 4], 3, 2, "SAME", "RELU",
+         seed=423),
+]
+
+
+def build_pool(m, spec):
+    n, h, w, ch = spec.shape
+    q = ([spec.scale], [0])
+    x = m.tensor(spec.shape, "INT16", q, name="x")
+    y = m.tensor([n, out_size(spec, h), out_size(spec, w), ch], "INT16", q, name="y")
+    m.op(spec.kind, [x], [y], padding=spec.padding, stride_w=spec.stride,
+         stride_h=spec.stride, filter_width=spec.k, filter_height=spec.k,
+         fused_activation_function=spec.act)
+    m.inputs, m.outputs = [x], [y]
+    return x, y
+
+
+def reference_pool(spec, x):
+    """reference_integer_ops AveragePool / MaxPool for int16."""
+    n, h, w, ch = spec.shape
+    oh, ow = out_size(spec, h), out_size(spec, w)
+    ph = max(0, ((oh - 1) * spec.stride + spec.k - h) // 2) if spec.padding == "SAME" else 0
+    pw = max(0, ((ow - 1) * spec.stride + spec.k - w) // 2) if spec.padding == "SAME" else 0
+    lo, hi = act_range(spec.act, spec.scale)
+    out = []
+    for b in range(n):
+        for oy in range(oh):
+            for ox in range(ow):
+                for c in range(ch):
+                    vals = [x[((b * h + iy) * w + ix) * ch + c]
+                            for iy in range(max(oy * spec.stride - ph, 0),
+                                            min(oy * spec.stride - ph + spec.k, h))
+                            for ix in range(max(ox * spec.stride - pw, 0),
+                                            min(ox * spec.stride - pw + spec.k, w))]
+                    if spec.kind == "MAX_POOL_2D":
+                        v = max(vals)
+                    else:  # round half away from zero, in C's truncating division
+                        acc, cnt = sum(vals), len(vals)
+                        v = (acc + cnt // 2) // cnt if acc > 0 else -((-acc + cnt // 2) // cnt)
+                    out.append(clamp(v, lo, hi))
+    return out
+
+
 def out_size(spec, n):
     if spec.kind == "FULLY_CONNECTED":
         return 1
@@ -246,6 +300,10 @@ def models(Model):
         ids = build(m, spec)
         out.append((m, lambda v, spec=spec, m=m, ids=ids: reference(spec, m, ids, v),
                     spec.bias))
+    for spec in POOLS:
+        m = Model(spec.name, spec.seed)
+        build_pool(m, spec)
+        out.append((m, lambda v, spec=spec: reference_pool(spec, v), True))
     for spec in BINARY:
         m = Model(spec.name, spec.seed)
         ids = build_binary(m, spec)
