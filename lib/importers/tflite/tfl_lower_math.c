@@ -129,10 +129,11 @@ tinyml_status_t tfl_lower_relu(tfl_ctx_t *c) {
   if (!x.id || !out) return c->error ? c->error : tfl_fail(c, "missing output");
   if (in->type == TFL_FLOAT32 && out->type == TFL_FLOAT32)
     return tfl_set_out(c, 0, tfl_activation(c, x, out, act));
-  if (!is_q8(in) || !is_q8(out) || in->type != out->type)
+  int q16 = is_q16(in) && is_q16(out); /* TFLM's ReluQuantized<int16_t> */
+  if (!q16 && (!is_q8(in) || !is_q8(out) || in->type != out->type))
     return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
-  te_value_t y = scale_by(c, x, (double)tfl_scale(in) / (double)tfl_scale(out), TE_I8,
-                          tfl_zero_point(in), tfl_zero_point(out));
+  te_value_t y = scale_by(c, x, (double)tfl_scale(in) / (double)tfl_scale(out),
+                          q16 ? TE_I16 : TE_I8, tfl_zero_point(in), tfl_zero_point(out));
   if (!y.id) return c->error;
   int32_t qmin, qmax, lo, hi;
   tfl_qrange(out, &qmin, &qmax);

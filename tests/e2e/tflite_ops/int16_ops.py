@@ -4,7 +4,7 @@ which give their expected outputs: ports of reference_integer_ops'
 ConvPerChannel, DepthwiseConvPerChannel and FullyConnected for int16, with
 the int64 MultiplyByQuantizedMultiplier (multiplier rounded to 16 bits),
 of ADD/SUB's general int16 path (AddGeneralParamScale: left shift 15) and
-of MUL's MulElementwise, AveragePool and MaxPool.
+of MUL's MulElementwise, AveragePool, MaxPool and ReluQuantized.
 XNNPACK has no int16 kernels, so TFLite runs its builtin ones and gen_ops
 requires the port to equal TFLite's output exactly.  Nothing here is the
 importer's code."""
@@ -182,6 +182,48 @@ def reference_pool(spec, x):
     return out
 
 
+class Unary:
+    """RELU / RELU6 (rescaled when the scales differ), or CONCATENATION of x
+    with a constant along the last axis."""
+    def __init__(self, name, kind, shape, s_in, s_out, seed=1):
+        self.name, self.kind, self.shape, self.seed = name, kind, shape, seed
+        self.s_in, self.s_out = s_in, s_out
+
+
+UNARY = [
+    Unary("relu_int16_rescale", "RELU", [3, 13], 0.0004, 0.00023, seed=431),
+    Unary("relu6_int16", "RELU6", [2, 3, 7], 0.0003, 0.00021, seed=432),
+    Unary("concat_int16", "CONCATENATION", [2, 3, 4], 0.0003, 0.0003, seed=433),
+]
+
+
+def build_unary(m, spec):
+    x = m.tensor(spec.shape, "INT16", ([spec.s_in], [0]), name="x")
+    q = ([spec.s_out], [0])
+    if spec.kind != "CONCATENATION":
+        y = m.tensor(spec.shape, "INT16", q, name="y")
+        m.op(spec.kind, [x], [y])
+    else:
+        cshape = spec.shape[:-1] + [2]
+        n = cshape[0] * cshape[1] * cshape[2]
+        c = m.tensor(cshape, "INT16", q, [m.rng.randint(-32768, 32767) for _ in range(n)])
+        y = m.tensor(spec.shape[:-1] + [spec.shape[-1] + 2], "INT16", q, name="y")
+        m.op("CONCATENATION", [x, c], [y], axis=-1)
+    m.inputs, m.outputs = [x], [y]
+    return x, y, (c if spec.kind == "CONCATENATION" else -1)
+
+
+def reference_unary(spec, m, ids, x):
+    if spec.kind == "CONCATENATION":
+        cv, k, out = m.data[ids[2]], spec.shape[-1], []
+        for r in range(len(x) // k):
+            out += x[r * k:(r + 1) * k] + cv[r * 2:(r + 1) * 2]
+        return out
+    mult, shift = quantize_multiplier(f32(spec.s_in) / f32(spec.s_out))  # ReluQuantized
+    lo, hi = act_range(spec.kind, spec.s_out)
+    return [clamp(mbqm(v, mult, shift), lo, hi) for v in x]
+
+
 def out_size(spec, n):
     if spec.kind == "FULLY_CONNECTED":
         return 1
@@ -304,6 +346,11 @@ def models(Model):
         m = Model(spec.name, spec.seed)
         build_pool(m, spec)
         out.append((m, lambda v, spec=spec: reference_pool(spec, v), True))
+    for spec in UNARY:
+        m = Model(spec.name, spec.seed)
+        ids = build_unary(m, spec)
+        out.append((m, lambda v, spec=spec, m=m, ids=ids: reference_unary(spec, m, ids, v),
+                    True))
     for spec in BINARY:
         m = Model(spec.name, spec.seed)
         ids = build_binary(m, spec)
