@@ -65,6 +65,16 @@ static int check_16x8(tfl_ctx_t *c, const tfl_tensor_t *in, const tfl_tensor_t *
       tfl_fail(c, "weights '%s' have a non-zero zero point", w->name);
       return 0;
     }
+  if (channels < 1) {
+    tfl_fail(c, "output '%s' has no channels", out->name);
+    return 0;
+  }
+  /* Each byte pass sums taps * 255 * 128 at most in int32. */
+  if (tfl_numel(w) / channels > 65536) {
+    tfl_fail(c, "%lld taps per output are more than the 65536 the int16 kernels sum exactly",
+             (long long)(tfl_numel(w) / channels));
+    return 0;
+  }
   const tfl_tensor_t *b = tfl_in(c, 2);
   if (b && (b->type != TFL_INT64 || !b->data || b->rank != 1 || b->shape[0] != channels)) {
     tfl_fail(c, "bias '%s' must be a constant INT64 vector of %lld for INT16 input (got %s)",
