@@ -98,9 +98,9 @@ static int reduced_multiplier(double real, int32_t *m, int8_t *s) {
 }
 
 /* acc (i64) scaled to int16 per channel with TFLite's multipliers: the
- * scales multiply in float first for FULLY_CONNECTED
- * (GetQuantizedConvolutionMultipler), in double for the convolutions
- * (PopulateConvolutionQuantizationParams). */
+ * scales multiply in float first for a per-tensor FULLY_CONNECTED
+ * (GetQuantizedConvolutionMultipler), in double for the convolutions and
+ * per-channel weights (PopulateConvolutionQuantizationParams). */
 static te_value_t requantize_16(tfl_ctx_t *c, te_value_t acc, const tfl_tensor_t *in,
                                 const tfl_tensor_t *w, const tfl_tensor_t *out,
                                 int64_t channels, int float_product) {
@@ -115,7 +115,7 @@ static te_value_t requantize_16(tfl_ctx_t *c, te_value_t acc, const tfl_tensor_t
     double real = 0.0;
     for (; k < n; ++k) {
       float ws = w->quant.scale[k];
-      double prod = float_product ? (double)(tfl_scale(in) * ws)
+      double prod = float_product && n == 1 ? (double)(tfl_scale(in) * ws)
                                   : (double)tfl_scale(in) * (double)ws;
       real = prod / (double)tfl_scale(out);
       if (!reduced_multiplier(real, &mult[k], &shift[k])) break;

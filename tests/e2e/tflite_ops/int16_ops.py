@@ -57,6 +57,7 @@ CASES = [
          "RELU6", seed=405, s_out=0.00025),
     Spec("fc_int16_bias", "FULLY_CONNECTED", [3, 37], 11, seed=406, s_out=0.0015,
          per_channel=False),
+    Spec("fc_int16_per_channel", "FULLY_CONNECTED", [3, 29], 7, seed=416, s_out=0.0012),
     Spec("fc_int16_nobias_relu", "FULLY_CONNECTED", [2, 20], 9, act="RELU", bias=False,
          per_channel=False, seed=407, s_out=0.0006, near_one=True),
 ]
@@ -276,7 +277,7 @@ def multipliers(spec, m, w):
     scales = m.tensors[w]["quantization"]["scale"]
     out = []
     for s in scales:
-        if spec.kind == "FULLY_CONNECTED":  # the product in float, then double
+        if spec.kind == "FULLY_CONNECTED" and len(scales) == 1:  # float product
             real = f32(f32(spec.s_in) * f32(s)) / f32(spec.s_out)
         else:
             real = f32(spec.s_in) * f32(s) / f32(spec.s_out)
