@@ -11,6 +11,8 @@ ones are also checked against an independent Python LSTM (lstm_ops.py)
 every time this runs.  The SVDFs' and the integer LSTMs' expected outputs
 are TFLite Micro's, from Python ports of its integer kernels (svdf_ops.py,
 lstm_int_ops.py), as desktop TFLite's differ; they must match exactly.
+The int16 (16x8) layers' are ports of TFLM's int16 kernels (int16_ops.py),
+checked against TFLite's builtin int16 kernels.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
