@@ -379,4 +379,20 @@ def error_models(Model, q8):
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (FULLY_CONNECTED): INT16 input and output need zero point 0 "
                    "(got 5 and 0)"))
+    m = Model("err_conv_int16_int16_weights", 410)
+    x = m.tensor([1, 3, 3, 1], "INT16", q8(0.0002, 0), name="x")
+    w = m.tensor([2, 1, 1, 1], "INT16", ([0.01] * 2, [0] * 2, 0), [300, -300])
+    b = m.tensor([2], "INT64", ([0.000002] * 2, [0] * 2), [1, 2])
+    y = m.tensor([1, 3, 3, 2], "INT16", q8(0.001, 0), name="y")
+    m.op("CONV_2D", [x, w, b], [y], padding="VALID", stride_w=1, stride_h=1)
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (CONV_2D): unsupported type combination: input INT16, weights "
+                   "INT16, output INT16 (16x8 kernels take INT16 input and output, INT8 "
+                   "weights)"))
+    m = Model("err_logistic_int16", 411)  # TFLM's int16 LUT kernel is not ported yet
+    x = m.tensor([2, 5], "INT16", q8(0.0002, 0), name="x")
+    y = m.tensor([2, 5], "INT16", q8(1.0 / 32768, 0), name="y")
+    m.op("LOGISTIC", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (LOGISTIC): unsupported types INT16 -> INT16"))
     return out
