@@ -716,6 +716,9 @@ def main():
     for m, port, exact in int16_ops.models(Model):
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh,
                                      0 if exact else 1))
+    entry = write_case(int16_ops.chain_model(Model), flatc, schema, outdir, refresh)
+    entry["cases"][0]["exact"] = True
+    manifest.append(entry)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

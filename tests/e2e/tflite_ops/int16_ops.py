@@ -360,6 +360,46 @@ def models(Model):
     return out
 
 
+def chain_model(Model):
+    """A small 16x8 network (conv, depthwise, residual add, average pool,
+    fully-connected), compared with desktop TFLite exactly: with biases its
+    int16 kernels are TFLM's, as the single-layer cases check."""
+    m = Model("net_int16", 440)
+    rng = m.rng
+    s_x, s_a, s_b = 0.0002, 0.0009, 0.0011
+    x = m.tensor([1, 8, 8, 3], "INT16", ([s_x], [0]), name="x")
+
+    def layer(kind, wshape, oc, s_in, s_out, ins, yshape, **opts):
+        ws = [rng.uniform(0.004, 0.02) for _ in range(oc)]
+        n = 1
+        for d in wshape:
+            n *= d
+        w = m.tensor(wshape, "INT8", (ws, [0] * oc, 3 if kind == "DEPTHWISE_CONV_2D" else 0),
+                     [rng.randint(-127, 127) for _ in range(n)])
+        b = m.tensor([oc], "INT64", ([s_in * v for v in ws], [0] * oc),
+                     [rng.randint(-2000000, 2000000) for _ in range(oc)])
+        y = m.tensor(yshape, "INT16", ([s_out], [0]))
+        m.op(kind, [ins, w, b], [y], **opts)
+        return y
+
+    a = layer("CONV_2D", [4, 3, 3, 3], 4, s_x, s_a, x, [1, 8, 8, 4], padding="SAME",
+              stride_w=1, stride_h=1, fused_activation_function="RELU")
+    d = layer("DEPTHWISE_CONV_2D", [1, 3, 3, 4], 4, s_a, s_b, a, [1, 8, 8, 4], padding="SAME",
+              stride_w=1, stride_h=1, depth_multiplier=1, fused_activation_function="NONE")
+    r = m.tensor([1, 8, 8, 4], "INT16", ([0.0013], [0]))
+    m.op("ADD", [a, d], [r], fused_activation_function="RELU6")
+    p = m.tensor([1, 4, 4, 4], "INT16", ([0.0013], [0]))
+    m.op("AVERAGE_POOL_2D", [r], [p], padding="VALID", stride_w=2, stride_h=2, filter_width=2,
+         filter_height=2, fused_activation_function="NONE")
+    ws = [0.01]
+    w = m.tensor([5, 64], "INT8", (ws, [0]), [rng.randint(-127, 127) for _ in range(320)])
+    b = m.tensor([5], "INT64", ([0.0013 * 0.01], [0]), [rng.randint(-90000, 90000) for _ in range(5)])
+    y = m.tensor([1, 5], "INT16", ([0.004], [0]), name="y")
+    m.op("FULLY_CONNECTED", [p, w, b], [y])
+    m.inputs, m.outputs = [x], [y]
+    return m
+
+
 def error_models(Model, q8):
     """16x8 layers still refused, with the text the error must contain."""
     m = Model("err_conv_int16_int32_bias", 408)
