@@ -154,5 +154,16 @@ tinyml_status_t tfl_lower_detection(tfl_ctx_t *c);
 /* Gives its outputs of rank 0 the shapes TFLite's Prepare sets. */
 tinyml_status_t tfl_shape_detection(const tinyml_allocator_t *a, const tfl_operator_t *op,
                                     tfl_tensor_t *tensors);
+/* 16x8 (int16 activations, int8 weights) CONV_2D and DEPTHWISE_CONV_2D, from
+ * the padded input, the weights in TOSA layout and the i32-accumulator conv
+ * properties; and FULLY_CONNECTED (tfl_lower_int16.c). */
+tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+                               const char *props, const int64_t *acc_dims, int activation,
+                               int float_product);
+tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c);
+/* The sum over each pooling window of int16 x (i32, exact), a depthwise conv
+ * of `ones` with `props`; TOSA's would accumulate in i48. */
+te_value_t tfl_window_sum_16(tfl_ctx_t *c, te_value_t x, te_value_t ones, const char *props,
+                             const te_type_t *sum_t);
 
 #endif

@@ -220,12 +220,21 @@ static te_value_t hybrid_finish(tfl_ctx_t *c, te_value_t acc, te_value_t row_sca
 static tinyml_status_t emit_conv(tfl_ctx_t *c, const char *op_name, window_t *w,
                                  const int64_t *wdims, int activation) {
   const tfl_tensor_t *in = tfl_in(c, 0), *wt = tfl_in(c, 1), *out = tfl_out(c, 0);
-  kind_t kind;
-  if (!kernel_kind(c, in, wt, out, &kind)) return c->error;
+  kind_t kind = K_QUANT;
+  int w16 = in->type == TFL_INT16; /* 16x8: tfl_lower_int16.c */
+  if (!w16 && !kernel_kind(c, in, wt, out, &kind)) return c->error;
   int64_t oc = out->shape[3];
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
   int64_t odims[4] = {out->shape[0], out->shape[1], out->shape[2], out->shape[3]};
+  if (w16) {
+    char p16[400];
+    x = pad_window(c, w, x, odims); /* fills the pads */
+    window_props(w, 0, "i32", p16, sizeof p16);
+    return x.id ? tfl_lower_16x8(c, op_name, x, weight_value(c, 4, wdims), p16, odims,
+                                 activation, 0)
+                : c->error;
+  }
   te_value_t row_scale = {0};
   if (kind == K_HYBRID) {
     if (!hybrid_supported(c, wt)) return c->error;
@@ -342,6 +351,7 @@ tinyml_status_t tfl_lower_fully_connected(tfl_ctx_t *c) {
   const tfl_table_t *o = tfl_options(c, OPT_FULLY_CONNECTED);
   const tfl_tensor_t *in = tfl_in(c, 0), *wt = tfl_in(c, 1), *out = tfl_out(c, 0);
   if (!o || !in || !out) return c->error ? c->error : tfl_fail(c, "missing input or output");
+  if (in->type == TFL_INT16) return tfl_lower_fc_16x8(c);
   int bad = 0;
   int act = tfl_table_i8(o, 0, 0, &bad);
   if (tfl_table_i8(o, 1, 0, &bad) != 0 || bad)
@@ -446,7 +456,8 @@ static te_value_t quant_avg(tfl_ctx_t *c, const window_t *w, te_value_t x,
   char props[400];
   window_props(&w1, 0, "i32", props, sizeof props);
   te_type_t st = te_type(TE_I32, 4, odims);
-  te_value_t sum = te_op(&c->e, "tosa.depthwise_conv2d", ops, 5, props, &st);
+  te_value_t sum = x.type.elem == TE_I16 ? tfl_window_sum_16(c, x, ops[1], props, &st)
+                                         : te_op(&c->e, "tosa.depthwise_conv2d", ops, 5, props, &st);
   int64_t cd[4] = {1, odims[1], odims[2], 1}, n = odims[1] * odims[2];
   int32_t *count = tinyml__calloc(c->allocator, (size_t)n, 4, 4);
   if (!count) {
@@ -498,13 +509,14 @@ tinyml_status_t tfl_lower_avg_pool(tfl_ctx_t *c) {
     window_props(&w, 1, "f32", props, sizeof props);
     te_type_t t = te_type(TE_F32, 4, odims);
     y = te_op(&c->e, "tosa.avg_pool2d", ops, 3, props, &t);
-  } else if (tfl_is_quantized(in) && in->type != TFL_INT16 && same_quant(in, out)) {
+  } else if (tfl_is_quantized(in) && same_quant(in, out) &&
+             (in->type != TFL_INT16 || tfl_zero_point(in) == 0)) {
     y = quant_avg(c, &w, x, odims);
     if (!y.id) return c->error;
     int32_t qmin, qmax, lo, hi;
     tfl_qrange(out, &qmin, &qmax);
     tfl_activation_range_q(act, tfl_scale(out), tfl_zero_point(out), qmin, qmax, &lo, &hi);
-    y = te_cast(&c->e, te_clamp_int(&c->e, y, lo, hi), TE_I8);
+    y = te_cast(&c->e, te_clamp_int(&c->e, y, lo, hi), in->type == TFL_INT16 ? TE_I16 : TE_I8);
     return tfl_set_out(c, 0, y);
   } else {
     return tfl_fail(c, "quantised AVERAGE_POOL_2D needs equal input and output quantisation");

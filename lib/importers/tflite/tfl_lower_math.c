@@ -19,6 +19,12 @@ static int is_q8(const tfl_tensor_t *t) {
          t->quant.scale_count == 1;
 }
 
+/* int16 as TFLite quantises it: symmetric, zero point 0. */
+static int is_q16(const tfl_tensor_t *t) {
+  return t->type == TFL_INT16 && tfl_is_quantized(t) && t->quant.scale_count == 1 &&
+         tfl_zero_point(t) == 0;
+}
+
 static int all_float(const tfl_tensor_t *a, const tfl_tensor_t *b, const tfl_tensor_t *o) {
   return a->type == TFL_FLOAT32 && (!b || b->type == TFL_FLOAT32) && o->type == TFL_FLOAT32;
 }
@@ -46,7 +52,8 @@ static te_value_t widen(tfl_ctx_t *c, te_value_t q, int64_t zp, int shift) {
 
 static tinyml_status_t quant_add_sub(tfl_ctx_t *c, int sub, int act) {
   const tfl_tensor_t *a = tfl_in(c, 0), *b = tfl_in(c, 1), *o = tfl_out(c, 0);
-  const int left_shift = 20;
+  /* TFLite Micro shifts int16 by 15, so 65535 << 15 still fits int32. */
+  const int left_shift = o->type == TFL_INT16 ? 15 : 20;
   double sa = tfl_scale(a), sb = tfl_scale(b), so = tfl_scale(o);
   double twice_max = 2.0 * (double)(sa > sb ? (float)sa : (float)sb);
   te_value_t va = tfl_value_in(c, 0), vb = tfl_value_in(c, 1);
@@ -55,8 +62,8 @@ static tinyml_status_t quant_add_sub(tfl_ctx_t *c, int sub, int act) {
   te_value_t xb = scale_by(c, widen(c, vb, tfl_zero_point(b), left_shift), sb / twice_max, TE_I32, 0, 0);
   if (c->error) return c->error;
   te_value_t sum = te_binary(&c->e, sub ? "tosa.sub" : "tosa.add", xa, xb);
-  te_value_t y = scale_by(c, sum, twice_max / ((double)(1 << left_shift) * so), TE_I8, 0,
-                          tfl_zero_point(o));
+  te_value_t y = scale_by(c, sum, twice_max / ((double)(1 << left_shift) * so),
+                          o->type == TFL_INT16 ? TE_I16 : TE_I8, 0, tfl_zero_point(o));
   if (!y.id) return c->error;
   return tfl_set_out(c, 0, tfl_activation(c, y, o, act));
 }
@@ -87,6 +94,7 @@ tinyml_status_t tfl_lower_add_sub(tfl_ctx_t *c) {
   if (all_float(a, b, o)) return binary_float(c, sub ? "tosa.sub" : "tosa.add", act);
   if (is_q8(a) && is_q8(b) && is_q8(o) && a->type == o->type && b->type == o->type)
     return quant_add_sub(c, sub, act);
+  if (is_q16(a) && is_q16(b) && is_q16(o)) return quant_add_sub(c, sub, act);
   if (a->type == TFL_INT32 && b->type == TFL_INT32 && o->type == TFL_INT32 && act == 0)
     return binary_float(c, sub ? "tosa.sub" : "tosa.add", 0);
   return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
@@ -98,14 +106,16 @@ tinyml_status_t tfl_lower_mul(tfl_ctx_t *c) {
   if (!binary_operands(c, OPT_MUL, &act)) return c->error;
   const tfl_tensor_t *a = tfl_in(c, 0), *b = tfl_in(c, 1), *o = tfl_out(c, 0);
   if (all_float(a, b, o)) return binary_float(c, "tosa.mul", act);
-  if (!(is_q8(a) && is_q8(b) && is_q8(o) && a->type == o->type && b->type == o->type))
+  /* int16 is TFLite Micro's MulElementwise as for int8 (the product fits int32). */
+  int q16 = is_q16(a) && is_q16(b) && is_q16(o);
+  if (!q16 && !(is_q8(a) && is_q8(b) && is_q8(o) && a->type == o->type && b->type == o->type))
     return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
                     tfl_type_name(b->type), tfl_type_name(o->type));
   te_value_t va = tfl_value_in(c, 0), vb = tfl_value_in(c, 1);
   if (!va.id || !vb.id) return c->error;
   te_value_t p = te_mul(&c->e, widen(c, va, tfl_zero_point(a), 0), widen(c, vb, tfl_zero_point(b), 0), 0);
   double real = (double)tfl_scale(a) * (double)tfl_scale(b) / (double)tfl_scale(o);
-  te_value_t y = scale_by(c, p, real, TE_I8, 0, tfl_zero_point(o));
+  te_value_t y = scale_by(c, p, real, q16 ? TE_I16 : TE_I8, 0, tfl_zero_point(o));
   if (!y.id) return c->error;
   return tfl_set_out(c, 0, tfl_activation(c, y, o, act));
 }
@@ -119,10 +129,11 @@ tinyml_status_t tfl_lower_relu(tfl_ctx_t *c) {
   if (!x.id || !out) return c->error ? c->error : tfl_fail(c, "missing output");
   if (in->type == TFL_FLOAT32 && out->type == TFL_FLOAT32)
     return tfl_set_out(c, 0, tfl_activation(c, x, out, act));
-  if (!is_q8(in) || !is_q8(out) || in->type != out->type)
+  int q16 = is_q16(in) && is_q16(out); /* TFLM's ReluQuantized<int16_t> */
+  if (!q16 && (!is_q8(in) || !is_q8(out) || in->type != out->type))
     return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
-  te_value_t y = scale_by(c, x, (double)tfl_scale(in) / (double)tfl_scale(out), TE_I8,
-                          tfl_zero_point(in), tfl_zero_point(out));
+  te_value_t y = scale_by(c, x, (double)tfl_scale(in) / (double)tfl_scale(out),
+                          q16 ? TE_I16 : TE_I8, tfl_zero_point(in), tfl_zero_point(out));
   if (!y.id) return c->error;
   int32_t qmin, qmax, lo, hi;
   tfl_qrange(out, &qmin, &qmax);

@@ -14,6 +14,8 @@ lstm_int_ops.py), as desktop TFLite's differ; they must match exactly.
 more_ops.py's models are also checked against its Python references of
 TFLite's kernels every time this runs, and those desktop TFLite cannot run
 (int8 CUMSUM...) take the references' outputs.
+The int16 (16x8) layers' are ports of TFLM's int16 kernels (int16_ops.py),
+checked against TFLite's builtin int16 kernels.
 
 Models with state (TFLite variable tensors: the LSTMs) run like the rest:
 the module keeps the state (tinyml.state), so they have the model's own
@@ -33,6 +35,7 @@ import sys
 
 import control_ops
 import detection_ops
+import int16_ops
 import layout_ops
 import logic_ops
 import lstm_int_ops
@@ -492,7 +495,8 @@ def error_models():
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
             nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
-            control_ops.error_models(Model) + more_ops.error_models(Model, q8))
+            control_ops.error_models(Model) + more_ops.error_models(Model, q8) +
+            int16_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -676,18 +680,20 @@ def mean_entry(spec, flatc, schema, outdir):
     return {"model": model, "format": "tflite", "cases": [case]}
 
 
-def ported_entry(m, ttype, port, flatc, schema, outdir, refresh):
+def ported_entry(m, ttype, port, flatc, schema, outdir, refresh, tolerance=1):
     """TFLite's input, and the output of `port` (a Python port of TFLite
     Micro's kernel) for it, which must match exactly and stay within one
     step of TFLite's own output (XNNPACK rounds some kernels differently)."""
     entry = write_case(m, flatc, schema, outdir, refresh)
     c = entry["cases"][0]
-    fmt = "B" if ttype == "UINT8" else "b"
-    read = lambda p: list(struct.unpack("<%d%s" % (os.path.getsize(p), fmt), open(p, "rb").read()))
+    fmt = {"UINT8": "B", "INT16": "h"}.get(ttype, "b")
+    read = lambda p: list(struct.unpack("<%d%s" % (os.path.getsize(p) // struct.calcsize(fmt), fmt),
+                                        open(p, "rb").read()))
     want = port(read(c["inputs"][0]["file"]))
     tflite = read(c["outputs"][0]["file"])
-    if len(want) != len(tflite) or max(abs(a - b) for a, b in zip(want, tflite)) > 1:
-        raise SystemExit("%s: the TFLM port is more than one step from TFLite" % m.name)
+    if len(want) != len(tflite) or max(abs(a - b) for a, b in zip(want, tflite)) > tolerance:
+        raise SystemExit("%s: the TFLM port is more than %d step(s) from TFLite"
+                         % (m.name, tolerance))
     path = os.path.join(outdir, m.name + "_tflm_out_0.bin")
     with open(path, "wb") as f:
         f.write(struct.pack("<%d%s" % (len(want), fmt), *want))
@@ -731,6 +737,14 @@ def main():
                  for m in detection_ops.models(Model, q8)]
     manifest += detection_ops.entries(Model, write_model, io_entry, flatc, schema, outdir,
                                       EXPECTED, refresh)
+    # No XNNPACK here: TFLite's own int16 kernels, which are TFLM's, except
+    # that desktop TFLite's bias-less FULLY_CONNECTED rounds a step apart.
+    for m, port, exact in int16_ops.models(Model):
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh,
+                                     0 if exact else 1))
+    entry = write_case(int16_ops.chain_model(Model), flatc, schema, outdir, refresh)
+    entry["cases"][0]["exact"] = True
+    manifest.append(entry)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
