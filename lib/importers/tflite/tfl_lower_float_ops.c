@@ -83,10 +83,31 @@ static te_value_t binary(tfl_ctx_t *c, int code, te_value_t a, te_value_t b) {
   }
 }
 
+/* Integer MAXIMUM/MINIMUM: TFLite compares raw values, which is the real
+ * maximum only when both inputs and the output share one quantisation. */
+static tinyml_status_t max_min_int(tfl_ctx_t *c, int code, const tfl_tensor_t *a,
+                                   const tfl_tensor_t *b, const tfl_tensor_t *out) {
+  int32_t t = out->type;
+  if (a->type != t || b->type != t ||
+      !(t == TFL_INT8 || t == TFL_UINT8 || t == TFL_INT16 || t == TFL_INT32))
+    return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
+                    tfl_type_name(b->type), tfl_type_name(t));
+  if (!tfl_quant_matches(a, out) || !tfl_quant_matches(b, out))
+    return tfl_fail(c, "inputs and output must share one quantisation");
+  te_value_t x = tfl_value_in(c, 0), y = tfl_value_in(c, 1);
+  if (!x.id || !y.id) return c->error;
+  te_elem_t elem = x.type.elem;
+  if (elem == TE_I32) return tfl_set_out(c, 0, binary(c, code, x, y));
+  te_value_t r = binary(c, code, te_cast(&c->e, x, TE_I32), te_cast(&c->e, y, TE_I32));
+  return tfl_set_out(c, 0, te_cast(&c->e, r, elem));
+}
+
 tinyml_status_t tfl_lower_binary_math(tfl_ctx_t *c) {
   const tfl_tensor_t *a = tfl_in(c, 0), *b = tfl_in(c, 1), *out = tfl_out(c, 0);
   int code = (int)c->op->builtin_code, act = 0, bad = 0;
   if (!a || !b || !out) return tfl_fail(c, "missing input or output");
+  if ((code == OP_MAXIMUM || code == OP_MINIMUM) && out->type != TFL_FLOAT32)
+    return max_min_int(c, code, a, b, out);
   if (a->type != TFL_FLOAT32 || b->type != TFL_FLOAT32 || out->type != TFL_FLOAT32)
     return tfl_fail(c, "unsupported types %s, %s -> %s (only FLOAT32 so far)", tfl_type_name(a->type),
                     tfl_type_name(b->type), tfl_type_name(out->type));

@@ -496,7 +496,7 @@ def error_models():
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
             nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
             control_ops.error_models(Model) + more_ops.error_models(Model, q8) +
-            int16_ops.error_models(Model, q8))
+            int16_ops.error_models(Model, q8) + q8_unary_ops.error_models(Model, q8))
 
 
 def dead_code_model():
@@ -723,6 +723,10 @@ def main():
     for m, case in zip(q8_unary_ops.models(Model, q8), q8_unary_ops.CASES):
         port = lambda v, case=case: q8_unary_ops.reference(*case[1:], v)
         manifest.append(ported_entry(m, case[2], port, flatc, schema, outdir, refresh))
+    for m in q8_unary_ops.max_min_models(Model, q8):
+        entry = write_case(m, flatc, schema, outdir, refresh)
+        entry["cases"][0]["exact"] = True
+        manifest.append(entry)
     for m, case in zip(q8_unary_ops.prelu_models(Model, q8), q8_unary_ops.PRELU_CASES):
         port = lambda v, case=case: q8_unary_ops.prelu_reference(case, v)
         manifest.append(ported_entry(m, case[1], port, flatc, schema, outdir, refresh))

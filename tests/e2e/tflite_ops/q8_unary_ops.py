@@ -10,7 +10,8 @@ import math
 
 from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
 
-CODES = {"LEAKY_RELU": 98, "ABS": 101, "ELU": 111, "HARD_SWISH": 117, "PRELU": 54}
+CODES = {"LEAKY_RELU": 98, "ABS": 101, "ELU": 111, "HARD_SWISH": 117, "PRELU": 54,
+         "MAXIMUM": 55, "MINIMUM": 57}
 OPTIONS = {"LEAKY_RELU": "LeakyReluOptions"}
 
 # name, operator, type, input (scale, zero point), output (scale, zero point), options
@@ -45,6 +46,34 @@ def models(Model, q8):
         m.inputs, m.outputs = [x], [y]
         out.append(m)
     return out
+
+
+def max_min_models(Model, q8):
+    """Integer MAXIMUM and MINIMUM (raw values, one quantisation), with a
+    broadcast constant; TFLite's outputs are exact."""
+    out = []
+    for seed, (ttype, q) in enumerate((("INT8", (0.05, -3)), ("UINT8", (0.04, 130)),
+                                      ("INT16", (0.001, 0)), ("INT32", None)), 341):
+        m = Model("max_min_%s" % ttype.lower(), seed)
+        qq = q8(*q) if q else None
+        x = m.tensor([3, 5, 7], ttype, qq, name="x")
+        k = m.const([7], ttype, qq, lo=-100, hi=100)
+        ys = []
+        for op in ("MAXIMUM", "MINIMUM"):
+            ys.append(m.tensor([3, 5, 7], ttype, qq, name=op.lower()))
+            m.op(op, [x, k], [ys[-1]])
+        m.inputs, m.outputs = [x], ys
+        out.append(m)
+    return out
+
+
+def error_models(Model, q8):
+    m = Model("err_max_int8_quant", 349)  # raw values would not be the real maximum
+    x = m.tensor([4], "INT8", q8(0.05, 0), name="x")
+    y = m.tensor([4], "INT8", q8(0.1, 0), name="y")
+    m.op("MAXIMUM", [x, m.tensor([1], "INT8", q8(0.05, 0), data=[3])], [y])
+    m.inputs, m.outputs = [x], [y]
+    return [(m, "operator 0 (MAXIMUM): inputs and output must share one quantisation")]
 
 
 def prelu_models(Model, q8):
