@@ -254,10 +254,12 @@ static te_value_t mean_tflm(tfl_ctx_t *c, te_value_t raw_sum, int64_t count, int
     tfl_fail(c, "scale ratio out of range");
     return (te_value_t){0};
   }
-  while (!is_sum && k < 32 && (count >> (k + 1)) > 0) ++k;
-  if (k > 31 + s) k = 31 + s;
-  int32_t mc = (int32_t)(((int64_t)m << k) / count);
-  if (is_sum) mc = m;
+  int32_t mc = m;
+  if (!is_sum) {
+    while (k < 32 && (count >> (k + 1)) > 0) ++k;
+    if (k > 31 + s) k = 31 + s;
+    mc = (int32_t)(((int64_t)m << k) / count);
+  }
   if (!tfl_tosa_shift(s - k, &ts)) {
     tfl_fail(c, "scale ratio out of range");
     return (te_value_t){0};

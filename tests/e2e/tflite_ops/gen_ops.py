@@ -562,14 +562,11 @@ def svdf_entry(spec, flatc, schema, outdir, invokes=3):
     model = write_model(m, flatc, schema, outdir)
     x = svdf_ops.inputs(spec)
     prefix = os.path.join(outdir, m.name)
-    with open(prefix + "_in_0.bin", "wb") as f:
-        f.write(struct.pack("<%db" % len(x), *x))
+    write_values(prefix + "_in_0.bin", x)
     cases = []
     for n in (1, invokes):
         y = svdf_ops.reference(spec, m.data, ins, x, n)
-        path = "%s_invoke%d_out_0.bin" % (prefix, n)
-        with open(path, "wb") as f:
-            f.write(struct.pack("<%db" % len(y), *y))
+        path = write_values("%s_invoke%d_out_0.bin" % (prefix, n), y)
         case = {"label": "seed1" if n == 1 else "seed1-invoke%d" % n,
                 "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
                 "outputs": [io_entry(m, m.outputs[0], "output", 0, path)]}
@@ -580,6 +577,13 @@ def svdf_entry(spec, flatc, schema, outdir, invokes=3):
                                                    zp_first=False) == y:
         raise SystemExit("%s: cannot tell the two zero-point orders apart" % spec.name)
     return {"model": model, "format": "tflite", "cases": cases}
+
+
+def write_values(path, values, fmt="b"):
+    """values as raw little-endian elements of struct format fmt."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+    return path
 
 
 def io_entry(m, t, kind, index, path):
@@ -626,9 +630,8 @@ def later_invoke(spec, m, ins, first, outdir, invokes=3):
     TFLite on the first invoke: check_expected)."""
     x = lstm_ops.read_f32(first["inputs"][0]["file"])
     want = lstm_ops.reference(spec, m.data, ins, x, invokes)
-    path = os.path.join(outdir, "%s_invoke%d_out_0.bin" % (m.name, invokes))
-    with open(path, "wb") as f:
-        f.write(struct.pack("<%df" % len(want), *want))
+    path = write_values(os.path.join(outdir, "%s_invoke%d_out_0.bin" % (m.name, invokes)),
+                        want, "f")
     out = dict(first["outputs"][0], file=path)
     return {"label": "seed1-invoke%d" % invokes, "invokes": invokes,
             "inputs": first["inputs"], "outputs": [out]}
@@ -645,14 +648,11 @@ def int_lstm_entry(spec, flatc, schema, outdir):
               for i, t in enumerate(m.tensors) if "quantization" in t}
     x = lstm_int_ops.input_values(spec)
     prefix = os.path.join(outdir, m.name)
-    with open(prefix + "_in_0.bin", "wb") as f:
-        f.write(struct.pack("<%db" % len(x), *x))
+    write_values(prefix + "_in_0.bin", x)
     cases = []
     for invokes in (1, 3):
         want = lstm_int_ops.reference(spec, m.data, ins, scales, x, invokes)
-        path = "%s_invoke%d_out_0.bin" % (prefix, invokes)
-        with open(path, "wb") as f:
-            f.write(struct.pack("<%db" % len(want), *want))
+        path = write_values("%s_invoke%d_out_0.bin" % (prefix, invokes), want)
         case = {"label": "seed1-invoke%d" % invokes, "invokes": invokes, "exact": True,
                 "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
                 "outputs": [io_entry(m, m.outputs[0], "output", 0, path)]}
@@ -670,10 +670,8 @@ def mean_entry(spec, flatc, schema, outdir):
     y = mean_ops.reference(spec, x)[0]
     fmt = mean_ops.PACK[spec.ttype]
     prefix = os.path.join(outdir, m.name)
-    with open(prefix + "_in_0.bin", "wb") as f:
-        f.write(struct.pack("<%d%s" % (len(x), fmt), *x))
-    with open(prefix + "_out_0.bin", "wb") as f:
-        f.write(struct.pack("<%d%s" % (len(y), fmt), *y))
+    write_values(prefix + "_in_0.bin", x, fmt)
+    write_values(prefix + "_out_0.bin", y, fmt)
     case = {"label": "seed1", "exact": True,
             "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
             "outputs": [io_entry(m, m.outputs[0], "output", 0, prefix + "_out_0.bin")]}
@@ -694,9 +692,7 @@ def ported_entry(m, ttype, port, flatc, schema, outdir, refresh, tolerance=1):
     if len(want) != len(tflite) or max(abs(a - b) for a, b in zip(want, tflite)) > tolerance:
         raise SystemExit("%s: the TFLM port is more than %d step(s) from TFLite"
                          % (m.name, tolerance))
-    path = os.path.join(outdir, m.name + "_tflm_out_0.bin")
-    with open(path, "wb") as f:
-        f.write(struct.pack("<%d%s" % (len(want), fmt), *want))
+    path = write_values(os.path.join(outdir, m.name + "_tflm_out_0.bin"), want, fmt)
     c["outputs"][0] = dict(c["outputs"][0], file=path)
     c["exact"] = True
     return entry

@@ -8,18 +8,10 @@ of MUL's MulElementwise, AveragePool, MaxPool and ReluQuantized.
 XNNPACK has no int16 kernels, so TFLite runs its builtin ones and gen_ops
 requires the port to equal TFLite's output exactly.  Nothing here is the
 importer's code."""
-from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
+from tflm_fixed import clamp, f32, mbqm, mbqm64, quantize_multiplier, rdbpot, srdhm
 
 CODES = {}
 OPTIONS = {}
-
-
-def mbqm64(x, m, shift):
-    """TFLite's MultiplyByQuantizedMultiplier(int64_t, int32_t, int)."""
-    reduced = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
-    total = 15 - shift
-    r = (x * reduced + (1 << (total - 1))) >> total
-    return (r + 2 ** 31) % 2 ** 32 - 2 ** 31  # static_cast<int32_t>
 
 
 def act_range(act, scale):
@@ -83,17 +75,6 @@ BINARY = [
 ]
 
 
-def mbqm32(x, m, shift):
-    """MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
-    return rdbpot(srdhm(x, m), -shift)
-
-
-def mbqm(x, m, shift):
-    """MultiplyByQuantizedMultiplier(int32_t, int32_t, int): double rounding."""
-    left, right = max(shift, 0), max(-shift, 0)
-    return rdbpot(srdhm(x * (1 << left), m), right)
-
-
 def build_binary(m, spec):
     sa, sb, so = spec.scales
     x = m.tensor(spec.shape, "INT16", ([sa], [0]), name="x")
@@ -123,9 +104,9 @@ def reference_binary(spec, m, ids, x):
         return [clamp(mbqm(v * bv[i % nb], mm, em), lo, hi) for i, v in enumerate(x)]
     for i, v in enumerate(x):
         w = bv[i % nb]  # b's shape is a suffix of x's, or all-ones but the last
-        p = mbqm32(v * (1 << 15), ma, ea)
-        q = mbqm32(w * (1 << 15), mb, eb)
-        out.append(clamp(mbqm32(p - q if spec.kind == "SUB" else p + q, mo, eo), lo, hi))
+        p = mbqm(v * (1 << 15), ma, ea)
+        q = mbqm(w * (1 << 15), mb, eb)
+        out.append(clamp(mbqm(p - q if spec.kind == "SUB" else p + q, mo, eo), lo, hi))
     return out
 
 

@@ -13,7 +13,7 @@ outputs for the zoo's DTLN bit for bit.
 import math
 import random
 
-from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
+from tflm_fixed import clamp, f32, mbqm, quantize_multiplier, rdbpot, srdhm
 
 GATES = "ifco"  # TFLite's input order: input, forget, cell, output
 
@@ -72,12 +72,6 @@ def input_values(s):
 
 
 # ---- TFLM's integer arithmetic -----------------------------------------------
-
-def mbqm(x, q):  # MultiplyByQuantizedMultiplier, double rounding
-    m, shift = q
-    left, right = max(shift, 0), max(-shift, 0)
-    return rdbpot(srdhm(x * (1 << left), m), right)
-
 
 # sigmoid_table_uint16 (tensorflow/lite/kernels/internal/common.h).
 TABLE = [
@@ -177,7 +171,7 @@ def fc16(w, v, zp, bias, q, rows):
         acc = sum(w[r * n + k] * (v[k] - zp) for k in range(n))
         if bias is not None:
             acc += bias[r]
-        out.append(clamp(mbqm(acc, q), -32768, 32767))
+        out.append(clamp(mbqm(acc, *q), -32768, 32767))
     return out
 
 
@@ -197,11 +191,11 @@ def step(p, x, h, c):
     o = gate(p, "o", x, h, logistic16)  # the old h: h changes last
     cn = []
     for ff, cc, ii, gg in zip(f, c, i, g):
-        v = clamp(mbqm(ff * cc, p.fc_mul), -32768, 32767) + \
-            clamp(mbqm(ii * gg, p.ig_mul), -32768, 32767)
+        v = clamp(mbqm(ff * cc, *p.fc_mul), -32768, 32767) + \
+            clamp(mbqm(ii * gg, *p.ig_mul), -32768, 32767)
         v = clamp(v, -32768, 32767)
         cn.append(clamp(v, -p.qclip, p.qclip) if p.qclip > 0 else v)
-    hn = [clamp(mbqm(lstm_tanh(p.cpow, cc) * oo, p.hidden_mul) + p.h_zp, -128, 127)
+    hn = [clamp(mbqm(lstm_tanh(p.cpow, cc) * oo, *p.hidden_mul) + p.h_zp, -128, 127)
           for cc, oo in zip(cn, o)]
     return hn, cn
 

@@ -12,7 +12,7 @@ kernels/internal/reference/reduce.h.  It shares nothing with the importer.
 """
 import random
 
-from tflm_fixed import INT32_MAX, INT32_MIN, clamp, f32, quantize_multiplier, rdbpot, srdhm
+from tflm_fixed import INT32_MAX, INT32_MIN, clamp, f32, mbqm, quantize_multiplier, rdbpot, srdhm, wrap32
 
 LIMITS = {"INT8": (-128, 127), "INT16": (-32768, 32767)}
 PACK = {"INT8": "b", "INT16": "h"}
@@ -45,16 +45,6 @@ CASES = [
     Spec("sum_tflm_int16", "INT16", [4, 9], [-1], (0.001, 0), (0.004, 0), op="SUM",
          seed=77, values=(-5000, 5000)),
 ]
-
-
-def wrap32(v):
-    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
-
-
-def mbqm(x, m, shift):
-    """TFLite's MultiplyByQuantizedMultiplier (int32, double rounding)."""
-    left, right = max(shift, 0), max(-shift, 0)
-    return rdbpot(srdhm(wrap32(x * (1 << left)), m), right)
 
 
 def reference(spec, x):

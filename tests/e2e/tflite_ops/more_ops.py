@@ -58,16 +58,6 @@ def positions(shape):
     return out
 
 
-def mbqm(x, m, shift):
-    """TFLite's MultiplyByQuantizedMultiplier."""
-    left, right = max(shift, 0), max(-shift, 0)
-    return fx.rdbpot(fx.srdhm(x * (1 << left), m), right)
-
-
-def wrap32(v):
-    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
-
-
 # ---- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND ---------------------------------
 
 def as4d(shape):
@@ -190,22 +180,15 @@ def tconv_int8_ref(x, args, zp_in, scales, out_q, act):
     out = []
     for k, a in enumerate(acc):
         mult, shift = fx.quantize_multiplier(scales[k % oc])
-        out.append(fx.clamp(mbqm(a, mult, shift) + zp, lo, 127))
+        out.append(fx.clamp(fx.mbqm(a, mult, shift) + zp, lo, 127))
     return out
-
-
-def mbqm64(x, m, shift):
-    """TFLite's MultiplyByQuantizedMultiplier for an int64 accumulator."""
-    reduced = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
-    total = 15 - shift
-    return (x * reduced + (1 << (total - 1))) >> total
 
 
 def tconv_int16_ref(x, args, scales, act):
     acc = transpose_conv_ref(x, *args)
     oc = args[2][0]
     lo = 0 if act == "RELU" else -32768
-    return [fx.clamp(mbqm64(a, *fx.quantize_multiplier(scales[k % oc])), lo, 32767)
+    return [fx.clamp(fx.mbqm64(a, *fx.quantize_multiplier(scales[k % oc])), lo, 32767)
             for k, a in enumerate(acc)]
 
 
@@ -425,9 +408,9 @@ def cumsum_ref(x, shape, axis, exclusive, reverse, each=None):
             v = each[1](x[i]) if each else x[i]
             if exclusive:
                 out[i] = acc
-                acc = acc + v if not each else wrap32(acc + v)
+                acc = acc + v if not each else fx.wrap32(acc + v)
             else:
-                acc = acc + v if not each else wrap32(acc + v)
+                acc = acc + v if not each else fx.wrap32(acc + v)
                 out[i] = acc
     return [each[2](v) for v in out] if each else out
 
@@ -437,9 +420,9 @@ def cumsum_int8_params(sin, zin, sout, zout):
     twice = 2 * fx.f32(sin)
     im, ish = fx.quantize_multiplier(fx.f32(sin) / twice)
     om, osh = fx.quantize_multiplier(twice / ((1 << 20) * fx.f32(sout)))
-    scale_in = lambda q: mbqm(wrap32((q - zin) * (1 << 20)), im, ish)
-    start = mbqm(wrap32(-zin * (1 << 20)), im, ish)
-    out = lambda acc: fx.clamp(mbqm(acc, om, osh) + zout, -128, 127)
+    scale_in = lambda q: fx.mbqm(fx.wrap32((q - zin) * (1 << 20)), im, ish)
+    start = fx.mbqm(fx.wrap32(-zin * (1 << 20)), im, ish)
+    out = lambda acc: fx.clamp(fx.mbqm(acc, om, osh) + zout, -128, 127)
     return start, scale_in, out
 
 

@@ -8,7 +8,7 @@ right, uint8 where TFLite has it.  Inputs are TFLite's (tflite_run.js);
 expected outputs are TFLite Micro's, from the ports below."""
 import math
 
-from tflm_fixed import clamp, f32, quantize_multiplier, rdbpot, srdhm
+from tflm_fixed import clamp, f32, mbqm, quantize_multiplier, rdbpot, srdhm
 
 CODES = {"LEAKY_RELU": 98, "ABS": 101, "ELU": 111, "HARD_SWISH": 117, "PRELU": 54,
          "MAXIMUM": 55, "MINIMUM": 57}
@@ -98,7 +98,7 @@ def prelu_reference(case, values):
     out = []
     for i, x in enumerate(values):
         v = x - zi
-        y = _mbqm(v, *m1) if v >= 0 else _mbqm(v * (alpha[i % len(alpha)] - za), *m2)
+        y = mbqm(v, *m1) if v >= 0 else mbqm(v * (alpha[i % len(alpha)] - za), *m2)
         out.append(clamp(y + zo, lo, hi))
     return out
 
@@ -108,11 +108,6 @@ def prelu_reference(case, values):
 # which rounds LEAKY_RELU and ELU differently (by a step).  These ports
 # share nothing with the importer; gen_ops checks that they stay within one
 # step of TFLite's outputs.
-def _mbqm(x, m, s):
-    left, right = max(s, 0), max(-s, 0)
-    return rdbpot(srdhm(x * (1 << left), m), right)
-
-
 def _srdhm16(a, b):
     if a == b == -32768:
         return 32767
@@ -168,12 +163,12 @@ def reference(kind, ttype, qin, qout, options, values):
     for x in values:
         if kind == "ABS":
             v = abs(x - zi)
-            y = v + zo if si == so else _mbqm(v, *quantize_multiplier(si / so)) + zo
+            y = v + zo if si == so else mbqm(v, *quantize_multiplier(si / so)) + zo
         elif kind == "LEAKY_RELU":
             alpha = f32(options["alpha"])
             m = quantize_multiplier(f32(si / so)) if x >= zi else \
                 quantize_multiplier(f32(f32(si * alpha) / so))
-            y = zo + _mbqm(x - zi, *m)
+            y = zo + mbqm(x - zi, *m)
         elif kind == "ELU":
             d = f32(si * (x - zi))
             t = f32(math.expm1(d)) if d < 0 else d

@@ -13,7 +13,7 @@ that the older order, clamp then add and wrap, gives different outputs.
 """
 import random
 
-from tflm_fixed import INT32_MAX, INT32_MIN, clamp, f32, quantize_multiplier, rdbpot, srdhm
+from tflm_fixed import INT32_MAX, INT32_MIN, clamp, f32, mbqm, quantize_multiplier, rdbpot, srdhm
 
 
 class Spec:
@@ -69,12 +69,6 @@ def inputs(s, seed=1):
 
 
 # ---- TFLM's arithmetic ---------------------------------------------------------
-
-def mbqm(x, m, shift):
-    left, right = max(shift, 0), max(-shift, 0)
-    v = ((x * (1 << left) + 2 ** 31) % 2 ** 32) - 2 ** 31
-    return rdbpot(srdhm(v, m), right)
-
 
 def reference(s, data, ins, x, invokes=1, zp_first=True):
     """The output of the last of `invokes` invokes on input x, from the

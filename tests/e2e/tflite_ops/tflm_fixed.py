@@ -1,7 +1,7 @@
 """TFLite Micro's fixed-point primitives in plain Python, shared by the
-independent references of the integer kernels (lstm_int_ops.py,
-svdf_ops.py): ports of gemmlowp's SaturatingRoundingDoublingHighMul and
-RoundingDivideByPOT and of TFLite's QuantizeMultiplier.  Nothing here is
+independent references of the integer kernels (*_ops.py): ports of
+gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT and
+of TFLite's QuantizeMultiplier and MultiplyByQuantizedMultiplier.  Nothing here is
 the importer's code."""
 import math
 import struct
@@ -31,6 +31,26 @@ def rdbpot(x, e):
     """gemmlowp RoundingDivideByPOT."""
     mask = (1 << e) - 1
     return (x >> e) + (1 if (x & mask) > (mask >> 1) + (1 if x < 0 else 0) else 0)
+
+
+def wrap32(v):
+    """v as the int32 that a C++ int32 expression wraps it to."""
+    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def mbqm(x, m, shift):
+    """TFLite's MultiplyByQuantizedMultiplier(int32_t, int32_t, int): a
+    double-rounding fixed-point multiply; x << left wraps as int32 does."""
+    left, right = max(shift, 0), max(-shift, 0)
+    return rdbpot(srdhm(wrap32(x * (1 << left)), m), right)
+
+
+def mbqm64(x, m, shift):
+    """TFLite's MultiplyByQuantizedMultiplier(int64_t, int32_t, int): the
+    multiplier rounded to 16 bits, one rounding shift, cast to int32."""
+    reduced = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
+    total = 15 - shift
+    return wrap32((x * reduced + (1 << (total - 1))) >> total)
 
 
 def quantize_multiplier(d):

@@ -12,6 +12,8 @@ import os
 import struct
 import subprocess
 
+from tflm_fixed import wrap32
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 CODES = {"CALL_ONCE": 129, "VAR_HANDLE": 142, "READ_VARIABLE": 143, "ASSIGN_VARIABLE": 144,
@@ -152,10 +154,6 @@ def counter_ref(x, invokes):
 
 def f32(v):
     return struct.unpack("<f", struct.pack("<f", v))[0]
-
-
-def wrap32(v):
-    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
 
 
 # name, builder, reference, output type
