@@ -1,7 +1,8 @@
 /* TFLite_Detection_PostProcess, the custom operator that ends TF1's SSD
  * detectors: decode the box encodings against the anchors, then keep the
- * best non-overlapping boxes (fast multi-class non-max suppression), as
- * TFLite's kernels/detection_postprocess.cc computes them.
+ * best non-overlapping boxes (fast multi-class non-max suppression, or the
+ * regular per-class one), as TFLite Micro's detection_postprocess.cc
+ * computes them.
  *
  * Inputs: box encodings [1, N, >=4] (y, x, h, w), class predictions
  * [1, N, num_classes (+1 background)], anchors [N, 4] (y, x, h, w; a
@@ -15,7 +16,16 @@
  * scores go by box index, which is what tosa.argmax's first maximum
  * gives), gather its box, and drop it and every box whose IoU with it is
  * above the threshold.  Rows past the count are zero (TFLite's regular
- * path writes zeros there; its fast path leaves them unwritten). */
+ * path writes zeros there; its fast path leaves them unwritten).
+ *
+ * The regular path runs that suppression for every class at once, one row
+ * per class, min(detections_per_class, max_detections) steps, then takes
+ * the max_detections best of what the classes selected.  TFLM merges class
+ * by class with a partial sort on (score descending, position ascending),
+ * which orders equal scores by class, then by their rank in the class,
+ * i.e. by box index: the first maximum of the selections laid out class
+ * by class.  (Desktop TFLite's partial sort leaves the order of equal
+ * scores unspecified.) */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,9 +99,8 @@ static int parse_options(const tfl_operator_t *op, det_options_t *o, char *err, 
 
 /* The values TFLite would fail an invoke on, and what we do not support. */
 static tinyml_status_t check_options(tfl_ctx_t *c, const det_options_t *o) {
-  if (o->regular_nms)
-    return tfl_fail(c, "use_regular_nms = true (per-class non-max suppression) is not "
-                       "supported");
+  if (o->regular_nms && o->detections_per_class < 1)
+    return tfl_fail(c, "detections_per_class %d must be positive", o->detections_per_class);
   if (o->max_classes != 1)
     return tfl_fail(c, "max_classes_per_detection %d is not supported (only 1)",
                     o->max_classes);
@@ -272,14 +281,18 @@ static te_value_t decode_boxes(tfl_ctx_t *c, const det_options_t *o, te_value_t 
   return te_concat(e, corners, 2, 2);
 }
 
+/* The class scores after the background, [1, N, num_classes]. */
+static te_value_t class_scores(tfl_ctx_t *c, const det_options_t *o, int64_t n) {
+  te_value_t p = float_input(c, 1);
+  if (!p.id) return p;
+  int64_t offset = p.type.dims[2] - o->num_classes;
+  return te_slice(&c->e, p, (int64_t[3]){0, 0, offset}, (int64_t[3]){1, n, o->num_classes});
+}
+
 /* Per box, the best class score and its class (first maximum, as TFLite's
  * ArgMaxVector), over the classes after the background; [1, N] each. */
-static void best_classes(tfl_ctx_t *c, const det_options_t *o, int64_t n, te_value_t *score,
+static void best_classes(tfl_ctx_t *c, te_value_t p, int64_t n, te_value_t *score,
                          te_value_t *cls) {
-  te_value_t p = float_input(c, 1);
-  if (!p.id) return;
-  int64_t offset = p.type.dims[2] - o->num_classes;
-  p = te_slice(&c->e, p, (int64_t[3]){0, 0, offset}, (int64_t[3]){1, n, o->num_classes});
   *score = te_reshape(&c->e, te_reduce(&c->e, "tosa.reduce_max", p, 2), 2, (int64_t[2]){1, n});
   *cls = te_cast(&c->e, te_argmax(&c->e, p, 2), TE_F32);
 }
@@ -302,6 +315,29 @@ static te_value_t column(tfl_ctx_t *c, te_value_t boxes, int64_t n, int64_t j) {
   return te_reshape(&c->e, s, 2, (int64_t[2]){1, n});
 }
 
+/* [1, n] of 0 .. n - 1 as int32, or of floor(i / per) as float32 when
+ * per > 0; {0} after recording an error. */
+static te_value_t counting(tfl_ctx_t *c, int64_t n, int64_t per) {
+  int32_t *v = tinyml__alloc(c->allocator, (size_t)n * sizeof(int32_t), 16);
+  if (!v) {
+    tfl_out_of_memory(c);
+    return (te_value_t){0};
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (per > 0) {
+      float f = (float)(i / per);
+      memcpy(&v[i], &f, sizeof f);
+    } else {
+      v[i] = (int32_t)i;
+    }
+  }
+  te_type_t t = te_type(per > 0 ? TE_F32 : TE_I32, 2, (int64_t[2]){1, n});
+  te_value_t k = te_const(&c->e, &t, v);
+  tinyml__free(c->allocator, v);
+  return k;
+}
+
+/* s->cur holds `scores` ([rows, N]) at or above the threshold, -inf below. */
 static void nms_init(tfl_ctx_t *c, const det_options_t *o, nms_t *s, te_value_t scores) {
   te_t *e = &c->e;
   int64_t n = s->n;
@@ -316,15 +352,7 @@ static void nms_init(tfl_ctx_t *c, const det_options_t *o, nms_t *s, te_value_t 
   s->score_threshold = te_scalar_f32(e, o->score_threshold);
   s->iou_threshold = te_scalar_f32(e, o->iou_threshold);
   s->area_positive = te_binary(e, "tosa.greater", s->area, s->zero);
-  int32_t *iota = tinyml__alloc(c->allocator, (size_t)n * sizeof(int32_t), 16);
-  if (!iota) {
-    tfl_out_of_memory(c);
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) iota[i] = (int32_t)i;
-  te_type_t it = te_type(TE_I32, 2, (int64_t[2]){1, n});
-  s->iota = te_const(e, &it, iota);
-  tinyml__free(c->allocator, iota);
+  s->iota = counting(c, n, 0);
   /* TFLite keeps the candidates scoring at least the threshold. */
   te_value_t keep = te_binary(e, "tosa.greater_equal", scores, s->score_threshold);
   s->cur = te_select(e, keep, scores, s->minus_inf);
@@ -349,29 +377,47 @@ static te_value_t overlaps(tfl_ctx_t *c, const nms_t *s, const te_value_t *k, te
   return te_binary(e, "tosa.logical_and", above, both);
 }
 
-/* One detection: the box, class and score rows ([1, 4], [1, 1], [1, 1])
- * and whether it exists ([1, 1] as 1.0 or 0.0); updates s->cur. */
-static void select_one(tfl_ctx_t *c, nms_t *s, te_value_t *box, te_value_t *cls,
-                       te_value_t *score, te_value_t *found) {
+/* One suppression step on each of the rows of s->cur ([rows, N]): the
+ * best active box's index ([rows]), score ([rows, 1]) and box ([rows, 4]);
+ * drops it and the boxes it overlaps.  Returns whether it exists
+ * ([rows, 1]): dropped boxes score -inf, below any threshold. */
+static te_value_t nms_step(tfl_ctx_t *c, nms_t *s, int64_t rows, te_value_t *idx,
+                           te_value_t *best, te_value_t *box) {
   te_t *e = &c->e;
-  const int64_t n = s->n, one[2] = {1, 1};
-  te_value_t idx = te_argmax(e, s->cur, 1);
-  te_value_t best = te_gather_axis(e, s->cur, 1, n, 1, idx, 2, one);
-  te_value_t b = te_gather_axis(e, s->boxes, 1, n, 4, idx, 2, (int64_t[2]){1, 4});
-  te_value_t a = te_gather_axis(e, s->area, 1, n, 1, idx, 2, one);
-  te_value_t k = te_gather_axis(e, s->cls, 1, n, 1, idx, 2, one);
+  const int64_t n = s->n, col[2] = {rows, 1};
+  *idx = te_argmax(e, s->cur, 1);
+  *best = te_reduce(e, "tosa.reduce_max", s->cur, 1);
+  *box = te_gather_axis(e, s->boxes, 1, n, 4, *idx, 2, (int64_t[2]){rows, 4});
+  te_value_t a = te_gather_axis(e, s->area, 1, n, 1, *idx, 2, col);
   te_value_t corner[4];
   for (int64_t j = 0; j < 4; ++j)
-    corner[j] = te_slice(e, b, (int64_t[2]){0, j}, one);
-  te_value_t chosen = te_binary(e, "tosa.equal", s->iota, te_reshape(e, idx, 2, one));
+    corner[j] = te_slice(e, *box, (int64_t[2]){0, j}, col);
+  te_value_t chosen = te_binary(e, "tosa.equal", s->iota, te_reshape(e, *idx, 2, col));
   te_value_t drop = te_binary(e, "tosa.logical_or", chosen, overlaps(c, s, corner, a));
   s->cur = te_select(e, drop, s->minus_inf, s->cur);
-  /* Dropped boxes score -inf, below any threshold: nothing left fails it. */
-  te_value_t valid = te_binary(e, "tosa.greater_equal", best, s->score_threshold);
+  return te_binary(e, "tosa.greater_equal", *best, s->score_threshold);
+}
+
+/* A detection's output rows (box b, class k, score best), or zeros when
+ * it does not exist (!valid). */
+static void detection_row(tfl_ctx_t *c, const nms_t *s, te_value_t valid, te_value_t b,
+                          te_value_t k, te_value_t best, te_value_t *box, te_value_t *cls,
+                          te_value_t *score, te_value_t *found) {
+  te_t *e = &c->e;
   *box = te_select(e, valid, b, s->zero);
   *cls = te_select(e, valid, k, s->zero);
   *score = te_select(e, valid, best, s->zero);
   *found = te_select(e, valid, te_scalar_f32(e, 1.0f), s->zero);
+}
+
+/* One detection of the fast path: the box, class and score rows ([1, 4],
+ * [1, 1], [1, 1]) and whether it exists ([1, 1] as 1.0 or 0.0). */
+static void select_one(tfl_ctx_t *c, nms_t *s, te_value_t *box, te_value_t *cls,
+                       te_value_t *score, te_value_t *found) {
+  te_value_t idx, best, b;
+  te_value_t valid = nms_step(c, s, 1, &idx, &best, &b);
+  te_value_t k = te_gather_axis(&c->e, s->cls, 1, s->n, 1, idx, 2, (int64_t[2]){1, 1});
+  detection_row(c, s, valid, b, k, best, box, cls, score, found);
 }
 
 static int unroll_fits(tfl_ctx_t *c, int64_t steps, uint64_t step_ops) {
@@ -390,7 +436,15 @@ static te_value_t join_rows(tfl_ctx_t *c, te_value_t *rows, int64_t d, int64_t w
   return w ? y : te_reshape(&c->e, y, 2, (int64_t[2]){1, d});
 }
 
-static tinyml_status_t suppress(tfl_ctx_t *c, nms_t *s, int64_t d) {
+/* Picks the next detection's rows (box, class, score, found). */
+typedef void (*pick_fn)(tfl_ctx_t *c, void *state, te_value_t row[4]);
+
+static void pick_fast(tfl_ctx_t *c, void *state, te_value_t row[4]) {
+  select_one(c, state, &row[0], &row[1], &row[2], &row[3]);
+}
+
+/* The four outputs from d picks, unrolled. */
+static tinyml_status_t emit_detections(tfl_ctx_t *c, pick_fn pick, void *state, int64_t d) {
   te_value_t *rows = tinyml__calloc(c->allocator, 4 * (size_t)d, sizeof(te_value_t), 8);
   if (!rows) {
     tfl_out_of_memory(c);
@@ -399,7 +453,9 @@ static tinyml_status_t suppress(tfl_ctx_t *c, nms_t *s, int64_t d) {
   te_value_t *box = rows, *cls = rows + d, *score = rows + 2 * d, *found = rows + 3 * d;
   uint32_t first = c->e.next_id;
   for (int64_t k = 0; k < d && !c->error; ++k) {
-    select_one(c, s, &box[k], &cls[k], &score[k], &found[k]);
+    te_value_t row[4];
+    pick(c, state, row);
+    box[k] = row[0], cls[k] = row[1], score[k] = row[2], found[k] = row[3];
     if (k == 0) unroll_fits(c, d, c->e.next_id - first);
   }
   if (!c->error) {
@@ -413,6 +469,78 @@ static tinyml_status_t suppress(tfl_ctx_t *c, nms_t *s, int64_t d) {
   return c->error;
 }
 
+/* ---- regular (per-class) suppression ------------------------------------------ */
+
+typedef struct merge {
+  nms_t *s;
+  int64_t m;                     /* classes * steps */
+  te_value_t scores, anchors;    /* [1, m]: the selections, class by class */
+  te_value_t position, cls;      /* [1, m]: 0 .. m - 1 and each one's class */
+} merge_t;
+
+/* cols (k values of [rows, 1]) side by side as [1, rows * k], row-major. */
+static te_value_t flatten_columns(tfl_ctx_t *c, te_value_t *cols, int64_t rows, int64_t k) {
+  te_value_t y = k == 1 ? cols[0] : te_concat(&c->e, cols, (uint32_t)k, 1);
+  return te_reshape(&c->e, y, 2, (int64_t[2]){1, rows * k});
+}
+
+/* `steps` suppression steps in every class at once (s->cur is [classes,
+ * N]): the selected scores (-inf where a class ran out) and box indices. */
+static void select_per_class(tfl_ctx_t *c, merge_t *g, int64_t classes, int64_t steps) {
+  te_t *e = &c->e;
+  te_value_t *cols = tinyml__calloc(c->allocator, 2 * (size_t)steps, sizeof(te_value_t), 8);
+  if (!cols) {
+    tfl_out_of_memory(c);
+    return;
+  }
+  uint32_t first = e->next_id;
+  for (int64_t k = 0; k < steps && !c->error; ++k) {
+    te_value_t idx, best, b;
+    te_value_t valid = nms_step(c, g->s, classes, &idx, &best, &b);
+    cols[k] = te_select(e, valid, best, g->s->minus_inf);
+    cols[steps + k] = te_reshape(e, idx, 2, (int64_t[2]){classes, 1});
+    if (k == 0) unroll_fits(c, steps, e->next_id - first);
+  }
+  if (!c->error) {
+    g->scores = flatten_columns(c, cols, classes, steps);
+    g->anchors = flatten_columns(c, cols + steps, classes, steps);
+  }
+  tinyml__free(c->allocator, cols);
+}
+
+/* The best remaining selection: the first maximum, so equal scores go by
+ * class, then by box index, as TFLM's merge orders them. */
+static void pick_regular(tfl_ctx_t *c, void *state, te_value_t row[4]) {
+  merge_t *g = state;
+  te_t *e = &c->e;
+  const int64_t one[2] = {1, 1};
+  te_value_t j = te_argmax(e, g->scores, 1);
+  te_value_t best = te_reduce(e, "tosa.reduce_max", g->scores, 1);
+  te_value_t anchor = te_gather_axis(e, g->anchors, 1, g->m, 1, j, 2, one);
+  te_value_t k = te_gather_axis(e, g->cls, 1, g->m, 1, j, 2, one);
+  te_value_t b = te_gather_axis(e, g->s->boxes, 1, g->s->n, 4, anchor, 2, (int64_t[2]){1, 4});
+  te_value_t taken = te_binary(e, "tosa.equal", g->position, te_reshape(e, j, 2, one));
+  g->scores = te_select(e, taken, g->s->minus_inf, g->scores);
+  te_value_t valid = te_binary(e, "tosa.greater_equal", best, g->s->score_threshold);
+  detection_row(c, g->s, valid, b, k, best, &row[0], &row[1], &row[2], &row[3]);
+}
+
+static tinyml_status_t regular_nms(tfl_ctx_t *c, const det_options_t *o, nms_t *s,
+                                  te_value_t class_scores) {
+  const int64_t classes = o->num_classes, d = o->max_detections;
+  /* A class's selections past max_detections can never be among the best
+   * max_detections, so TFLM's detections_per_class is capped there. */
+  const int64_t steps = o->detections_per_class < d ? o->detections_per_class : d;
+  te_value_t t = te_transpose(&c->e, class_scores, (int32_t[3]){0, 2, 1});
+  nms_init(c, o, s, te_reshape(&c->e, t, 2, (int64_t[2]){classes, s->n}));
+  merge_t g = {.s = s, .m = classes * steps};
+  if (!c->error) select_per_class(c, &g, classes, steps);
+  if (!c->error) g.position = counting(c, g.m, 0);
+  if (!c->error) g.cls = counting(c, g.m, steps);
+  if (c->error) return c->error;
+  return emit_detections(c, pick_regular, &g, d);
+}
+
 tinyml_status_t tfl_lower_detection(tfl_ctx_t *c) {
   det_options_t o;
   int64_t n = 0;
@@ -424,9 +552,11 @@ tinyml_status_t tfl_lower_detection(tfl_ctx_t *c) {
   te_value_t enc = float_input(c, 0), scores = {0};
   if (enc.id) s.boxes = decode_boxes(c, &o, enc, anchors, n);
   tinyml__free(c->allocator, anchors);
-  best_classes(c, &o, n, &scores, &s.cls);
+  te_value_t p = class_scores(c, &o, n);
   if (c->error) return c->error;
+  if (o.regular_nms) return regular_nms(c, &o, &s, p);
+  best_classes(c, p, n, &scores, &s.cls);
   nms_init(c, &o, &s, scores);
   if (c->error) return c->error;
-  return suppress(c, &s, o.max_detections);
+  return emit_detections(c, pick_fast, &s, o.max_detections);
 }

@@ -1,5 +1,5 @@
-"""TFLite_Detection_PostProcess (SSD box decoding + fast non-max
-suppression) models for gen_ops.py.
+"""TFLite_Detection_PostProcess (SSD box decoding + fast or regular
+non-max suppression) models for gen_ops.py.
 
 The operator is a custom one: its options are a FlexBuffer map, which
 flexbuffer_map() below writes.  The inputs are made here rather than drawn
@@ -148,8 +148,35 @@ def uint8_case():
     return spec, anchors, enc, cls
 
 
+def regular_cases():
+    """use_regular_nms: the designed ties (equal scores across classes and
+    within one), random scores with several boxes per class surviving,
+    detections_per_class above max_detections, and uint8 scores from a few
+    levels (many ties)."""
+    spec, anchors, enc, cls = ties_case()
+    ties = Spec("detection_float_regular_ties", 97, 12, 4, 3, True,
+                options(max_detections=8, use_regular_nms=True, detections_per_class=2))
+    rand = Spec("detection_float_regular", 98, 40, 4, 4, True,
+                options(max_detections=10, use_regular_nms=True, detections_per_class=3,
+                        num_classes=4, nms_score_threshold=0.25, nms_iou_threshold=0.4))
+    many = Spec("detection_float_regular_per_class_100", 99, 30, 4, 2, False,
+                options(max_detections=5, use_regular_nms=True, num_classes=2,
+                        nms_score_threshold=0.1))
+    q = {"box": (0.05, 128), "cls": (1.0 / 256, 0), "anchor": (0.01, 0)}
+    u8 = Spec("detection_uint8_regular", 100, 24, 4, 5, True,
+              options(max_detections=7, use_regular_nms=True, detections_per_class=3,
+                      num_classes=5, nms_score_threshold=0.2, nms_iou_threshold=0.45),
+              quant=q)
+    out = [(ties, anchors, enc, cls)]
+    for sp in (rand, many):
+        out.append((sp,) + random_case(sp, random.Random(sp.seed)))
+    levels = [v / 256 for v in (0,) * 12 + (40,) * 6 + (80,) * 4 + (120, 120, 160, 200, 240)]
+    out.append((u8,) + random_case(u8, random.Random(u8.seed), levels=levels))
+    return out
+
+
 def cases():
-    return [ties_case(), few_case(), uint8_case()]
+    return [ties_case(), few_case(), uint8_case()] + regular_cases()
 
 
 # ---- quantisation -------------------------------------------------------
@@ -221,10 +248,54 @@ def iou(a, b):
     return h * w / (area_a + area_b - h * w)
 
 
+def single_class(boxes, scores, threshold, iou_threshold, limit):
+    """TFLM's NonMaxSuppressionSingleClassHelper: the kept candidates in a
+    stable descending sort, then greedy; the selected box indices."""
+    keep = [i for i, v in enumerate(scores) if v >= threshold]
+    keep.sort(key=lambda i: -scores[i])  # stable: equal scores by index
+    active = [True] * len(keep)
+    picked = []
+    for a, i in enumerate(keep):
+        if len(picked) >= limit or not any(active):
+            break
+        if not active[a]:
+            continue
+        picked.append(i)
+        active[a] = False
+        for b in range(a + 1, len(keep)):
+            if active[b] and iou(boxes[i], boxes[keep[b]]) > iou_threshold:
+                active[b] = False
+    return picked
+
+
+def reference_regular(spec, boxes, cls):
+    """TFLM's NonMaxSuppressionMultiClassRegularHelper, class by class:
+    the running best list plus this class's selections, partially sorted
+    on (score descending, position ascending), cut to max_detections."""
+    o = spec.opts
+    first = spec.width - spec.classes
+    d = o["max_detections"]
+    kept = []  # (score, box, class)
+    for k in range(spec.classes):
+        scores = [row[first + k] for row in cls]
+        sel = single_class(boxes, scores, o["nms_score_threshold"], o["nms_iou_threshold"],
+                           o["detections_per_class"])
+        merged = kept + [(scores[i], i, k) for i in sel]
+        order = sorted(range(len(merged)), key=lambda p: (-merged[p][0], p))
+        kept = [merged[p] for p in order[:min(len(merged), d)]]
+    pad = d - len(kept)
+    return ([v for _, i, _ in kept for v in boxes[i]] + [0.0] * 4 * pad,
+            [float(k) for _, _, k in kept] + [0.0] * pad,
+            [v for v, _, _ in kept] + [0.0] * pad,
+            [float(len(kept))])
+
+
 def reference(spec, anchors, enc, cls):
     """(boxes, classes, scores, count) for float anchors/inputs."""
     o = spec.opts
     boxes = [decode(o, a, e) for a, e in zip(anchors, enc)]
+    if o["use_regular_nms"]:
+        return reference_regular(spec, boxes, cls)
     first = spec.width - spec.classes
     best = []
     for row in cls:
@@ -259,11 +330,34 @@ def read_f32(path):
     return list(struct.unpack("<%df" % (len(data) // 4), data))
 
 
+def detections(out, count):
+    return sorted((out[2][i], out[1][i], tuple(out[0][4 * i:4 * i + 4])) for i in range(count))
+
+
 def check(spec, got, want):
     """TFLite's outputs against the reference: classes, scores and the
     count exactly, boxes within float rounding; rows past the count are
-    TFLite's to leave unwritten."""
+    TFLite's to leave unwritten.  For the regular path, TFLite's partial
+    sort may order equal scores either way, and so keep any of those tied
+    at the cut (TFLM's does not: the reference follows TFLM), so TFLite
+    must find the same detections above the cut's score and agree on every
+    row whose score is unique."""
     count = int(want[3][0])
+    if spec.opts["use_regular_nms"] and got[3] == want[3]:
+        cut = want[2][count - 1] if count == spec.opts["max_detections"] else -1.0
+        a, b = ([x for x in detections(v, count) if x[0] > cut] for v in (got, want))
+        if any(x[:2] != y[:2] or max(abs(p - q) for p, q in zip(x[2], y[2])) > 1e-6
+               for x, y in zip(a, b)):
+            raise SystemExit("%s: TFLite and the reference find different detections"
+                             % spec.name)
+        if got[2][:count] != want[2][:count]:
+            raise SystemExit("%s: TFLite's scores differ from the reference's" % spec.name)
+        tied = {v for v in want[2][:count] if want[2][:count].count(v) > 1} | {cut}
+        got = [list(v) for v in got]
+        for i in range(count):
+            if want[2][i] in tied:
+                got[0][4 * i:4 * i + 4], got[1][i], got[2][i] = \
+                    want[0][4 * i:4 * i + 4], want[1][i], want[2][i]
     if got[3] != want[3]:
         raise SystemExit("%s: TFLite found %s detections, the reference %s"
                          % (spec.name, got[3], want[3]))
@@ -299,6 +393,8 @@ def entry(Model, spec, anchors, enc, cls, write_model, io_entry, flatc, schema, 
             os.remove(prefix + p)
         check(spec, got, want)
         count = int(want[3][0])
+        if spec.opts["use_regular_nms"]:
+            got = want  # TFLM's order of equal scores (check() allows TFLite's)
         for path, values, per in zip(outs, got, (4, 1, 1, 1)):
             if per == 4 or len(values) > 1:  # zeros past the count, as we write
                 values = values[:count * per] + [0.0] * (len(values) - count * per)
@@ -422,8 +518,9 @@ def error_models(Model):
          "custom options: key 0 of the options map lies outside the options"),
         ("err_detection_missing_option", no_y, None, "FLOAT32",
          "custom options: option 'y_scale' is missing"),
-        ("err_detection_regular_nms", options(max_detections=2, use_regular_nms=True), None,
-         "FLOAT32", "use_regular_nms = true (per-class non-max suppression) is not supported"),
+        ("err_detection_regular_nms", options(max_detections=2, use_regular_nms=True,
+                                              detections_per_class=0), None,
+         "FLOAT32", "detections_per_class 0 must be positive"),
         ("err_detection_max_classes", options(max_detections=2, max_classes_per_detection=2),
          None, "FLOAT32", "max_classes_per_detection 2 is not supported (only 1)"),
         ("err_detection_iou", options(max_detections=2, nms_iou_threshold=1.5), None,
