@@ -132,6 +132,16 @@ if [ -d ../shared/reference ]; then
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
     --deploy static-lib kws_ref_model resnet8_int8 ad01_int8 kws_ref_model_float32 \
     | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # Stateful models as static libraries: the state is a caller-owned
+  # buffer that model_reset_state() fills (examples/cortex-m4/main_static.c).
+  # No --max-runtime-text: here that counts the generated schedule, which
+  # grows with the unrolled sequence.
+  echo "-- static-lib deployment of recurrent zoo models"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
+    --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
+    --manifest ../shared/zoo/reference-tflm/manifest.json --no-corrupt \
+    --deploy static-lib tflm_keyword_scrambled tflm_trained_lstm_int8 \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # The Cortex-M7 build (cross/cortex-m7.txt, fpv5-d16) on mps2-an500: the
   # same firmware, int8 and float.  QEMU models no caches, so the loader's
   # cache maintenance is checked in tests/runtime/test_code_sync.c.

@@ -3,7 +3,7 @@
  * results carry an f32 running sum and an int8 counter that starts at -1
  * (state_fill 255).  Every invoke must see what the one before left; a
  * reset, a new context, or another context (also one sharing the arena)
- * must not; and the forms that cannot carry state refuse it by name. */
+ * must not; and generated C declares the state the caller keeps. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,15 +140,27 @@ static void test_stateless_module(void **unused) {
                    "tinyml_context_reset_state", "NULL");
 }
 
-static void test_c_forms_refuse_state(void **unused) {
+/* Generated C carries the state too: a caller-owned buffer of the
+ * module's state size, set by <name>_reset_state() (tests/compiler/
+ * test_emit.py runs it; here, the header's contract). */
+static void test_c_forms_take_state(void **unused) {
   (void)unused;
   tinyml_compile_options_t o;
   tinyml_compile_options_init(&o);
   o.emit = TINYML_EMIT_C;
+  o.name = "acc";
   tinyml_files_t *files = NULL;
-  api_expect_error(tinyml_compile_files(kStateful, strlen(kStateful), &o, &files),
-                   TINYML_STATUS_UNSUPPORTED, "state", "emit a module");
-  assert_null(files);
+  api_assert_ok(tinyml_compile_files(kStateful, strlen(kStateful), &o, &files), "emit c");
+  assert_string_equal(tinyml_files_name(files, 2), "acc.h");
+  const tinyml_blob_t *h = tinyml_files_blob(files, 2);
+  char *text = calloc(1, tinyml_blob_size(h) + 1);
+  assert_non_null(text);
+  memcpy(text, tinyml_blob_data(h), tinyml_blob_size(h));
+  assert_non_null(strstr(text, "#define ACC_STATE_SIZE 256u"));
+  assert_non_null(strstr(text, "void acc_reset_state(void *state);"));
+  assert_non_null(strstr(text, "int acc_invoke(void *arena, void *state, const void *const"));
+  free(text);
+  tinyml_files_release(files);
 }
 
 static void test_misplaced_state_is_refused(void **unused) {
@@ -300,7 +312,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_state_persists_and_resets),
       cmocka_unit_test(test_state_is_not_in_the_arena),
       cmocka_unit_test(test_stateless_module),
-      cmocka_unit_test(test_c_forms_refuse_state),
+      cmocka_unit_test(test_c_forms_take_state),
       cmocka_unit_test(test_misplaced_state_is_refused),
       cmocka_unit_test(test_state_init_value),
       cmocka_unit_test(test_bad_state_init_is_refused),

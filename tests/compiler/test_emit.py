@@ -8,6 +8,11 @@ outputs to be byte-identical to the module's.  It also checks that the
 generated C is warning-free under -Wall -Wextra -Werror, that a misaligned
 arena is refused, and that a bad --name is refused with a message.
 
+Stateful models (STATEFUL: SVDF and LSTM from the zoo) run INVOKES invokes
+on one caller-owned state, byte-identical to `tinyml-run --invokes`; the
+program then resets the state, runs them again and requires the same
+outputs.
+
 usage: test_emit.py TINYML_COMPILE TINYML_RUN SHARED_DIR WORK_DIR
 """
 import json
@@ -23,12 +28,28 @@ MODELS = [
     "models/tflm/hello_world_float.tflite",
     "models/onnx/mnist.onnx",
 ]
+# (model, manifest), both relative to SHARED_DIR: the state kept between
+# invokes, SVDF's int16 memory and an LSTM's cell.
+STATEFUL = [
+    ("zoo/models/tflite-audio/tflm_keyword_scrambled.tflite", "zoo/reference-tflm/manifest.json"),
+    ("zoo/models/tflite-rnn/tflm_trained_lstm_int8.tflite", "zoo/reference-tflm/manifest.json"),
+]
+INVOKES = 3
 CC = os.environ.get("CC", "cc").split()[0]
 
 MAIN = r"""
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "@NAME@.h"
+
+#if @UP@_STATE_SIZE
+#define INVOKES @INVOKES@
+#define STATE_ARG state,
+#else
+#define INVOKES 1
+#define STATE_ARG
+#endif
 
 static size_t in_sizes[] = {@IN_SIZES@};
 static size_t out_sizes[] = {@OUT_SIZES@};
@@ -48,8 +69,27 @@ int main(int argc, char **argv) {
     ins[i] = p;
   }
   for (unsigned i = 0; i < @UP@_OUTPUT_COUNT; ++i) outs[i] = calloc(1, out_sizes[i]);
-  if (misaligned) return @NAME@_invoke((char *)arena + 8, ins, outs) == -1 ? 0 : 4;
-  if (@NAME@_invoke(arena, ins, outs) != 0) return 5;
+#if @UP@_STATE_SIZE
+  void *state = aligned_alloc(@UP@_STATE_ALIGNMENT, @UP@_STATE_SIZE);
+  if (misaligned && @NAME@_invoke(arena, (char *)state + 8, ins, outs) != -1) return 7;
+  @NAME@_reset_state(state);
+#endif
+  if (misaligned) return @NAME@_invoke((char *)arena + 8, STATE_ARG ins, outs) == -1 ? 0 : 4;
+  for (int k = 0; k < INVOKES; ++k)
+    if (@NAME@_invoke(arena, STATE_ARG ins, outs) != 0) return 5;
+#if @UP@_STATE_SIZE
+  /* From the initial state again: the same outputs. */
+  void *first[@UP@_OUTPUT_COUNT + 1];
+  for (unsigned i = 0; i < @UP@_OUTPUT_COUNT; ++i) {
+    first[i] = malloc(out_sizes[i]);
+    memcpy(first[i], outs[i], out_sizes[i]);
+  }
+  @NAME@_reset_state(state);
+  for (int k = 0; k < INVOKES; ++k)
+    if (@NAME@_invoke(arena, STATE_ARG ins, outs) != 0) return 5;
+  for (unsigned i = 0; i < @UP@_OUTPUT_COUNT; ++i)
+    if (memcmp(first[i], outs[i], out_sizes[i]) != 0) return 8;
+#endif
   for (unsigned i = 0; i < @UP@_OUTPUT_COUNT; ++i) {
     char path[4096];
     snprintf(path, sizeof path, "%s/output_%u.bin", argv[1], i);
@@ -80,6 +120,7 @@ def write_main(d, name, header):
     sizes = {k: dict(re.findall(rf"#define {name.upper()}_{k}(\d+)_SIZE (\d+)u", header))
              for k in ("INPUT", "OUTPUT")}
     text = MAIN.replace("@NAME@", name).replace("@UP@", name.upper())
+    text = text.replace("@INVOKES@", str(INVOKES))
     for k, key in (("INPUT", "@IN_SIZES@"), ("OUTPUT", "@OUT_SIZES@")):
         text = text.replace(key, ", ".join(sizes[k][str(i)] for i in range(len(sizes[k]))))
     with open(os.path.join(d, "main.c"), "w") as f:
@@ -91,16 +132,22 @@ def outputs_of(d):
             for n in sorted(os.listdir(d)) if n.startswith("output_")}
 
 
-def check_model(tc, tr, shared, work, model, manifest):
+def check_model(tc, tr, shared, work, model, manifest, stateful=False):
     name = re.sub(r"\W", "_", os.path.splitext(os.path.basename(model))[0])
     d = os.path.join(work, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     path = os.path.join(shared, model)
-    inputs = [os.path.join(shared, i["file"]) for i in first_case(manifest, model)["inputs"]]
+    base = os.path.join(shared, "zoo") if stateful else shared
+    inputs = [os.path.join(base, i["file"])
+              for i in first_case(manifest, os.path.relpath(path, base))["inputs"]]
     run([tc, path, "-o", os.path.join(d, "m.tmlm")])
+    info = run([tr, "--info", os.path.join(d, "m.tmlm")])
+    if stateful != ("state_size:" in info):
+        raise RuntimeError("the module's state_size is not what the test expects:\n" + info)
+    invokes = ["--invokes", str(INVOKES)] if stateful else []
     run([tr, os.path.join(d, "m.tmlm"), *sum((["--input", i] for i in inputs), []),
-         "--output-dir", os.path.join(d, "ref")])
+         *invokes, "--output-dir", os.path.join(d, "ref")])
     expected = outputs_of(os.path.join(d, "ref"))
     for emit in ("c", "static-lib"):
         e = os.path.join(d, emit)
@@ -121,7 +168,8 @@ def check_model(tc, tr, shared, work, model, manifest):
     sizes = {n: os.path.getsize(os.path.join(d, "c", n)) for n in os.listdir(os.path.join(d, "c"))
              if n.startswith(name)}
     print(f"PASS {model}: c and static-lib outputs identical to the module's "
-          f"({len(expected)} output(s)); files {sizes}")
+          f"({len(expected)} output(s){', %d invokes on one state' % INVOKES if stateful else ''}"
+          f"); files {sizes}")
 
 
 def check_bad_name(tc, shared, work):
@@ -149,12 +197,19 @@ def main():
         except Exception as e:  # report every model, then fail
             failures += 1
             print(f"FAIL {model}: {e}")
+    for model, man in STATEFUL:
+        try:
+            check_model(tc, tr, shared, work, model,
+                        json.load(open(os.path.join(shared, man))), stateful=True)
+        except Exception as e:
+            failures += 1
+            print(f"FAIL {model}: {e}")
     try:
         check_bad_name(tc, shared, work)
     except Exception as e:
         failures += 1
         print(f"FAIL {e}")
-    print(f"emit: {len(MODELS) + 1 - failures} passed, {failures} failed")
+    print(f"emit: {len(MODELS) + len(STATEFUL) + 1 - failures} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 

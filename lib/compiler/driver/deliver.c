@@ -132,12 +132,6 @@ static tinyml_status_t deliver(const tc_product_t *s, const tmod_module_t *m,
     TINYML_RETURN_IF_ERROR(tmod_write(m, a, &data, &size));
     return add_file(s, out, "%s.tmlm", data, size);
   }
-  if (m->state_size)
-    return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
-                               "compile: the model keeps %llu bytes of state between "
-                               "invokes (variable tensors), which generated C and static "
-                               "libraries do not carry yet: emit a module",
-                               (unsigned long long)(m->state_size / 2));
   tc_c_source_t c;
   TINYML_RETURN_IF_ERROR(tc_emit_c(m, s->name, a, &c));
   tinyml_status_t st = TINYML_OK;

@@ -1,6 +1,10 @@
 /* Generated C for a module's schedule (`--emit c`), in the spirit of IREE's
  * EmitC: the dispatches are called in order on the caller's arena, so
- * firmware needs neither the module reader nor the ELF loader.  The kernels
+ * firmware needs neither the module reader nor the ELF loader.  A model
+ * with state (an LSTM's cell, SVDF's memory) takes a caller-owned state
+ * buffer as well, which <name>_reset_state() sets to its initial value:
+ * the module's context state (both halves, copied down by the schedule's
+ * last step), held by the caller instead.  The kernels
  * stay in the object the backend emitted; this file reaches them through
  * that object's query function, renamed per model so several models link
  * into one program. */
@@ -14,7 +18,10 @@
 #include "../../common/strbuf.h"
 #include "../../module/executable_abi.h"
 
-static const char kBaseNames[4] = {'I', 'O', 'C', 'A'}; /* tmod_buffer_kind_t order */
+/* The state's offsets are 64-aligned (deliver.c), as kernels may need. */
+#define TC_STATE_ALIGNMENT 64u
+
+static const char kBaseNames[5] = {'I', 'O', 'C', 'A', 'S'}; /* tmod_buffer_kind_t order */
 
 int tc_is_c_identifier(const char *s) {
   if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return 0;
@@ -63,33 +70,59 @@ static void write_header(strbuf_t *sb, const tmod_module_t *m, const char *name,
                 m->target, m->cpu, up, up);
   strbuf_printf(sb, "#define %s_ARENA_SIZE %" PRIu64 "u\n#define %s_ARENA_ALIGNMENT %uu\n",
                 up, m->arena_size, up, m->arena_alignment);
-  strbuf_printf(sb, "#define %s_INPUT_COUNT %uu\n#define %s_OUTPUT_COUNT %uu\n\n", up,
+  strbuf_printf(sb, "#define %s_INPUT_COUNT %uu\n#define %s_OUTPUT_COUNT %uu\n", up,
                 m->input_count, up, m->output_count);
+  strbuf_printf(sb, "#define %s_STATE_SIZE %" PRIu64 "u\n#define %s_STATE_ALIGNMENT %uu\n\n",
+                up, m->state_size, up, TC_STATE_ALIGNMENT);
   for (uint32_t i = 0; i < m->input_count; ++i) tensor_macros(sb, up, "INPUT", i, &m->inputs[i]);
   for (uint32_t i = 0; i < m->output_count; ++i)
     tensor_macros(sb, up, "OUTPUT", i, &m->outputs[i]);
+  if (m->state_size) {
+    strbuf_printf(sb,
+                  "\n/* The model keeps state from one invoke to the next (variable\n"
+                  " * tensors, as TFLite Micro's interpreter keeps them).  `state`:\n"
+                  " * %s_STATE_SIZE bytes aligned to %s_STATE_ALIGNMENT, owned by the\n"
+                  " * caller, one per stream of inputs; it must survive between invokes\n"
+                  " * and is not for concurrent calls.  Sets it to the model's initial\n"
+                  " * value: call it before the first invoke and to start over. */\n"
+                  "void %s_reset_state(void *state);\n",
+                  up, up, name);
+  }
   strbuf_printf(sb,
                 "\n/* Runs one inference.  `arena`: %s_ARENA_SIZE bytes aligned to\n"
-                " * %s_ARENA_ALIGNMENT, scratch that need not survive between calls.\n"
+                " * %s_ARENA_ALIGNMENT, scratch that need not survive between calls.\n",
+                up, up);
+  if (m->state_size)
+    strbuf_printf(sb, " * `state`: as %s_reset_state() or the last invoke left it.\n", name);
+  strbuf_printf(sb,
                 " * `inputs[i]` / `outputs[i]`: %s_INPUTi_SIZE / %s_OUTPUTi_SIZE bytes.\n"
                 " * Returns 0, or -1 when an argument is NULL or misaligned or the\n"
                 " * kernels linked in were built for another model. */\n"
-                "int %s_invoke(void *arena, const void *const *inputs, void *const *outputs);\n\n"
+                "int %s_invoke(void *arena, %sconst void *const *inputs, void *const *outputs);\n\n"
                 "#ifdef __cplusplus\n}\n#endif\n\n#endif\n",
-                up, up, up, up, name);
+                up, up, name, m->state_size ? "void *state, " : "");
 }
 
-static void write_constants(strbuf_t *sb, const tmod_module_t *m) {
-  uint64_t n = m->constants_size ? m->constants_size : 1;
-  strbuf_printf(sb, "static const uint8_t kConstants[%" PRIu64 "] __attribute__((aligned(%u))) = {",
-                n, TMOD_CONSTANT_ALIGNMENT);
-  for (uint64_t i = 0; i < m->constants_size; ++i)
-    strbuf_printf(sb, "%s%u,", i % 24 ? "" : "\n  ", m->constants[i]);
-  strbuf_append(sb, m->constants_size ? "\n};\n\n" : "0};\n\n");
+static void write_bytes(strbuf_t *sb, const char *array, const uint8_t *data, uint64_t size,
+                        unsigned alignment) {
+  strbuf_printf(sb, "static const uint8_t %s[%" PRIu64 "] __attribute__((aligned(%u))) = {",
+                array, size ? size : 1, alignment);
+  for (uint64_t i = 0; i < size; ++i)
+    strbuf_printf(sb, "%s%u,", i % 24 ? "" : "\n  ", data[i]);
+  strbuf_append(sb, size ? "\n};\n\n" : "0};\n\n");
+}
+
+static void write_reset_state(strbuf_t *sb, const tmod_module_t *m, const char *name) {
+  write_bytes(sb, "kInitialState", m->state, m->state_size, TC_STATE_ALIGNMENT);
+  strbuf_printf(sb,
+                "void %s_reset_state(void *state) {\n"
+                "  if (state) __builtin_memcpy(state, kInitialState, sizeof kInitialState);\n"
+                "}\n\n",
+                name);
 }
 
 static void binding_expr(strbuf_t *sb, const tmod_binding_t *b) {
-  strbuf_printf(sb, "%c", kBaseNames[b->kind & 3]);
+  strbuf_printf(sb, "%c", kBaseNames[b->kind <= TMOD_BUFFER_STATE ? b->kind : 0]);
   if (b->kind == TMOD_BUFFER_INPUT || b->kind == TMOD_BUFFER_OUTPUT)
     strbuf_printf(sb, "%u", b->index);
   strbuf_printf(sb, " + %" PRIu64, b->offset);
@@ -133,7 +166,8 @@ static void write_prologue(strbuf_t *sb, const tmod_module_t *m, const char *nam
                 "  for (uint32_t p = 0; p < e->phase_count; ++p) e->fn(b, p, 0u, 1u);\n"
                 "}\n\n",
                 name, name, name, name, name, name, name, name);
-  write_constants(sb, m);
+  write_bytes(sb, "kConstants", m->constants, m->constants_size, TMOD_CONSTANT_ALIGNMENT);
+  if (m->state_size) write_reset_state(sb, m, name);
 }
 
 static uint32_t entry_count(const tmod_module_t *m) {
@@ -145,13 +179,17 @@ static uint32_t entry_count(const tmod_module_t *m) {
 }
 
 static void write_invoke(strbuf_t *sb, const tmod_module_t *m, const char *name) {
+  const int stateful = m->state_size != 0;
   strbuf_printf(sb,
-                "int %s_invoke(void *arena, const void *const *inputs, void *const *outputs) {\n"
+                "int %s_invoke(void *arena, %sconst void *const *inputs, void *const *outputs) {\n"
                 "  const %s_library_t *lib = %s_query(%uu);\n"
                 "  if (!lib || lib->entry_count != %uu || !arena || !inputs || !outputs ||\n"
                 "      ((uintptr_t)arena & %uu))\n    return -1;\n",
-                name, name, name, TINYML_EXE_ABI_VERSION, entry_count(m),
-                m->arena_alignment - 1);
+                name, stateful ? "void *state, " : "", name, name, TINYML_EXE_ABI_VERSION,
+                entry_count(m), m->arena_alignment - 1);
+  if (stateful)
+    strbuf_printf(sb, "  if (!state || ((uintptr_t)state & %uu)) return -1;\n"
+                      "  uint8_t *const S = state;\n", TC_STATE_ALIGNMENT - 1);
   strbuf_append(sb, "  uint8_t *const A = arena;\n  const uint8_t *const C = kConstants;\n");
   for (uint32_t i = 0; i < m->input_count; ++i)
     strbuf_printf(sb, "  const uint8_t *const I%u = inputs[%u];\n", i, i);
