@@ -3,17 +3,23 @@
 
 Reads ../shared/zoo/TFLM-OPS.md (the operators TFLM registers and the
 tensor types its kernels take) and what the tests check: the op-test
-manifest and errors.json written by gen_ops.py, and the shared models of
-../shared/reference/manifest.json.  Every model is read from its .tflite
-(a small FlatBuffers reader below; operator and type names come from
-TFLite's schema), and each live operator is counted under one
-(operator, activation type) pair:
+manifest and errors.json written by gen_ops.py, the shared models of
+../shared/reference/manifest.json and the zoo models zoo_status.json says
+run.  Every model is read from its .tflite (a small FlatBuffers reader
+below; operator and type names come from TFLite's schema), and each live
+operator (one whose result reaches an output: the importer prunes the
+others) is counted under one (operator, activation type) pair, as
+strictly as the strictest output it feeds is checked:
 
-  exact      a case whose integer outputs must equal the reference;
-  within 1   a case whose integer outputs may be one step off;
-  float tol  float outputs, |d| <= 1e-4 + 1e-3 |expected|;
+  exact      integer outputs that must equal the reference;
+  within 1   integer outputs that may be one step off;
+  float tol  float outputs, |d| <= 1e-4 + 1e-3 |expected| (a float
+             operator is never better than this);
+  network    only inside a zoo network (within 1 of TFLM's outputs, or
+             48 steps of TFLite's);
   refused    an errors.json model whose error names that operator;
-  gap        none of these, and not in coverage_exceptions.json.
+  gap        none of these, and not in coverage_exceptions.json (a
+             refused pair TFLM supports is a gap too).
 
 The activation type is the output's for most operators; the first
 input's for those whose output type says nothing about the kernel used
@@ -29,8 +35,8 @@ file, with the reason.
 Usage:
   coverage.py SHARED_DIR OPS_DIR [--flatc FLATC] [--check] [--markdown FILE]
 --flatc first writes OPS_DIR with gen_ops.py (about 10 s).  --check exits 1
-when a pair is neither covered nor excepted (or an exception is stale) and
-prints the gap list; --markdown writes the table (docs/TFLITE-OPS.md).
+when a pair is neither covered nor excepted (or an exception is stale:
+covered, or not a TFLM pair) and prints the gap list; --markdown writes the table (docs/TFLITE-OPS.md).
 Without either it prints one line per pair.
 """
 import json
@@ -87,6 +93,23 @@ def read_table(path):
         op = m.group(1) if m else cells[0]
         rows.append((op, cells[3], table_types(cells[3])))
     return rows
+
+
+def check_table(path, rows, schema):
+    """The table must hold as many operators as its header counts, and
+    every builtin row must name one of the schema's operators, so that a
+    reformatted table cannot silently drop some.  (The header's split, 97
+    builtins and 21 custom, is not the rows': 100 and 18.)"""
+    text = open(path).read()
+    m = re.search(r"(\d+) ops: \d+ builtins", text)
+    if m and int(m.group(1)) != len(rows):
+        raise SystemExit("%s: read %d operators, its header says %s" % (path, len(rows), m.group(1)))
+    custom = set(re.findall(r"^\| custom `([^`]+)`", text, re.M))
+    for op, cell, types in rows:
+        if op not in custom and op not in schema.ops.values():
+            raise SystemExit("%s: %s is not a TFLite builtin operator" % (path, op))
+        if "opaque" in types and op in schema.ops.values():
+            raise SystemExit("%s: no tensor type read for %s from %r" % (path, op, cell))
 
 
 def expand(types):
@@ -203,26 +226,57 @@ def activation_type(graph, name, ins, outs):
     return types[outs[0]]
 
 
-def instances(path, schema):
-    """[(operator index in subgraph 0 or -1, (operator, type))] of the live operators."""
-    out = []
-    for g, graph in enumerate(read_tflite(path, schema)):
-        for k in sorted(live_ops(graph)):
-            name, ins, outs = graph["ops"][k]
-            out.append((k if g == 0 else -1, (name, activation_type(graph, name, ins, outs))))
+def reached_outputs(graph, keep):
+    """{operator index: positions of the graph outputs its results feed}.
+    An operator with effects only (a variable write) counts for them all."""
+    everything = set(range(len(graph["outputs"])))
+    reach = {}
+    for pos, t in enumerate(graph["outputs"]):
+        reach.setdefault(t, set()).add(pos)
+    out = {}
+    for k in sorted(keep, reverse=True):
+        name, ins, outs = graph["ops"][k]
+        r = set().union(*(reach.get(t, set()) for t in outs)) or everything
+        out[k] = r
+        for t in ins:
+            if t >= 0:
+                reach.setdefault(t, set()).update(r)
     return out
 
 
-def case_level(case):
-    dtypes = {o["dtype"] for o in case["outputs"]}
-    if dtypes & {"float32", "float16"}:
-        return "float tol"
-    return "exact" if case.get("exact") else "within 1"
+def instances(path, schema):
+    """[(operator index in subgraph 0 or -1, (operator, type), output
+    positions it feeds)] of the live operators."""
+    out = []
+    for g, graph in enumerate(read_tflite(path, schema)):
+        reach = reached_outputs(graph, live_ops(graph))
+        for k in sorted(reach):
+            name, ins, outs = graph["ops"][k]
+            out.append((k if g == 0 else -1, (name, activation_type(graph, name, ins, outs)),
+                        reach[k] if g == 0 else None))
+    return out
 
 
-def pair_level(level, ttype):
-    """A float operator is checked to float tolerance at best, even when
-    an integer output (ARG_MAX, CAST) follows it."""
+def output_levels(entry):
+    """{output index: how strictly the entry's cases check it}."""
+    levels = {}
+    for case in entry["cases"]:
+        for o in case["outputs"]:
+            if o["dtype"] in ("float32", "float16"):
+                level = "float tol"
+            else:
+                level = "exact" if case.get("exact") else "within 1"
+            levels[o["index"]] = min(levels.get(o["index"], level), level, key=LEVELS.index)
+    return levels
+
+
+def instance_level(levels, positions, ttype):
+    """The strictest check among the outputs an operator feeds; a float
+    operator is checked to float tolerance at best, even when an integer
+    output (ARG_MAX, CAST) follows it."""
+    reached = [levels[p] for p in (positions if positions is not None else levels)
+               if p in levels] or list(levels.values())
+    level = min(reached, key=LEVELS.index)
     return "float tol" if ttype == "float32" and level in LEVELS[:2] else level
 
 
@@ -247,26 +301,26 @@ def collect(ops_dir, shared, schema):
     shared_manifest = os.path.join(shared, "reference", "manifest.json")
     if os.path.exists(shared_manifest):
         sources.append(("shared:", shared_manifest, shared))
-    models = []  # (case name, .tflite, level)
+    models = []  # (case name, .tflite, {output index: level})
     for prefix, manifest, base in sources:
         for entry in json.load(open(manifest)):
             if entry["format"] == "tflite":
                 path = os.path.join(base, entry["model"])
                 models.append((prefix + os.path.splitext(os.path.basename(path))[0], path,
-                               min((case_level(c) for c in entry["cases"]), key=LEVELS.index)))
+                               output_levels(entry)))
     # A zoo network compares outputs only: within 1 of TFLM, or 48 steps of TFLite.
-    models += [("zoo:" + os.path.splitext(os.path.basename(p))[0], p, "network")
+    models += [("zoo:" + os.path.splitext(os.path.basename(p))[0], p, {0: "network"})
                for p in zoo_models(shared, os.path.join(os.path.dirname(HERE), "zoo_status.json"))]
-    for name, path, level in models:
-        for _, pair in instances(path, schema):
-            level_here = pair_level(level, pair[1])
-            old = slot(pair)["tested"].get(name, level_here)
-            slot(pair)["tested"][name] = min(old, level_here, key=LEVELS.index)
+    for name, path, levels in models:
+        for _, pair, positions in instances(path, schema):
+            level = instance_level(levels, positions, pair[1])
+            old = slot(pair)["tested"].get(name, level)
+            slot(pair)["tested"][name] = min(old, level, key=LEVELS.index)
     errors = os.path.join(ops_dir, "errors.json")
     for e in json.load(open(errors)) if os.path.exists(errors) else []:
         m = re.search(r"operator (\d+) \(", e["error"])
         name = os.path.splitext(os.path.basename(e["model"]))[0]
-        for k, pair in instances(e["model"], schema):
+        for k, pair, _ in instances(e["model"], schema):
             if m and k == int(m.group(1)):
                 slot(pair)["refused"][name] = e["error"]
     return found
@@ -436,9 +490,11 @@ def main():
     if flatc:
         subprocess.run([sys.executable, os.path.join(HERE, "gen_ops.py"), flatc, schema_path,
                         ops_dir], check=True, stdout=subprocess.DEVNULL)
+    schema = Schema(schema_path)
     table = read_table(table_path)
+    check_table(table_path, table, schema)
     exceptions = load_exceptions(EXCEPTIONS)
-    rows = pair_rows(table, collect(ops_dir, shared, Schema(schema_path)), exceptions)
+    rows = pair_rows(table, collect(ops_dir, shared, schema), exceptions)
     if option(args, "--markdown"):
         markdown(rows, table, option(args, "--markdown"))
     if "--check" in args:
