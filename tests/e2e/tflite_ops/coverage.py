@@ -387,10 +387,13 @@ def check(rows, exceptions):
              and exceptions.get((r["op"], r["type"]))]
     known = {(r["op"], r["type"]) for r in rows if r["listed"]} | {(r["op"], "*") for r in rows}
     unknown = [k for k in exceptions if k not in known]
-    for r in gaps:
-        why = "refused: " + next(iter(r["info"]["refused"].values())) if r["info"]["refused"] \
-            else "not covered"
-        print("GAP %s %s: %s" % (r["op"], r["type"], why))
+    by_op = {}
+    for r in gaps:  # one line per operator: its missing types
+        why = " (refused: %s)" % next(iter(r["info"]["refused"].values())) \
+            if r["info"]["refused"] else ""
+        by_op.setdefault(r["op"], []).append(r["type"] + why)
+    for op, types in by_op.items():
+        print("GAP %s: %s" % (op, ", ".join(types)))
     for r in stale:
         print("STALE exception %s %s: covered by %s" % (r["op"], r["type"],
                                                         ", ".join(sorted(r["info"]["tested"]))))
@@ -405,7 +408,7 @@ def summary(rows):
     count = {s: sum(r["status"] == s for r in listed)
              for s in LEVELS + ("refused", "excepted", "gap")}
     return ("coverage: %d TFLM (operator, type) pairs: %d exact, %d within 1, %d float tol, "
-            "%d only in zoo networks, %d refused, %d excepted, %d gaps; "
+            "%d only in zoo networks, %d refused, %d excepted, %d not covered; "
             "%d pairs beyond TFLM's list"
             % ((len(listed),) + tuple(count.values()) + (len(rows) - len(listed),)))
 
