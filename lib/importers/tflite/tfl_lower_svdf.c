@@ -1,4 +1,6 @@
-/* SVDF, integer: TFLite Micro's EvalIntegerSvdfReference step by step.
+/* SVDF: TFLite Micro's EvalIntegerSvdfReference step by step, and its
+ * float form (EvalFloatSvdfReference: the same steps without the zero
+ * points and rescales, and with the fused activation applied).
  *
  * Inputs: x [B, I] int8, weights_feature [F, I] int8, weights_time [F, M]
  * int16 or int8, bias [F / rank] int32, and the state [B, F * M], a variable
@@ -20,6 +22,7 @@ enum { OPT_SVDF = 6, IN_X = 0, IN_WF = 1, IN_WT = 2, IN_BIAS = 3, IN_STATE = 4 }
 
 typedef struct svdf {
   int64_t batch, inputs, filters, memory, rank, units;
+  int activation; /* float only: TFLM's integer path ignores it */
   te_elem_t state_elem;
   int32_t state_min, state_max;
 } svdf_t;
@@ -27,6 +30,8 @@ typedef struct svdf {
 static int is_int8_q(const tfl_tensor_t *t) {
   return t && t->type == TFL_INT8 && t->quant.scale_count == 1;
 }
+
+static int svdf_shapes(tfl_ctx_t *c, svdf_t *s);
 
 /* The shapes and types TFLM's Prepare accepts, and the sizes they give. */
 static int read_svdf(tfl_ctx_t *c, svdf_t *s) {
@@ -41,9 +46,17 @@ static int read_svdf(tfl_ctx_t *c, svdf_t *s) {
     tfl_fail(c, "malformed operands or options");
     return 0;
   }
+  s->activation = tfl_table_i8(o, 1, 0, &bad);
   if (x->type == TFL_FLOAT32) {
-    tfl_fail(c, "float and hybrid SVDF are not supported (only int8 with int16 or int8 state)");
-    return 0;
+    if (wf->type != TFL_FLOAT32 || wt->type != TFL_FLOAT32 || st->type != TFL_FLOAT32 ||
+        out->type != TFL_FLOAT32 || (b && b->type != TFL_FLOAT32)) {
+      tfl_fail(c, "hybrid SVDF (FLOAT32 input with %s weights_feature, %s weights_time) is not "
+               "supported: TFLite Micro has none", tfl_type_name(wf->type),
+               tfl_type_name(wt->type));
+      return 0;
+    }
+    s->state_elem = TE_F32;
+    return svdf_shapes(c, s);
   }
   int t16 = wt->type == TFL_INT16 && st->type == TFL_INT16;
   int t8 = wt->type == TFL_INT8 && st->type == TFL_INT8;
@@ -55,13 +68,19 @@ static int read_svdf(tfl_ctx_t *c, svdf_t *s) {
              tfl_type_name(st->type), tfl_type_name(out->type));
     return 0;
   }
+  s->state_elem = t16 ? TE_I16 : TE_I8;
+  tfl_qrange(st, &s->state_min, &s->state_max);
+  return svdf_shapes(c, s);
+}
+
+static int svdf_shapes(tfl_ctx_t *c, svdf_t *s) {
+  const tfl_tensor_t *x = tfl_in(c, IN_X), *wf = tfl_in(c, IN_WF), *wt = tfl_in(c, IN_WT);
+  const tfl_tensor_t *st = tfl_in(c, IN_STATE), *b = tfl_in(c, IN_BIAS), *out = tfl_out(c, 0);
   s->batch = x->shape[0];
   s->inputs = x->shape[1];
   s->filters = wf->shape[0];
   s->memory = wt->shape[1];
   s->units = s->rank > 0 ? s->filters / s->rank : 0;
-  s->state_elem = t16 ? TE_I16 : TE_I8;
-  tfl_qrange(st, &s->state_min, &s->state_max);
   if (s->rank < 1 || s->filters % s->rank || wf->shape[1] != s->inputs ||
       wt->shape[0] != s->filters || s->memory < 1 || st->shape[0] != s->batch ||
       st->shape[1] != s->filters * s->memory || out->shape[0] != s->batch ||
@@ -116,6 +135,20 @@ static te_value_t feature_column(tfl_ctx_t *c, const svdf_t *s, int32_t m, int8_
   return te_reshape(&c->e, te_cast(&c->e, acc, s->state_elem), 3, cd);
 }
 
+/* The float form of the new column: WF . x. */
+static te_value_t feature_column_f32(tfl_ctx_t *c, const svdf_t *s) {
+  te_value_t x = tfl_value_in(c, IN_X), wf = tfl_value_in(c, IN_WF);
+  if (!x.id || !wf.id) return (te_value_t){0};
+  int64_t xd[3] = {1, s->batch, s->inputs}, wd[3] = {1, s->filters, s->inputs};
+  int64_t ad[3] = {1, s->batch, s->filters}, cd[3] = {s->batch, s->filters, 1};
+  static const int32_t to_cin[3] = {0, 2, 1};
+  te_value_t zero = te_scalar_f32(&c->e, 0.0f);
+  te_value_t ops[4] = {te_reshape(&c->e, x, 3, xd),
+                       te_transpose(&c->e, te_reshape(&c->e, wf, 3, wd), to_cin), zero, zero};
+  te_type_t at = te_type(TE_F32, 3, ad);
+  return te_reshape(&c->e, te_op(&c->e, "tosa.matmul", ops, 4, NULL, &at), 3, cd);
+}
+
 /* The state after this invoke, [B, F, M]: drop the oldest column, append
  * the new one. */
 static te_value_t shifted_state(tfl_ctx_t *c, const svdf_t *s, te_value_t column) {
@@ -138,9 +171,12 @@ static te_value_t time_and_rank(tfl_ctx_t *c, const svdf_t *s, te_value_t state)
   te_value_t wt = tfl_value_in(c, IN_WT);
   if (!wt.id) return (te_value_t){0};
   int64_t wd[3] = {1, s->filters, s->memory};
-  te_value_t w = te_cast(&c->e, te_reshape(&c->e, wt, 3, wd), TE_I32);
-  te_value_t v = te_binary(&c->e, "tosa.sub", te_cast(&c->e, state, TE_I32),
-                           te_scalar_int(&c->e, TE_I32, tfl_zero_point(tfl_in(c, IN_STATE))));
+  te_value_t w = te_reshape(&c->e, wt, 3, wd), v = state;
+  if (s->state_elem != TE_F32) {
+    w = te_cast(&c->e, w, TE_I32);
+    v = te_binary(&c->e, "tosa.sub", te_cast(&c->e, state, TE_I32),
+                  te_scalar_int(&c->e, TE_I32, tfl_zero_point(tfl_in(c, IN_STATE))));
+  }
   te_value_t per_filter = te_reduce(&c->e, "tosa.reduce_sum", te_mul(&c->e, v, w, 0), 2);
   int64_t rd[3] = {s->batch, s->units, s->rank}, od[2] = {s->batch, s->units};
   te_value_t acc = te_reduce(&c->e, "tosa.reduce_sum", te_reshape(&c->e, per_filter, 3, rd), 2);
@@ -150,11 +186,30 @@ static te_value_t time_and_rank(tfl_ctx_t *c, const svdf_t *s, te_value_t state)
   return bias.id ? te_binary(&c->e, "tosa.add", acc, bias) : bias;
 }
 
+/* TFLM's ActivationValFloat: the clamps, TANH and SIGMOID (SIGN_BIT, which
+ * no converter emits, is refused). */
+static te_value_t activation_f32(tfl_ctx_t *c, const svdf_t *s, te_value_t y) {
+  if (s->activation == 4) return te_unary(&c->e, "tosa.tanh", y);
+  if (s->activation == 6) return te_unary(&c->e, "tosa.sigmoid", y);
+  return tfl_activation(c, y, tfl_out(c, 0), s->activation);
+}
+
+static tinyml_status_t lower_svdf_f32(tfl_ctx_t *c, const svdf_t *s) {
+  te_value_t state = shifted_state(c, s, feature_column_f32(c, s));
+  te_value_t acc = state.id ? time_and_rank(c, s, state) : state;
+  te_value_t y = acc.id ? activation_f32(c, s, acc) : acc;
+  if (!y.id) return c->error;
+  TINYML_RETURN_IF_ERROR(tfl_set_state(c, IN_STATE, state));
+  return tfl_set_out(c, 0, y);
+}
+
 tinyml_status_t tfl_lower_svdf(tfl_ctx_t *c) {
   svdf_t s;
   int32_t m[2];
   int8_t shift[2];
-  if (!read_svdf(c, &s) || !multipliers(c, m, shift)) return c->error;
+  if (!read_svdf(c, &s)) return c->error;
+  if (s.state_elem == TE_F32) return lower_svdf_f32(c, &s);
+  if (!multipliers(c, m, shift)) return c->error;
   te_value_t state = shifted_state(c, &s, feature_column(c, &s, m[0], shift[0]));
   if (!state.id) return c->error;
   te_value_t acc = time_and_rank(c, &s, state);

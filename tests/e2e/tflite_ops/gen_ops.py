@@ -486,13 +486,14 @@ def error_models():
     lstm_int_ops.build(m, lstm_int_ops.Spec("projection", projection=True))
     out.append((m, "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): integer LSTM with a projection "
                    "is not supported"))
-    m = Model("err_svdf_float", 47)
+    m = Model("err_svdf_hybrid", 47)
     x = m.tensor([1, 5], name="x")
     st = m.tensor([1, 12], name="state", variable=True)
     y = m.tensor([1, 3], name="y")
-    m.op("SVDF", [x, m.const([3, 5]), m.const([3, 4]), m.const([3]), st], [y], rank=1)
+    m.op("SVDF", [x, m.const([3, 5], "INT8", q8(0.01, 0)), m.const([3, 4]), m.const([3]), st],
+         [y], rank=1)
     m.inputs, m.outputs = [x], [y]
-    out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
+    out.append((m, "operator 0 (SVDF): hybrid SVDF (FLOAT32 input with INT8 weights_feature"))
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
             nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
             control_ops.error_models(Model) + more_ops.error_models(Model, q8) +
@@ -584,6 +585,30 @@ def write_values(path, values, fmt="b"):
     with open(path, "wb") as f:
         f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
     return path
+
+
+def float_svdf_entry(m, flatc, schema, outdir, refresh, invokes=3):
+    """A float SVDF: TFLite's outputs after the first and the third invoke
+    on one input (tflite_invokes.js), both checked against svdf_ops'
+    float reference."""
+    entry = write_case(m, flatc, schema, outdir, refresh)
+    first = entry["cases"][0]
+    prefix = os.path.join(EXPECTED, m.name)
+    later = "%s_invoke%d" % (prefix, invokes)
+    if refresh:
+        js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tflite_invokes.js")
+        subprocess.run(["node", js, entry["model"], "--in", prefix + "_in_0.bin",
+                        "--invokes", str(invokes), "--out", later], check=True)
+    x = lstm_ops.read_f32(prefix + "_in_0.bin")
+    for n, path in ((1, prefix + "_out_0.bin"), (invokes, later + "_out_0.bin")):
+        got, want = lstm_ops.read_f32(path), svdf_ops.float_reference(m, x, n)
+        if len(got) != len(want) or any(abs(a - b) > 1e-5 + 1e-5 * abs(b)
+                                         for a, b in zip(got, want)):
+            raise SystemExit("%s: TFLite's invoke %d differs from the reference" % (m.name, n))
+    entry["cases"].append({"label": "seed1-invoke%d" % invokes, "invokes": invokes,
+                           "inputs": first["inputs"],
+                           "outputs": [dict(first["outputs"][0], file=later + "_out_0.bin")]})
+    return entry
 
 
 def io_entry(m, t, kind, index, path):
@@ -714,6 +739,8 @@ def main():
         entry["cases"].append(later_invoke(spec, m, ins, entry["cases"][0], outdir))
         manifest.append(entry)
     manifest += [svdf_entry(spec, flatc, schema, outdir) for spec in svdf_ops.CASES]
+    manifest += [float_svdf_entry(m, flatc, schema, outdir, refresh)
+                 for m in svdf_ops.float_models(Model)]
     manifest += [int_lstm_entry(spec, flatc, schema, outdir) for spec in lstm_int_ops.CASES]
     manifest += [mean_entry(spec, flatc, schema, outdir) for spec in mean_ops.CASES]
     for m, case in zip(q8_unary_ops.models(Model, q8), q8_unary_ops.CASES):

@@ -11,6 +11,7 @@ The new state column adds the state's zero point before the clamp
 (upstream's fixed order, tflite-micro PR 3627); the int8 cases are built so
 that the older order, clamp then add and wrap, gives different outputs.
 """
+import math
 import random
 
 from tflm_fixed import INT32_MAX, INT32_MIN, clamp, f32, mbqm, quantize_multiplier, rdbpot, srdhm
@@ -102,4 +103,60 @@ def reference(s, data, ins, x, invokes=1, zp_first=True):
             for u in range(s.units):
                 acc = data[b][u] + sum(scratch[u * s.rank + r] for r in range(s.rank))
                 y.append(clamp(mbqm(acc, *m2) + OUT_Q[1], -128, 127))
+    return y
+
+
+# ---- float SVDF --------------------------------------------------------------
+# Expected outputs: TFLite's (desktop and TFLM run the same float steps),
+# its first invoke from tflite_run.js, later ones from tflite_invokes.js;
+# float_reference() below checks both.
+
+FLOAT_CASES = [  # name, batch, inputs, units, rank, memory, activation, bias, seed
+    ("svdf_float_b1_relu", 1, 5, 3, 2, 4, "RELU", True, 71),
+    ("svdf_float_b2_tanh_nobias", 2, 4, 2, 1, 3, "TANH", False, 72),
+    ("svdf_float_b1_rank3_none", 1, 7, 2, 3, 1, "NONE", True, 73),
+]
+ACTIVATIONS = {"NONE": lambda v: v, "RELU": lambda v: max(v, 0.0), "TANH": math.tanh}
+
+
+def float_model(Model, case):
+    name, batch, n_in, units, rank, memory, act, bias, seed = case
+    m = Model(name, seed)
+    filters = units * rank
+    rnd = lambda n, a: [round(m.rng.uniform(-a, a), 4) for _ in range(n)]
+    x = m.tensor([batch, n_in], name="x")
+    wf = m.tensor([filters, n_in], data=rnd(filters * n_in, 1.0))
+    wt = m.tensor([filters, memory], data=rnd(filters * memory, 0.8))
+    b = m.tensor([units], data=rnd(units, 0.5)) if bias else -1
+    st = m.tensor([batch, filters * memory], name="state", variable=True)
+    y = m.tensor([batch, units], name="y")
+    m.op("SVDF", [x, wf, wt, b, st], [y], rank=rank, fused_activation_function=act)
+    m.inputs, m.outputs = [x], [y]
+    m.svdf = (batch, n_in, units, rank, memory, act, [x, wf, wt, b, st])
+    return m
+
+
+def float_models(Model):
+    return [float_model(Model, case) for case in FLOAT_CASES]
+
+
+def float_reference(m, x, invokes):
+    """EvalFloatSvdfReference in double, from a zero state."""
+    batch, n_in, units, rank, memory, act, (_, wf, wt, b, _) = m.svdf
+    filters = units * rank
+    state = [0.0] * (batch * filters * memory)
+    for _ in range(invokes):
+        state[:-1] = state[1:]
+        for bt in range(batch):
+            for f in range(filters):
+                state[(bt * filters + f) * memory + memory - 1] = sum(
+                    m.data[wf][f * n_in + i] * x[bt * n_in + i] for i in range(n_in))
+        y = []
+        for bt in range(batch):
+            per = [sum(m.data[wt][f * memory + j] * state[(bt * filters + f) * memory + j]
+                       for j in range(memory)) for f in range(filters)]
+            for u in range(units):
+                v = (m.data[b][u] if b >= 0 else 0.0) + sum(per[u * rank + r]
+                                                             for r in range(rank))
+                y.append(ACTIVATIONS[act](v))
     return y
