@@ -166,4 +166,14 @@ tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c);
 te_value_t tfl_window_sum_16(tfl_ctx_t *c, te_value_t x, te_value_t ones, const char *props,
                              const te_type_t *sum_t);
 
+/* The 16x8 pieces the integer LSTM shares (tfl_lower_int16.c): TFLite's
+ * int64 MultiplyByQuantizedMultiplier for `real` as a SINGLE_ROUND rescale's
+ * multiplier and shift (0 if out of range); and the two i8 x i8 -> i32
+ * passes of convolution `op_name` over the high and the low bytes of int16
+ * x, whose 256 * hi + lo is the convolution over x, exactly. */
+int reduced_multiplier(double real, int32_t *m, int8_t *s);
+void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+                  const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
+                  te_value_t *lo_acc);
+
 #endif

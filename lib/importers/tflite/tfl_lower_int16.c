@@ -86,7 +86,7 @@ static int check_16x8(tfl_ctx_t *c, const tfl_tensor_t *in, const tfl_tensor_t *
 
 /* TFLite's int64 MultiplyByQuantizedMultiplier as TOSA rescale parameters:
  * the Q31 multiplier rounded to 16 bits and the shift 15 - shift. */
-static int reduced_multiplier(double real, int32_t *m, int8_t *s) {
+int reduced_multiplier(double real, int32_t *m, int8_t *s) {
   int32_t q;
   int shift;
   if (!tfl_quantize_multiplier(real, &q, &shift)) return 0;
@@ -143,7 +143,7 @@ static te_value_t byte_pass(tfl_ctx_t *c, const char *op_name, te_value_t x8, te
 
 /* `op_name` over the high bytes of x and over its low bytes: the two i32
  * accumulators whose 256 * hi + lo is the op over x. */
-static void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
                          const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
                          te_value_t *lo_acc) {
   te_value_t hi = te_binary_props(&c->e, "tosa.arithmetic_right_shift", x,

@@ -369,6 +369,7 @@ static void step(tfl_ctx_t *c, const void *layer, te_value_t terms, te_value_t *
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
   const tfl_tensor_t *x = tfl_in(c, IN_X);
   if (x && x->type == TFL_INT8) return tfl_lower_sequence_lstm_int(c);
+  if (x && x->type == TFL_INT16) return tfl_lower_sequence_lstm_int(c); /* 16x8 */
   lstm_t l;
   memset(&l, 0, sizeof l);
   if (!read_lstm(c, &l) || !make_constants(c, &l)) return c->error;

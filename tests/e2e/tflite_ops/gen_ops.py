@@ -673,11 +673,11 @@ def int_lstm_entry(spec, flatc, schema, outdir):
               for i, t in enumerate(m.tensors) if "quantization" in t}
     x = lstm_int_ops.input_values(spec)
     prefix = os.path.join(outdir, m.name)
-    write_values(prefix + "_in_0.bin", x)
+    write_values(prefix + "_in_0.bin", x, spec.fmt)
     cases = []
     for invokes in (1, 3):
         want = lstm_int_ops.reference(spec, m.data, ins, scales, x, invokes)
-        path = write_values("%s_invoke%d_out_0.bin" % (prefix, invokes), want)
+        path = write_values("%s_invoke%d_out_0.bin" % (prefix, invokes), want, spec.fmt)
         case = {"label": "seed1-invoke%d" % invokes, "invokes": invokes, "exact": True,
                 "inputs": [io_entry(m, m.inputs[0], "input", 0, prefix + "_in_0.bin")],
                 "outputs": [io_entry(m, m.outputs[0], "output", 0, path)]}
@@ -777,6 +777,8 @@ def main():
               for m, text in error_models()]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in detection_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in lstm_int_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 

@@ -1,7 +1,9 @@
 """Integer UNIDIRECTIONAL_SEQUENCE_LSTM test models for gen_ops.py (int8
-input, weights and hidden state, int32 biases, int16 cell state), and their
+input, weights and hidden state, int32 biases, int16 cell state; and 16x8:
+int16 input and hidden state, int8 weights, int64 biases), and their
 expected outputs from a plain-Python model of TFLite Micro's reference
-kernel (the 2023+ lstm_eval.h / lstm_eval_common.cc).
+kernel (the 2023+ lstm_eval.h / lstm_eval_common.cc: EvalLstm<int8_t,
+int8_t, int16_t, int32_t> and EvalLstm<int16_t, int8_t, int16_t, int64_t>).
 
 TFLite's own integer kernel (EvalInteger8x8_16, what the reference tool
 runs) rounds differently from TFLM's, and int8 LSTMs are TFLM models, so
@@ -13,7 +15,7 @@ outputs for the zoo's DTLN bit for bit.
 import math
 import random
 
-from tflm_fixed import clamp, f32, mbqm, quantize_multiplier, rdbpot, srdhm
+from tflm_fixed import clamp, f32, mbqm, mbqm64, quantize_multiplier
 
 GATES = "ifco"  # TFLite's input order: input, forget, cell, output
 
@@ -21,10 +23,19 @@ GATES = "ifco"  # TFLite's input order: input, forget, cell, output
 class Spec:
     def __init__(self, name, batch=1, time=3, n_in=5, n_cell=7, time_major=False,
                  cell_scale=2.0 ** -11, cell_clip=0.0, x_q=(0.02, -3), h_q=(1 / 128, 5),
-                 cifg=False, projection=False, seed=61):
+                 cifg=False, projection=False, seed=61, act="INT8", big_bias=False,
+                 peephole=False, layer_norm=False, bias_type=None, bias_offset=0):
         self.name, self.batch, self.time, self.n_in, self.n_cell = name, batch, time, n_in, n_cell
         self.time_major, self.cell_scale, self.cell_clip = time_major, cell_scale, cell_clip
         self.x_q, self.h_q, self.cifg, self.projection, self.seed = x_q, h_q, cifg, projection, seed
+        # act: the input, hidden state and output type.  16x8 only:
+        # big_bias puts biases past int32 in the forget and output gates;
+        # bias_offset is added to every bias.
+        self.act, self.big_bias, self.bias_offset = act, big_bias, bias_offset
+        self.peephole, self.layer_norm = peephole, layer_norm  # refused variants
+        self.bias_type = bias_type or ("INT32" if act == "INT8" else "INT64")
+        self.fmt = "b" if act == "INT8" else "h"  # gen_ops.write_values format
+        self.lo, self.hi = (-128, 127) if act == "INT8" else (-32768, 32767)
 
     def rows(self):
         return [self.time, self.batch] if self.time_major else [self.batch, self.time]
@@ -40,35 +51,67 @@ CASES = [
     Spec("lstm_int8_time_major", batch=2, time=4, time_major=True, h_q=(0.009, -7), seed=63),
 ]
 
+# 16x8: int16 activations are symmetric.  Input scale 2^-15 and weight
+# scale 0.01 keep the gates' pre-activations around +-1; odd sizes, batch
+# and time major, the clip, and cell scale 2^-15, where the cell sum
+# saturates (its biases push every gate up); big_bias has int64 biases
+# beyond int32 (their gates saturate).
+X16, H16 = (2.0 ** -15, 0), (1.1 / 32768, 0)
+CASES += [
+    Spec("lstm_16x8_b1", n_in=3, n_cell=9, x_q=X16, h_q=H16, act="INT16", seed=71),
+    Spec("lstm_16x8_b2_clip", batch=2, time=4, cell_clip=0.6, x_q=X16, h_q=(2.0 ** -14, 0),
+         act="INT16", seed=72),
+    Spec("lstm_16x8_cell_sat", time=5, n_in=6, n_cell=5, cell_scale=2.0 ** -15, x_q=X16,
+         h_q=H16, act="INT16", bias_offset=3000000, seed=73),
+    Spec("lstm_16x8_time_major", batch=3, time=3, n_in=7, n_cell=4, time_major=True,
+         cell_scale=2.0 ** -12, x_q=(0.7 / 32768, 0), h_q=H16, act="INT16", big_bias=True,
+         seed=74),
+]
+
 
 def build(m, s):
     """Writes s's LSTM into gen_ops Model m; returns the operator's inputs."""
     x_scale, x_zp = s.x_q
     w_scale = 0.01
-    ins = [-1] * 20
-    ins[0] = m.tensor(s.rows() + [s.n_in], "INT8", ([x_scale], [x_zp]), name="x")
+    ins = [-1] * (24 if s.layer_norm else 20)
+    ins[0] = m.tensor(s.rows() + [s.n_in], s.act, ([x_scale], [x_zp]), name="x")
     for k, gate in enumerate(GATES):
         if gate == "i" and s.cifg:
             continue
         ins[1 + k] = m.const([s.n_cell, s.n_in], "INT8", ([w_scale], [0]))
         ins[5 + k] = m.const([s.n_cell, s.n_cell], "INT8", ([w_scale * 1.3], [0]))
-        ins[12 + k] = m.const([s.n_cell], "INT32", ([x_scale * w_scale], [0]), lo=-2000, hi=2000)
+        ins[12 + k] = bias(m, s, gate, ([x_scale * w_scale], [0]))
     if s.projection:
         ins[16] = m.const([s.n_cell, s.n_cell], "INT8", ([w_scale], [0]))
+    for k in range(3 if s.peephole else 0):
+        ins[9 + k] = m.const([s.n_cell], "INT16", ([w_scale], [0]))
+    for k in range(4 if s.layer_norm else 0):
+        ins[20 + k] = m.const([s.n_cell], "INT16", ([w_scale], [0]))
     hq = ([s.h_q[0]], [s.h_q[1]])
-    ins[18] = m.tensor([s.batch, s.n_cell], "INT8", hq, name="output_state", variable=True)
+    ins[18] = m.tensor([s.batch, s.n_cell], s.act, hq, name="output_state", variable=True)
     ins[19] = m.tensor([s.batch, s.n_cell], "INT16", ([s.cell_scale], [0]), name="cell_state",
                        variable=True)
-    y = m.tensor(s.rows() + [s.n_cell], "INT8", hq, name="y")
+    y = m.tensor(s.rows() + [s.n_cell], s.act, hq, name="y")
     m.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y], fused_activation_function="TANH",
          cell_clip=s.cell_clip, time_major=s.time_major)
     m.inputs, m.outputs = [ins[0]], [y]
     return ins
 
 
+def bias(m, s, gate, q):
+    """A gate's bias.  int16 inputs are some 256 times int8's, and so are
+    their biases; big_bias adds +-2^33 to two of the cells."""
+    if s.bias_type == "INT32":
+        return m.const([s.n_cell], "INT32", q, lo=-2000, hi=2000)
+    data = [m.rng.randint(-500000, 500000) + s.bias_offset for _ in range(s.n_cell)]
+    if s.big_bias and gate in "fo":
+        data[0] += 2 ** 33 if gate == "f" else -2 ** 33
+    return m.tensor([s.n_cell], s.bias_type, q, data)
+
+
 def input_values(s):
     rng = random.Random(s.seed * 7 + 1)
-    return [rng.randint(-128, 127) for _ in range(s.batch * s.time * s.n_in)]
+    return [rng.randint(s.lo, s.hi) for _ in range(s.batch * s.time * s.n_in)]
 
 
 # ---- TFLM's integer arithmetic -----------------------------------------------
@@ -149,6 +192,10 @@ class Params:
 
     def __init__(self, s, data, ins, scales):
         self.x_zp, self.h_zp = s.x_q[1], s.h_q[1]
+        # The gate FC's accumulator is the bias type: int64 for 16x8, which
+        # takes the int64 MultiplyByQuantizedMultiplier.
+        self.fc_mbqm = mbqm if s.act == "INT8" else mbqm64
+        self.lo, self.hi = s.lo, s.hi
         x_scale, h_scale, cs = scales[ins[0]], scales[ins[18]], scales[ins[19]]
         self.gates = {}
         for k, g in enumerate(GATES):
@@ -163,22 +210,23 @@ class Params:
         self.hidden_mul = quantize_multiplier(2.0 ** -30 / h_scale)
 
 
-def fc16(w, v, zp, bias, q, rows):
-    """reference_integer_ops::FullyConnected to int16 (weight zero point 0)."""
+def fc16(w, v, zp, bias, q, rows, multiply):
+    """reference_integer_ops::FullyConnected to int16 (weight zero point 0):
+    `multiply` is the MultiplyByQuantizedMultiplier of its accumulator."""
     n = len(v)
     out = []
     for r in range(rows):
         acc = sum(w[r * n + k] * (v[k] - zp) for k in range(n))
         if bias is not None:
             acc += bias[r]
-        out.append(clamp(mbqm(acc, *q), -32768, 32767))
+        out.append(clamp(multiply(acc, *q), -32768, 32767))
     return out
 
 
 def gate(p, g, x, h, act):
     w, r, b, mx, mh = p.gates[g]
-    a = fc16(w, x, p.x_zp, b, mx, len(b))
-    z = fc16(r, h, p.h_zp, None, mh, len(b))
+    a = fc16(w, x, p.x_zp, b, mx, len(b), p.fc_mbqm)
+    z = fc16(r, h, p.h_zp, None, mh, len(b), p.fc_mbqm)
     pre = [clamp(u + v, -32768, 32767) for u, v in zip(a, z)]
     return [act(v) for v in pre]
 
@@ -195,13 +243,13 @@ def step(p, x, h, c):
             clamp(mbqm(ii * gg, *p.ig_mul), -32768, 32767)
         v = clamp(v, -32768, 32767)
         cn.append(clamp(v, -p.qclip, p.qclip) if p.qclip > 0 else v)
-    hn = [clamp(mbqm(lstm_tanh(p.cpow, cc) * oo, *p.hidden_mul) + p.h_zp, -128, 127)
+    hn = [clamp(mbqm(lstm_tanh(p.cpow, cc) * oo, *p.hidden_mul) + p.h_zp, p.lo, p.hi)
           for cc, oo in zip(cn, o)]
     return hn, cn
 
 
 def reference(s, data, ins, scales, x, invokes=1):
-    """The int8 output of the last of `invokes` invokes on input x, from the
+    """The int8 (int16) output of the last of `invokes` invokes on input x, from the
     reset state (h = its zero point, c = 0), the state carrying over."""
     p = Params(s, data, ins, scales)
     h = [[p.h_zp] * s.n_cell for _ in range(s.batch)]
@@ -214,3 +262,35 @@ def reference(s, data, ins, scales, x, invokes=1):
                 h[b], c[b] = step(p, x[row * s.n_in:(row + 1) * s.n_in], h[b], c[b])
                 y[row * s.n_cell:(row + 1) * s.n_cell] = h[b]
     return y
+
+
+# ---- what TFLite Micro refuses -------------------------------------------------
+
+LSTM = "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): "
+S16 = dict(x_q=X16, h_q=H16, act="INT16")
+
+
+def error_models(Model):
+    """(model, expected error) pairs: the 16x8 variants TFLM's
+    LstmTensors::ValidateTensorStatus refuses, and int16 input with the
+    int8 kernel's int32 biases, which TFLM's BiasType (int64) misreads."""
+    cases = [
+        (Spec("err_lstm_16x8_cifg", cifg=True, **S16),
+         "integer LSTM without the input gate (CIFG)"),
+        (Spec("err_lstm_16x8_peephole", peephole=True, **S16),
+         "integer LSTM with peephole weights is not supported"),
+        (Spec("err_lstm_16x8_projection", projection=True, **S16),
+         "integer LSTM with a projection is not supported"),
+        (Spec("err_lstm_16x8_layer_norm", layer_norm=True, **S16),
+         "integer LSTM with layer norm is not supported"),
+        (Spec("err_lstm_16x8_bias32", bias_type="INT32", **S16),
+         "integer LSTM with INT16 input needs constant INT64 [n_cell] biases (got INT32)"),
+        (Spec("err_lstm_16x8_zero_point", x_q=(2.0 ** -15, 3), h_q=H16, act="INT16"),
+         "INT16 input and output state need zero point 0 (got 3 and 0)"),
+    ]
+    out = []
+    for k, (spec, text) in enumerate(cases):
+        m = Model(spec.name, 80 + k)
+        build(m, spec)
+        out.append((m, LSTM + text))
+    return out
