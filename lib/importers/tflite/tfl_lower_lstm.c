@@ -17,8 +17,9 @@
  * known in full; the time loop is unrolled (its length is static), one
  * matmul for all four recurrent terms per step.  h and c are variable
  * tensors: the model's state (tfl_set_state), zeros after a reset as in
- * TFLite.  Int8 input goes to the integer kernel (tfl_lower_lstm_int.c);
- * the 16x8 integer and the hybrid kernels are refused by name. */
+ * TFLite.  Int8 and int16 (16x8) input go to the integer kernel
+ * (tfl_lower_lstm_int.c); the hybrid kernel (int8 weights with float input)
+ * is refused by name. */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,18 +88,13 @@ static int read_options(tfl_ctx_t *c, lstm_t *l) {
   return 1;
 }
 
-/* Float in, float out, float constants; the 16x8 integer and hybrid (int8
- * weights) kernels are other work. */
+/* Float in, float out, float constants (integer input went to
+ * tfl_lower_lstm_int.c). */
 static int check_types(tfl_ctx_t *c) {
   const tfl_tensor_t *x = tfl_in(c, IN_X), *y = tfl_out(c, 0), *wf = tfl_in(c, IN_W + GATE_F);
   if (c->op->input_count != 20 && c->op->input_count != IN_COUNT)
     return failed(c, "expected 20 or 24 inputs");
   if (!x || !y || !wf) return failed(c, "missing input, output or input-to-forget weights");
-  if (x->type == TFL_INT16) {
-    tfl_fail(c, "UNIDIRECTIONAL_SEQUENCE_LSTM with %s input (integer LSTM) is not supported yet",
-             tfl_type_name(x->type));
-    return 0;
-  }
   if (x->type != TFL_FLOAT32 || y->type != TFL_FLOAT32) {
     tfl_fail(c, "unsupported types %s -> %s (only FLOAT32 so far)", tfl_type_name(x->type),
              tfl_type_name(y->type));
@@ -368,8 +364,7 @@ static void step(tfl_ctx_t *c, const void *layer, te_value_t terms, te_value_t *
 
 tinyml_status_t tfl_lower_sequence_lstm(tfl_ctx_t *c) {
   const tfl_tensor_t *x = tfl_in(c, IN_X);
-  if (x && x->type == TFL_INT8) return tfl_lower_sequence_lstm_int(c);
-  if (x && x->type == TFL_INT16) return tfl_lower_sequence_lstm_int(c); /* 16x8 */
+  if (x && (x->type == TFL_INT8 || x->type == TFL_INT16)) return tfl_lower_sequence_lstm_int(c);
   lstm_t l;
   memset(&l, 0, sizeof l);
   if (!read_lstm(c, &l) || !make_constants(c, &l)) return c->error;
