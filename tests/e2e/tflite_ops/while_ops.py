@@ -110,6 +110,33 @@ def two_counter_model(Model, name, n, max_iterations, update, ttype="FLOAT32", q
     return m
 
 
+def countdown_model(Model, name, start):
+    """A float counter counted down by SUB while GREATER than 0.5, the
+    condition a LOGICAL_NOT of LESS_EQUAL: ceil(start - 0.5) trips."""
+    m = Model(name, 160)
+
+    def ins(s):
+        return [s.tensor([], name="k"), s.tensor(SHAPE, name="x")]
+
+    def cond(s):
+        k, x = ins(s)
+        le, go = s.tensor([], "BOOL"), s.tensor([], "BOOL", name="go")
+        s.op("LESS_EQUAL", [k, s.tensor([], data=[0.5])], [le])
+        s.op("LOGICAL_NOT", [le], [go])
+        s.inputs, s.outputs = [k, x], [go]
+
+    def body(s):
+        k, x = ins(s)
+        k2 = s.tensor([], name="k_next")
+        s.op("SUB", [k, s.tensor([], data=[1.0])], [k2], fused_activation_function="NONE")
+        s.inputs, s.outputs = [k, x], [k2, halve_plus_one(s, x)]
+    x, k_out, y = m.tensor(SHAPE, name="x"), m.tensor([], name="k_out"), m.tensor(SHAPE, name="y")
+    m.op("WHILE", [m.tensor([], data=[start]), x], [k_out, y],
+         cond_subgraph_index=m.subgraph(cond), body_subgraph_index=m.subgraph(body))
+    m.inputs, m.outputs = [x], [y, k_out]
+    return m
+
+
 def models(Model):
     return [counter_model(Model, "while_f32_0_trips", 0),
             counter_model(Model, "while_f32_1_trip", 1),
@@ -117,7 +144,8 @@ def models(Model):
             two_counter_model(Model, "while_two_counters_fc_f32", 3, 7, fc_f32),
             two_counter_model(Model, "while_max_iterations_binds_f32", 6, 2, fc_f32),
             two_counter_model(Model, "while_two_counters_fc_int8", 4, 10, fc_int8, "INT8", Q),
-            counter_model(Model, "while_int8_5_trips", 5, fc_int8, "INT8", Q)]
+            counter_model(Model, "while_int8_5_trips", 5, fc_int8, "INT8", Q),
+            countdown_model(Model, "while_countdown_f32", 3.25)]
 
 
 def sum_positive(s, x):
