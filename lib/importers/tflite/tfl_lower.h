@@ -138,6 +138,12 @@ tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_operator(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_if(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_while(tfl_ctx_t *c);
+/* Lowers subgraph b inline (tfl_lower_if.c): its inputs are `ins` (one per
+ * input, of its TOSA types), outs[j] becomes its output j.  Refuses state,
+ * variables and nested control flow; its operators count against max_ops;
+ * errors read "operator N (IF): subgraph S: ...". */
+tinyml_status_t tfl_lower_subgraph(tfl_ctx_t *c, const tfl_model_t *b, const te_value_t *ins,
+                                   te_value_t *outs);
 tinyml_status_t tfl_lower_var_handle(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_read_variable(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_assign_variable(tfl_ctx_t *c);

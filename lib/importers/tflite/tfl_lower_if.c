@@ -1,11 +1,10 @@
-/* IF and WHILE.  Compiled code has no branches between dispatches, so an
- * IF is inlined: both branch subgraphs are lowered on the IF's inputs and
- * each output selects between them by the condition (a constant condition
- * lowers only the branch it takes).  That computes the same values as
- * TFLite's if.cc when the branches are pure, which is checked: no state,
- * no variables, no nested control flow.  WHILE would need its trip count
- * at compile time, which only evaluating the condition subgraph could
- * give; it is refused by name. */
+/* IF, and the subgraph inliner IF and WHILE share.  Compiled code has no
+ * branches between dispatches, so an IF is inlined: both branch subgraphs
+ * are lowered on the IF's inputs and each output selects between them by
+ * the condition (a constant condition lowers only the branch it takes).
+ * That computes the same values as TFLite's if.cc when the branches are
+ * pure, which is checked: no state, no variables, no nested control flow.
+ * WHILE (tfl_lower_while.c) inlines its body once per trip. */
 #include <string.h>
 
 #include "../../common/alloc.h"
@@ -29,10 +28,6 @@ static int is_impure(const tfl_operator_t *op) {
 }
 
 static tinyml_status_t check_branch(tfl_ctx_t *c, const tfl_model_t *b) {
-  if (b->input_count != c->op->input_count - 1 || b->output_count != c->op->output_count)
-    return tfl_fail(c, "subgraph %u has %u inputs and %u outputs, the IF passes %u and takes %u",
-                    b->subgraph, b->input_count, b->output_count, c->op->input_count - 1,
-                    c->op->output_count);
   for (uint32_t j = 0; j < b->operator_count; ++j)
     if (is_impure(&b->operators[j]))
       return tfl_fail(c, "subgraph %u operator %u (%s): a branch with state or control flow "
@@ -54,9 +49,12 @@ static tinyml_status_t check_branch(tfl_ctx_t *c, const tfl_model_t *b) {
   return TINYML_OK;
 }
 
-/* Binds branch input i to the IF's input i + 1, of the same type. */
-static tinyml_status_t bind_inputs(tfl_ctx_t *c, tfl_ctx_t *sub) {
-  const tfl_model_t *b = sub->model;
+/* IF's input i + 1 must have branch input i's type, quantisation and shape. */
+static tinyml_status_t check_if_inputs(tfl_ctx_t *c, const tfl_model_t *b) {
+  if (b->input_count != c->op->input_count - 1 || b->output_count != c->op->output_count)
+    return tfl_fail(c, "subgraph %u has %u inputs and %u outputs, the IF passes %u and takes %u",
+                    b->subgraph, b->input_count, b->output_count, c->op->input_count - 1,
+                    c->op->output_count);
   for (uint32_t i = 0; i < b->input_count; ++i) {
     const tfl_tensor_t *outer = tfl_in(c, i + 1), *inner = &b->tensors[b->inputs[i]];
     te_type_t a, t;
@@ -65,8 +63,21 @@ static tinyml_status_t bind_inputs(tfl_ctx_t *c, tfl_ctx_t *sub) {
         memcmp(a.dims, t.dims, sizeof(int64_t) * a.rank) != 0)
       return tfl_fail(c, "input %u does not match subgraph %u's input '%s'", i + 1, b->subgraph,
                       inner->name);
-    sub->values[b->inputs[i]] = tfl_value_in(c, i + 1);
-    if (!sub->values[b->inputs[i]].id) return c->error;
+  }
+  return TINYML_OK;
+}
+
+/* Binds subgraph input i to ins[i], which must have its TOSA type. */
+static tinyml_status_t bind_inputs(tfl_ctx_t *c, tfl_ctx_t *sub, const te_value_t *ins) {
+  const tfl_model_t *b = sub->model;
+  for (uint32_t i = 0; i < b->input_count; ++i) {
+    const tfl_tensor_t *inner = &b->tensors[b->inputs[i]];
+    te_type_t t;
+    if (!ins[i].id || !tfl_te_type(inner, &t) || t.elem != ins[i].type.elem ||
+        t.rank != ins[i].type.rank || memcmp(t.dims, ins[i].type.dims, sizeof(int64_t) * t.rank))
+      return tfl_fail(c, "a value does not match subgraph %u's input '%s'", b->subgraph,
+                      inner->name);
+    sub->values[b->inputs[i]] = ins[i];
   }
   return TINYML_OK;
 }
@@ -84,8 +95,8 @@ static tinyml_status_t branch_error(tfl_ctx_t *c, const tfl_model_t *b, tinyml_s
   return c->error;
 }
 
-/* Lowers every operator of branch b; outs[j] is its output j. */
-static tinyml_status_t lower_branch(tfl_ctx_t *c, const tfl_model_t *b, te_value_t *outs) {
+tinyml_status_t tfl_lower_subgraph(tfl_ctx_t *c, const tfl_model_t *b, const te_value_t *ins,
+                                   te_value_t *outs) {
   TINYML_RETURN_IF_ERROR(check_branch(c, b));
   tfl_ctx_t sub = {.allocator = c->allocator, .model = b, .limits = c->limits, .e = c->e,
                    .bytes = c->bytes, .size = c->size};
@@ -94,7 +105,7 @@ static tinyml_status_t lower_branch(tfl_ctx_t *c, const tfl_model_t *b, te_value
     tfl_out_of_memory(c);
     return c->error;
   }
-  tinyml_status_t st = bind_inputs(c, &sub);
+  tinyml_status_t st = bind_inputs(c, &sub, ins);
   for (uint32_t j = 0; j < b->operator_count && !st; ++j) {
     sub.op_index = j;
     sub.op = &b->operators[j];
@@ -113,14 +124,24 @@ static tinyml_status_t lower_branch(tfl_ctx_t *c, const tfl_model_t *b, te_value
   return st;
 }
 
-/* Reads subgraph `index` (another than the model's) and lowers it. */
+/* Reads subgraph `index` (another than the model's) and lowers it on the
+ * IF's inputs 1.. */
 static tinyml_status_t inline_subgraph(tfl_ctx_t *c, int32_t index, te_value_t *outs) {
   if (index <= 0 || (uint32_t)index >= c->model->subgraph_count)
     return tfl_fail(c, "branch subgraph %d is not another subgraph (the model has %u)", index,
                     c->model->subgraph_count);
   tfl_model_t *b = NULL;
+  te_value_t *ins = NULL;
   tinyml_status_t st = tfl_read_subgraph(c->bytes, c->size, (uint32_t)index, c->allocator, &b);
-  if (!st) st = lower_branch(c, b, outs);
+  if (!st) st = check_if_inputs(c, b);
+  if (!st) {
+    ins = tinyml__calloc(c->allocator, b->input_count + 1, sizeof(te_value_t), 8);
+    if (!ins) st = (tfl_out_of_memory(c), c->error);
+  }
+  for (uint32_t i = 0; !st && i < b->input_count; ++i)
+    if (!(ins[i] = tfl_value_in(c, i + 1)).id) st = c->error;
+  if (!st) st = tfl_lower_subgraph(c, b, ins, outs);
+  tinyml__free(c->allocator, ins);
   tfl_model_free(b, c->allocator);
   return st;
 }
@@ -171,9 +192,4 @@ tinyml_status_t tfl_lower_if(tfl_ctx_t *c) {
   tinyml__free(c->allocator, then_v);
   tinyml__free(c->allocator, else_v);
   return st;
-}
-
-tinyml_status_t tfl_lower_while(tfl_ctx_t *c) {
-  return tfl_fail(c, "loops are not supported: compiled code runs a fixed schedule, and a "
-                  "WHILE's trip count is only known by running its condition subgraph");
 }

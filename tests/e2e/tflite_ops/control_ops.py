@@ -1,4 +1,4 @@
-"""IF (and WHILE's refusal) models for gen_ops.py.
+"""IF and WHILE models for gen_ops.py (WHILE's are in while_ops.py).
 
 The importer inlines both branches of an IF and selects per output by the
 condition, so each model is built twice, with the condition flipped
@@ -6,12 +6,15 @@ condition, so each model is built twice, with the condition flipped
 branch (TFLite's seed-1 input sums to 2.12: if_then_taken takes THEN).  BOOL cannot be a model input, so
 the condition is computed.  Expected outputs are TFLite's.
 """
+import while_ops
 from variable_ops import handle, with_subgraphs
 
 CODES = {"IF": 118, "WHILE": 119, "SUM": 74, "GREATER": 61, "LESS_EQUAL": 63,
          "LOCAL_RESPONSE_NORMALIZATION": 13, "VAR_HANDLE": 142}
 OPTIONS = {"IF": "IfOptions", "WHILE": "WhileOptions", "SUM": "ReducerOptions",
            "LOCAL_RESPONSE_NORMALIZATION": "LocalResponseNormalizationOptions"}
+CODES.update(while_ops.CODES)
+OPTIONS.update(while_ops.OPTIONS)
 
 
 def condition(m, x, compare):
@@ -96,7 +99,7 @@ def const_if_model(Model):
 def models(Model):
     return [if_model(Model, "if_then_taken", "GREATER", 81),
             if_model(Model, "if_else_taken", "LESS_EQUAL", 81),
-            const_if_model(Model)]
+            const_if_model(Model)] + while_ops.models(with_subgraphs(Model))
 
 
 def error_models(Model):
@@ -152,5 +155,6 @@ def error_models(Model):
     x, y = m.tensor([2], name="x"), m.tensor([2], name="y")
     m.op("WHILE", [x], [y], cond_subgraph_index=1, body_subgraph_index=2)
     m.inputs, m.outputs = [x], [y]
-    out.append((m, "operator 0 (WHILE): loops are not supported"))
-    return out
+    out.append((m, "operator 0 (WHILE): cond_subgraph_index 1 is not another subgraph (the "
+                   "model has 1)"))
+    return out + while_ops.error_models(VarModel)
