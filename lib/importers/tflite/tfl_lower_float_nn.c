@@ -40,6 +40,7 @@ static te_value_t as_batches(tfl_ctx_t *c, te_value_t x, const int64_t *batch, u
 }
 
 tinyml_status_t tfl_lower_batch_matmul(tfl_ctx_t *c) {
+  if (tfl_in(c, 0) && tfl_in(c, 0)->type != TFL_FLOAT32) return tfl_lower_batch_matmul_q(c);
   TINYML_RETURN_IF_ERROR(need_float(c, 2));
   const tfl_table_t *o = tfl_options(c, OPT_BATCH_MATMUL);
   const tfl_tensor_t *out = tfl_out(c, 0);

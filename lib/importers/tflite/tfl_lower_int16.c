@@ -212,3 +212,7 @@ tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c) {
   return tfl_lower_16x8(c, "tosa.conv2d", te_reshape(&c->e, x, 4, xd),
                         te_reshape(&c->e, w, 4, wd), props, ad, act, 1);
 }
+
+int tfl_reduced_multiplier(double real, int32_t *m, int8_t *s) {
+  return reduced_multiplier(real, m, s);
+}

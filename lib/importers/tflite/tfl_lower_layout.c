@@ -297,10 +297,45 @@ tinyml_status_t tfl_lower_shape_of(tfl_ctx_t *c) {
   return tfl_set_out(c, 0, te_const(&c->e, &t, t.elem == TE_I64 ? (const void *)dims : (const void *)dims32));
 }
 
+/* TFLite Micro's int8 ADD_N (add_n.cc): every input of one quantisation,
+ * each (x - zp) << 20 rescaled by 1/2 (its scale over twice itself, a Q31
+ * multiplier of 2^30: exact, (x - zp) << 19), summed in int32 after a first
+ * term of -zp << 19 (reference_ops::AddN starts from the input offset
+ * rescaled, not from 0), then one rescale by 2 * scale / (2^20 * output
+ * scale) to the output.  So the int32 sum is (sum x - (n + 1) * zp) << 19,
+ * which wraps in int32 beyond 15 inputs exactly as TFLM's does. */
+static tinyml_status_t add_n_int8(tfl_ctx_t *c, const tfl_tensor_t *out) {
+  const tfl_tensor_t *first = tfl_in(c, 0);
+  uint32_t n = c->op->input_count;
+  if (n < 2) return tfl_fail(c, "INT8 needs at least two inputs (got %u)", n);
+  for (uint32_t i = 0; i < n; ++i)
+    if (!tfl_in(c, i) || tfl_in(c, i)->type != TFL_INT8 ||
+        !tfl_quant_matches(tfl_in(c, i), first) || first->quant.scale_count != 1)
+      return tfl_fail(c, "input %u is quantised unlike input 0 (TFLM sums INT8 inputs of "
+                         "one scale and zero point)", i);
+  te_value_t acc = te_cast(&c->e, tfl_value_in(c, 0), TE_I32);
+  for (uint32_t i = 1; acc.id && i < n; ++i) {
+    te_value_t x = tfl_value_in(c, i);
+    if (!x.id) return c->error;
+    acc = te_binary(&c->e, "tosa.add", acc, te_cast(&c->e, x, TE_I32));
+  }
+  if (!acc.id) return c->error;
+  int64_t offset = -(int64_t)(n + 1) * tfl_zero_point(first);
+  acc = te_binary(&c->e, "tosa.add", acc, te_scalar_int(&c->e, TE_I32, offset));
+  acc = te_binary(&c->e, "tosa.logical_left_shift", acc, te_scalar_int(&c->e, TE_I32, 19));
+  double twice = 2.0 * (double)tfl_scale(first);
+  double real = twice / ((double)(1 << 20) * (double)tfl_scale(out));
+  te_value_t y = tfl_requantize(c, acc, &real, 1, out);
+  return y.id ? tfl_set_out(c, 0, y) : c->error;
+}
+
 tinyml_status_t tfl_lower_add_n(tfl_ctx_t *c) {
   const tfl_tensor_t *out = tfl_out(c, 0);
+  if (out && out->type == TFL_INT8 && tfl_is_quantized(out) && out->quant.scale_count == 1)
+    return add_n_int8(c, out);
   if (!out || (out->type != TFL_FLOAT32 && out->type != TFL_INT32) || c->op->input_count == 0)
-    return tfl_fail(c, "only FLOAT32 and INT32 sums of at least one input are supported");
+    return tfl_fail(c, "unsupported type %s (FLOAT32, INT32 and quantised INT8 sums of at "
+                       "least one input are supported)", out ? tfl_type_name(out->type) : "none");
   te_value_t acc = tfl_value_in(c, 0);
   for (uint32_t i = 1; acc.id && i < c->op->input_count; ++i) {
     te_value_t x = tfl_value_in(c, i);
@@ -316,14 +351,16 @@ static const char *reducer(int code) {
     case OP_REDUCE_PROD: return "tosa.reduce_product";
     case OP_REDUCE_MAX: return "tosa.reduce_max";
     case OP_REDUCE_ANY: return "tosa.reduce_max"; /* of 0/1 bytes, see tfl_lower_reduce */
-    case OP_REDUCE_ALL: return "tosa.reduce_min";
+    case OP_REDUCE_ALL: return "tosa.reduce_min"; /* also bool REDUCE_MIN */
     default: return "tosa.reduce_min";
   }
 }
 
 /* Over constant axes; keep_dims only changes the output's shape, which the
- * final reshape takes from the model.  MAX and MIN of quantised values are
- * exact on raw values when the output shares the input's quantisation. */
+ * final reshape takes from the model.  MAX and MIN of quantised values
+ * (int8, uint8, int16) are exact on raw values when the output shares the
+ * input's quantisation, which TFLite Micro requires.  Bool MAX and MIN are
+ * ANY and ALL. */
 tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int code = (int)c->op->builtin_code;
@@ -334,9 +371,10 @@ tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c) {
   int min_max = code == OP_REDUCE_MAX || code == OP_REDUCE_MIN;
   if (code == OP_SUM && (in->type == TFL_INT8 || in->type == TFL_INT16)) return tfl_lower_sum_q(c);
   int logical = code == OP_REDUCE_ANY || code == OP_REDUCE_ALL; /* BOOL only, as in TFLite */
+  if (min_max && in->type == TFL_BOOL) logical = 1;
   if (logical != (in->type == TFL_BOOL) ||
       !(in->type == TFL_FLOAT32 || in->type == TFL_INT32 || logical ||
-        (min_max && tfl_is_quantized(in) && in->type != TFL_INT16)) ||
+        (min_max && tfl_is_quantized(in))) ||
       !tfl_quant_matches(in, out))
     return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
   if (!tfl_const_ints(c, 1, axes, TE_MAX_RANK, &n)) return c->error;

@@ -43,6 +43,7 @@ import lstm_ops
 import mean_ops
 import more_ops
 import nn_ops
+import q8_bin_ops
 import q8_unary_ops
 import resize_q_ops
 import svdf_ops
@@ -772,6 +773,11 @@ def main():
     entry = write_case(int16_ops.chain_model(Model), flatc, schema, outdir, refresh)
     entry["cases"][0]["exact"] = True
     manifest.append(entry)
+    helpers = {"write_case": lambda m: write_case(m, flatc, schema, outdir, refresh),
+               "write_model": lambda m: write_model(m, flatc, schema, outdir),
+               "write_values": write_values, "io_entry": io_entry, "outdir": outdir}
+    manifest += [q8_bin_ops.entry(m, ttype, port, helpers)
+                 for m, ttype, port in q8_bin_ops.models(Model)]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -779,6 +785,8 @@ def main():
                for m, text in detection_ops.error_models(Model)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in lstm_int_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in q8_bin_ops.error_models(Model, q8)]
     write_json(outdir, "errors.json", errors)
     return 0
 
