@@ -167,9 +167,6 @@ tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, 
                                const char *props, const int64_t *acc_dims, int activation,
                                int float_product);
 tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c);
-/* TFLite's int64 MultiplyByQuantizedMultiplier for `real` as TOSA rescale
- * parameters (16-bit multiplier, shift 15 - shift); 0 if out of range. */
-int tfl_reduced_multiplier(double real, int32_t *m, int8_t *s);
 /* int8 and int16 BATCH_MATMUL, TFLite Micro's reference kernel. */
 tinyml_status_t tfl_lower_batch_matmul_q(tfl_ctx_t *c);
 /* The sum over each pooling window of int16 x (i32, exact), a depthwise conv
@@ -177,14 +174,14 @@ tinyml_status_t tfl_lower_batch_matmul_q(tfl_ctx_t *c);
 te_value_t tfl_window_sum_16(tfl_ctx_t *c, te_value_t x, te_value_t ones, const char *props,
                              const te_type_t *sum_t);
 
-/* The 16x8 pieces the integer LSTM shares (tfl_lower_int16.c): TFLite's
+/* The 16x8 pieces the integer LSTM and BATCH_MATMUL share (tfl_lower_int16.c): TFLite's
  * int64 MultiplyByQuantizedMultiplier for `real` as a SINGLE_ROUND rescale's
  * multiplier and shift (0 if out of range); and the two i8 x i8 -> i32
  * passes of convolution `op_name` over the high and the low bytes of int16
  * x, whose 256 * hi + lo is the convolution over x, exactly. */
-int reduced_multiplier(double real, int32_t *m, int8_t *s);
-void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
-                  const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
-                  te_value_t *lo_acc);
+int tfl_reduced_multiplier(double real, int32_t *m, int8_t *s);
+void tfl_split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+                      const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
+                      te_value_t *lo_acc);
 
 #endif

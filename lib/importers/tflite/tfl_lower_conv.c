@@ -164,7 +164,7 @@ static te_value_t finish_quant(tfl_ctx_t *c, te_value_t acc, const tfl_tensor_t 
   double *real = tinyml__calloc(c->allocator, (size_t)channels, sizeof(double), 8);
   te_value_t v = {0};
   if (!real) {
-    tfl_fail(c, "out of memory");
+    tfl_out_of_memory(c);
     return v;
   }
   uint32_t n = w->quant.scale_count == 1 ? 1 : (uint32_t)channels;
@@ -331,7 +331,7 @@ static te_value_t transposed_weights(tfl_ctx_t *c, const tfl_tensor_t *w, int64_
   size_t es = te_elem_size(src.elem);
   uint8_t *t = tinyml__alloc(c->allocator, w->data_size + 1, 16);
   if (!t) {
-    tfl_fail(c, "out of memory");
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   /* uint8 is carried as int8 inside the graph (see tfl_zero_point). */
@@ -461,7 +461,7 @@ static te_value_t quant_avg(tfl_ctx_t *c, const window_t *w, te_value_t x,
   int64_t cd[4] = {1, odims[1], odims[2], 1}, n = odims[1] * odims[2];
   int32_t *count = tinyml__calloc(c->allocator, (size_t)n, 4, 4);
   if (!count) {
-    tfl_fail(c, "out of memory");
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   int64_t ih = x.type.dims[1], iw = x.type.dims[2];
@@ -476,7 +476,7 @@ static te_value_t quant_avg(tfl_ctx_t *c, const window_t *w, te_value_t x,
   int32_t *half = tinyml__calloc(c->allocator, (size_t)n, 4, 4);
   if (!half) {
     tinyml__free(c->allocator, count);
-    tfl_fail(c, "out of memory");
+    tfl_out_of_memory(c);
     return (te_value_t){0};
   }
   for (int64_t k = 0; k < n; ++k) half[k] = count[k] / 2;

@@ -86,7 +86,7 @@ static int check_16x8(tfl_ctx_t *c, const tfl_tensor_t *in, const tfl_tensor_t *
 
 /* TFLite's int64 MultiplyByQuantizedMultiplier as TOSA rescale parameters:
  * the Q31 multiplier rounded to 16 bits and the shift 15 - shift. */
-int reduced_multiplier(double real, int32_t *m, int8_t *s) {
+int tfl_reduced_multiplier(double real, int32_t *m, int8_t *s) {
   int32_t q;
   int shift;
   if (!tfl_quantize_multiplier(real, &q, &shift)) return 0;
@@ -118,7 +118,7 @@ static te_value_t requantize_16(tfl_ctx_t *c, te_value_t acc, const tfl_tensor_t
       double prod = float_product && n == 1 ? (double)(tfl_scale(in) * ws)
                                   : (double)tfl_scale(in) * (double)ws;
       real = prod / (double)tfl_scale(out);
-      if (!reduced_multiplier(real, &mult[k], &shift[k])) break;
+      if (!tfl_reduced_multiplier(real, &mult[k], &shift[k])) break;
     }
     if (k < n)
       tfl_fail(c, "output scale ratio %g of '%s' is out of range", real, out->name);
@@ -143,9 +143,9 @@ static te_value_t byte_pass(tfl_ctx_t *c, const char *op_name, te_value_t x8, te
 
 /* `op_name` over the high bytes of x and over its low bytes: the two i32
  * accumulators whose 256 * hi + lo is the op over x. */
-void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
-                         const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
-                         te_value_t *lo_acc) {
+void tfl_split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
+                      const char *props, const te_type_t *acc_t, te_value_t *hi_acc,
+                      te_value_t *lo_acc) {
   te_value_t hi = te_binary_props(&c->e, "tosa.arithmetic_right_shift", x,
                                   te_scalar_int(&c->e, TE_I16, 8), "round = false");
   /* The low byte with its top bit flipped is lo - 128, as a signed byte. */
@@ -157,7 +157,7 @@ void split_passes(tfl_ctx_t *c, const char *op_name, te_value_t x, te_value_t w,
 te_value_t tfl_window_sum_16(tfl_ctx_t *c, te_value_t x, te_value_t ones, const char *props,
                              const te_type_t *sum_t) {
   te_value_t hi, lo;
-  split_passes(c, "tosa.depthwise_conv2d", x, ones, props, sum_t, &hi, &lo);
+  tfl_split_passes(c, "tosa.depthwise_conv2d", x, ones, props, sum_t, &hi, &lo);
   hi = te_binary(&c->e, "tosa.logical_left_shift", hi, te_scalar_int(&c->e, TE_I32, 8));
   return te_binary(&c->e, "tosa.add", hi, lo);
 }
@@ -171,7 +171,7 @@ tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, 
   if (!x.id || !w.id) return c->error;
   te_type_t at = te_type(TE_I32, 4, acc_dims);
   te_value_t acc_hi, acc_lo;
-  split_passes(c, op_name, x, w, props, &at, &acc_hi, &acc_lo);
+  tfl_split_passes(c, op_name, x, w, props, &at, &acc_hi, &acc_lo);
   te_value_t acc = te_binary(&c->e, "tosa.logical_left_shift", te_cast(&c->e, acc_hi, TE_I64),
                              te_scalar_int(&c->e, TE_I64, 8));
   acc = te_binary(&c->e, "tosa.add", acc, te_cast(&c->e, acc_lo, TE_I64));
@@ -211,8 +211,4 @@ tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c) {
                               "pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>";
   return tfl_lower_16x8(c, "tosa.conv2d", te_reshape(&c->e, x, 4, xd),
                         te_reshape(&c->e, w, 4, wd), props, ad, act, 1);
-}
-
-int tfl_reduced_multiplier(double real, int32_t *m, int8_t *s) {
-  return reduced_multiplier(real, m, s);
 }

@@ -248,7 +248,7 @@ static int gate_qmul(tfl_ctx_t *c, const ilstm_t *l, const tfl_tensor_t *in,
   float product = tfl_scale(in) * tfl_scale(w);
   double real = (double)product / 0x1p-12;
   if (l->act == TE_I8) return make_qmul(c, real, q);
-  if (reduced_multiplier(real, &q->m, &q->shift)) return 1;
+  if (tfl_reduced_multiplier(real, &q->m, &q->shift)) return 1;
   tfl_fail(c, "integer LSTM scale ratio %g is out of range", real);
   return 0;
 }
@@ -415,7 +415,7 @@ static te_value_t matmul_16x8(tfl_ctx_t *c, te_value_t a, te_value_t w) {
   int64_t k = w.type.dims[3], rows = te_numel(&a.type) / k, width = w.type.dims[0];
   te_type_t at = te_type(TE_I32, 4, (int64_t[4]){rows, 1, 1, width});
   te_value_t hi, lo;
-  split_passes(c, "tosa.conv2d", te_reshape(&c->e, a, 4, (int64_t[4]){rows, 1, 1, k}), w, props,
+  tfl_split_passes(c, "tosa.conv2d", te_reshape(&c->e, a, 4, (int64_t[4]){rows, 1, 1, k}), w, props,
                &at, &hi, &lo);
   te_value_t acc = te_binary(&c->e, "tosa.logical_left_shift", te_cast(&c->e, hi, TE_I64),
                              te_scalar_int(&c->e, TE_I64, 8));
