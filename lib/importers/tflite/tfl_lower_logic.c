@@ -152,9 +152,9 @@ tinyml_status_t tfl_lower_cast(tfl_ctx_t *c) {
   te_type_t to;
   if (!in || !out) return tfl_fail(c, "missing input or output");
   /* uint8 results would need the wrap done on the value, then the carry
-   * to int8; no model we know casts to uint8. */
-  if (!tfl_te_type(out, &to) || out->type == TFL_UINT8 || in->type == TFL_INT16 ||
-      out->type == TFL_INT16 || !tfl_te_type(in, &(te_type_t){0}))
+   * to int8; no model we know casts to uint8.  int16 casts its raw values
+   * (TFLM ignores quantisation here) like any other integer. */
+  if (!tfl_te_type(out, &to) || out->type == TFL_UINT8 || !tfl_te_type(in, &(te_type_t){0}))
     return tfl_fail(c, "casting %s to %s is not supported", tfl_type_name(in->type),
                     tfl_type_name(out->type));
   te_value_t x = tfl_value_in(c, 0);

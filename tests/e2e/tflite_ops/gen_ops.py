@@ -46,6 +46,7 @@ import nn_ops
 import q8_unary_ops
 import resize_q_ops
 import svdf_ops
+import type_ops
 import variable_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +78,8 @@ for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops, resize_q_ops, variabl
               control_ops, more_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
+CODES.update(type_ops.CODES)
+OPTIONS.update(type_ops.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
 DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT16": "int16",
          "INT32": "int32"}
@@ -745,6 +748,9 @@ def main():
     entry = write_case(int16_ops.chain_model(Model), flatc, schema, outdir, refresh)
     entry["cases"][0]["exact"] = True
     manifest.append(entry)
+    manifest += [write_case(m, flatc, schema, outdir, refresh) for m in type_ops.models(Model, q8)]
+    manifest.append(type_ops.zeros_like_int8_entry(
+        Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
