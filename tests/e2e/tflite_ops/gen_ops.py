@@ -751,6 +751,8 @@ def main():
     manifest += [write_case(m, flatc, schema, outdir, refresh) for m in type_ops.models(Model, q8)]
     manifest.append(type_ops.zeros_like_int8_entry(
         Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
+    manifest.append(type_ops.greater_int16_entry(
+        Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

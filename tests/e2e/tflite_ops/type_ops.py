@@ -8,6 +8,7 @@ INT64 and BOOL tensors cannot be a module's inputs or outputs: the int64
 and bool operators work on CASTs of an int32 input (bool through a
 comparison) and are cast back to int32.
 """
+from tflm_fixed import f32, mbqm, quantize_multiplier
 
 CODES = {"SQUEEZE": 43, "PADV2": 60, "EXPAND_DIMS": 70}
 OPTIONS = {"SQUEEZE": "SqueezeOptions", "PADV2": "PadV2Options",
@@ -283,3 +284,46 @@ def zeros_like_int8_entry(Model, q8, write_model, write_values, io_entry, outdir
             "inputs": [io_entry(m, x, "input", 0, prefix + "_in_0.bin")],
             "outputs": [io_entry(m, y, "output", 0, prefix + "_out_0.bin")]}
     return {"model": model, "format": "tflite", "cases": [case]}
+
+
+def greater16_reference(x, y, qx, qy):
+    """TFLM's GreaterWithScaling for int16 (comparisons.cc): each input
+    ((v - zp) << 8) times its scale by QuantizeMultiplierSmallerThanOneExp."""
+    def scaled(v, q):
+        m, shift = quantize_multiplier(f32(q[0]))
+        return mbqm((v - q[1]) * 256, m, shift)
+    return [int(scaled(a, qx) > scaled(b, qy)) for a, b in zip(x, y)]
+
+
+def greater_int16_entry(Model, q8, write_model, write_values, io_entry, outdir):
+    """GREATER int16, which TFLM compares scaled (neighbours merge at int16
+    scales, unlike a raw compare) and desktop TFLite does not: inputs
+    made here, expected outputs from the port above.  Two quantisations
+    (a against b), and one (a against c, c a step or two below a)."""
+    m = Model("types_greater_int16", 408)
+    qa, qb = (0.0011, 0), (0.0007, 3)
+    n = 48
+    a_v = [m.rng.randint(-3000, 3000) for _ in range(n)]
+    b_v = [max(-32768, min(32767, round(v * qa[0] / qb[0]) + qb[1] + m.rng.randint(-2, 2)))
+           for v in a_v]
+    c_v = [v - m.rng.randint(0, 2) for v in a_v]
+    a = m.tensor([n], "INT16", q8(*qa), name="a")
+    b = m.tensor([n], "INT16", q8(*qb), name="b")
+    cc = m.tensor([n], "INT16", q8(*qa), name="c")
+    ys = []
+    for other in (b, cc):
+        cond = m.tensor([n], "BOOL")
+        m.op("GREATER", [a, other], [cond])
+        ys.append(as_int32(m, cond, [n], "greater_%s" % m.tensors[other]["name"]))
+    m.inputs, m.outputs = [a, b, cc], ys
+    want = [greater16_reference(a_v, b_v, qa, qb), greater16_reference(a_v, c_v, qa, qa)]
+    if want[1] == [int(x > y) for x, y in zip(a_v, c_v)]:
+        raise SystemExit("types_greater_int16: the scaled and raw comparisons agree")
+    model = write_model(m, outdir)
+    prefix = outdir + "/" + m.name
+    ins = [io_entry(m, t, "input", i, write_values("%s_in_%d.bin" % (prefix, i), v, "h"))
+           for i, (t, v) in enumerate(zip(m.inputs, (a_v, b_v, c_v)))]
+    outs = [io_entry(m, t, "output", i, write_values("%s_out_%d.bin" % (prefix, i), v, "i"))
+            for i, (t, v) in enumerate(zip(ys, want))]
+    return {"model": model, "format": "tflite",
+            "cases": [{"label": "seed1", "exact": True, "inputs": ins, "outputs": outs}]}
