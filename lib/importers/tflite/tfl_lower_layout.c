@@ -279,13 +279,15 @@ tinyml_status_t tfl_lower_broadcast(tfl_ctx_t *c) {
   return tfl_set_out(c, 0, broadcast(c, x, &t));
 }
 
-/* SHAPE is known at compile time; ZEROS_LIKE is zeros of the input's type. */
+/* SHAPE is known at compile time; ZEROS_LIKE is zeros of the input's type:
+ * raw zeros for int8 too, whatever its zero point, as TFLM's kernel does. */
 tinyml_status_t tfl_lower_shape_of(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   te_type_t t;
   if (!in || !out || !tfl_te_type(out, &t)) return tfl_fail(c, "missing or unsupported operand");
   if (c->op->builtin_code == OP_ZEROS_LIKE) {
-    if (in->type != out->type || t.elem == TE_I1 || tfl_is_quantized(out))
+    if (in->type != out->type || t.elem == TE_I1 ||
+        (tfl_is_quantized(out) && out->type != TFL_INT8))
       return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
     return tfl_set_out(c, 0, t.elem == TE_F32 ? te_splat_f32(&c->e, &t, 0.0f) : te_splat_int(&c->e, &t, 0));
   }

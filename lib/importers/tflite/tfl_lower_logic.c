@@ -2,8 +2,9 @@
  * that make and use BOOL and index tensors (masks, thresholds, class
  * indices).  int8 and uint8 inputs are compared as TFLite (and TFLite
  * Micro) compare them, on each input brought to a common fixed-point
- * scale (ComparisonWithScaling), whatever their quantisations; int16 on
- * raw values, which needs the same quantisation on both. */
+ * scale (ComparisonWithScaling), whatever their quantisations, and so
+ * is int16 GREATER; the other int16 comparisons (which TFLM lacks) on raw
+ * values, which needs the same quantisation on both. */
 #include "tfl_lower.h"
 #include "tfl_quant.h"
 
@@ -66,7 +67,10 @@ tinyml_status_t tfl_lower_compare(tfl_ctx_t *c) {
       !(ordered_type(a->type) || (equality && a->type == TFL_BOOL)))
     return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
                     tfl_type_name(b->type), tfl_type_name(out->type));
-  int q8 = (a->type == TFL_INT8 || a->type == TFL_UINT8) && tfl_is_quantized(a) &&
+  /* TFLM's GREATER (alone) takes int16 too, scaled like int8: ((x - zp)
+   * << 8 fits int32).  The other int16 comparisons keep raw values. */
+  int scaled16 = a->type == TFL_INT16 && code == OP_GREATER;
+  int q8 = (a->type == TFL_INT8 || a->type == TFL_UINT8 || scaled16) && tfl_is_quantized(a) &&
            tfl_is_quantized(b);
   if (!q8 && tfl_is_quantized(a) && !same_quantization(a, b))
     return tfl_fail(c, "%s inputs of different quantisation (%g, %d and %g, %d) are not "
@@ -152,9 +156,9 @@ tinyml_status_t tfl_lower_cast(tfl_ctx_t *c) {
   te_type_t to;
   if (!in || !out) return tfl_fail(c, "missing input or output");
   /* uint8 results would need the wrap done on the value, then the carry
-   * to int8; no model we know casts to uint8. */
-  if (!tfl_te_type(out, &to) || out->type == TFL_UINT8 || in->type == TFL_INT16 ||
-      out->type == TFL_INT16 || !tfl_te_type(in, &(te_type_t){0}))
+   * to int8; no model we know casts to uint8.  int16 casts its raw values
+   * (TFLM ignores quantisation here) like any other integer. */
+  if (!tfl_te_type(out, &to) || out->type == TFL_UINT8 || !tfl_te_type(in, &(te_type_t){0}))
     return tfl_fail(c, "casting %s to %s is not supported", tfl_type_name(in->type),
                     tfl_type_name(out->type));
   te_value_t x = tfl_value_in(c, 0);

@@ -106,6 +106,9 @@ tinyml_status_t tfl_lower_mul(tfl_ctx_t *c) {
   if (!binary_operands(c, OPT_MUL, &act)) return c->error;
   const tfl_tensor_t *a = tfl_in(c, 0), *b = tfl_in(c, 1), *o = tfl_out(c, 0);
   if (all_float(a, b, o)) return binary_float(c, "tosa.mul", act);
+  /* int32 is a plain product, as for ADD/SUB (TFLM's int32 Mul). */
+  if (a->type == TFL_INT32 && b->type == TFL_INT32 && o->type == TFL_INT32 && act == 0)
+    return binary_float(c, "tosa.mul", 0);
   /* int16 is TFLite Micro's MulElementwise as for int8 (the product fits int32). */
   int q16 = is_q16(a) && is_q16(b) && is_q16(o);
   if (!q16 && !(is_q8(a) && is_q8(b) && is_q8(o) && a->type == o->type && b->type == o->type))

@@ -47,6 +47,7 @@ import q8_bin_ops
 import q8_unary_ops
 import resize_q_ops
 import svdf_ops
+import type_ops
 import variable_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,6 +79,8 @@ for extra in (logic_ops, layout_ops, nn_ops, q8_unary_ops, resize_q_ops, variabl
               control_ops, more_ops):
     CODES.update(extra.CODES)
     OPTIONS.update(extra.OPTIONS)
+CODES.update(type_ops.CODES)
+OPTIONS.update(type_ops.OPTIONS)
 PACK = {"FLOAT32": "f", "INT8": "b", "UINT8": "B", "INT16": "h", "INT32": "i", "INT64": "q"}
 DTYPE = {"FLOAT32": "float32", "INT8": "int8", "UINT8": "uint8", "INT16": "int16",
          "INT32": "int32"}
@@ -778,6 +781,11 @@ def main():
                "write_values": write_values, "io_entry": io_entry, "outdir": outdir}
     manifest += [q8_bin_ops.entry(m, ttype, port, helpers)
                  for m, ttype, port in q8_bin_ops.models(Model)]
+    manifest += [write_case(m, flatc, schema, outdir, refresh) for m in type_ops.models(Model, q8)]
+    manifest.append(type_ops.zeros_like_int8_entry(
+        Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
+    manifest.append(type_ops.greater_int16_entry(
+        Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
