@@ -44,6 +44,7 @@ import mean_ops
 import more_ops
 import nn_ops
 import q8_unary_ops
+import q16_unary_ops
 import resize_q_ops
 import svdf_ops
 import variable_ops
@@ -745,11 +746,20 @@ def main():
     entry = write_case(int16_ops.chain_model(Model), flatc, schema, outdir, refresh)
     entry["cases"][0]["exact"] = True
     manifest.append(entry)
+    for m, case in zip(q16_unary_ops.act_models(Model), q16_unary_ops.ACT_CASES):
+        port = lambda v, case=case: q16_unary_ops.act_reference(case, v)
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh,
+                                     q16_unary_ops.act_tolerance(case)))
+    for m, case in zip(q16_unary_ops.softmax_models(Model), q16_unary_ops.SOFTMAX_CASES):
+        port = lambda v, case=case: q16_unary_ops.softmax_reference(case, v)
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh, 0))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in detection_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in q16_unary_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 
