@@ -753,6 +753,9 @@ def main():
     for m, case in zip(q16_unary_ops.softmax_models(Model), q16_unary_ops.SOFTMAX_CASES):
         port = lambda v, case=case: q16_unary_ops.softmax_reference(case, v)
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh, 0))
+    for m, case in zip(q16_unary_ops.unary_models(Model), q16_unary_ops.UNARY_CASES):
+        port = lambda v, case=case: q16_unary_ops.unary_reference(case, v)
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

@@ -101,6 +101,12 @@ def error_models(Model):
     m.op("SOFTMAX", [x], [y], beta=1.0)
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SOFTMAX): unsupported types INT16 -> INT16"))
+    m = Model("err_abs_int16_zero_point", 544)
+    x = m.tensor([4], "INT16", ([0.001], [5]), name="x")
+    y = m.tensor([4], "INT16", ([0.001], [5]), name="y")
+    m.op("ABS", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (ABS): INT16 -> INT16 ABS needs zero point 0"))
     return out
 
 
@@ -182,6 +188,47 @@ def softmax_models(Model):
         x = m.tensor(shape, "INT16", ([scale], [0]), name="x")
         y = m.tensor(shape, "INT16", ([1.0 / 32768], [0]), name="y")
         m.op("SOFTMAX", [x], [y], beta=beta)
+        m.inputs, m.outputs = [x], [y]
+        out.append(m)
+    return out
+
+
+# ABS and LEAKY_RELU int16: name, operator, input (scale, zero point),
+# output (scale, zero point), options.  TFLM's int16 ABS needs zero point 0.
+UNARY_CASES = [
+    ("abs_int16_same_scale", "ABS", (0.001, 0), (0.001, 0), {}),
+    ("abs_int16_rescale", "ABS", (0.001, 0), (0.0007, 0), {}),
+    ("leaky_relu_int16", "LEAKY_RELU", (0.0005, 0), (0.0004, 0), {"alpha": 0.2}),
+    ("leaky_relu_int16_alpha_gt1", "LEAKY_RELU", (0.0002, 0), (0.0006, 0), {"alpha": 1.7}),
+]
+
+
+def unary_reference(case, values):
+    """elementwise.cc's AbsEvalQuantized<int16_t> and QuantizeLeakyRelu<int16_t>,
+    with their Prepare's multipliers (LEAKY_RELU's in float first)."""
+    _, kind, (si, zi), (so, zo), options = case
+    si, so = f32(si), f32(so)
+    out = []
+    for x in values:
+        if kind == "ABS":
+            v = abs(x - zi)
+            y = v + zo if si == so else mbqm(v, *quantize_multiplier(si / so)) + zo
+        else:
+            alpha = f32(options["alpha"])
+            m = quantize_multiplier(f32(si / so)) if x >= zi else \
+                quantize_multiplier(f32(f32(si * alpha) / so))
+            y = zo + mbqm(x - zi, *m)
+        out.append(clamp(y, -32768, 32767))
+    return out
+
+
+def unary_models(Model):
+    out = []
+    for seed, (name, kind, qin, qout, options) in enumerate(UNARY_CASES, 531):
+        m = Model(name, seed)
+        x = m.tensor([3, 7, 9], "INT16", ([qin[0]], [qin[1]]), name="x")
+        y = m.tensor([3, 7, 9], "INT16", ([qout[0]], [qout[1]]), name="y")
+        m.op(kind, [x], [y], **options)
         m.inputs, m.outputs = [x], [y]
         out.append(m)
     return out
