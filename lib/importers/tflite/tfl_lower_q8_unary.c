@@ -8,7 +8,8 @@
  * MultiplyByQuantizedMultiplier of the offset input (elementwise.cc,
  * leaky_relu_common.cc), hard_swish is reference_ops::HardSwish's 16-bit
  * fixed point, elu is the float lookup table of elu.cc.  uint8 travels as
- * int8 (value - 128, zero point - 128), where these formulas are unchanged. */
+ * int8 (value - 128, zero point - 128), where these formulas are unchanged.
+ * int16 ABS and LEAKY_RELU use the same formulas elementwise (unary_q16). */
 #include <math.h>
 
 #include "tfl_lower.h"
