@@ -10,6 +10,7 @@
 
 #include "../../common/alloc.h"
 #include "tfl_lower.h"
+#include "tfl_q16_act.h"
 #include "tfl_quant.h"
 
 enum { OPT_ADD = 11, OPT_MUL = 21, OPT_SUB = 28 };
@@ -175,6 +176,9 @@ tinyml_status_t tfl_lower_unary_float(tfl_ctx_t *c) {
     return tfl_set_out(c, 0, te_unary(&c->e, logistic ? "tosa.sigmoid" : "tosa.tanh", x));
   if (is_q8(in) && is_q8(out) && in->type == out->type)
     return tfl_set_out(c, 0, table_op(c, x, in, out, logistic ? sigmoid : tanh));
+  if (in->type == TFL_INT16 && out->type == TFL_INT16 && in->quant.scale_count == 1 &&
+      out->quant.scale_count == 1 && tfl_scale(in) > 0.0f && tfl_scale(out) > 0.0f)
+    return tfl_lower_q16_logistic_tanh(c, logistic);
   return tfl_fail(c, "unsupported types %s -> %s", tfl_type_name(in->type), tfl_type_name(out->type));
 }
 

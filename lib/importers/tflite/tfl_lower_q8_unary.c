@@ -8,7 +8,8 @@
  * MultiplyByQuantizedMultiplier of the offset input (elementwise.cc,
  * leaky_relu_common.cc), hard_swish is reference_ops::HardSwish's 16-bit
  * fixed point, elu is the float lookup table of elu.cc.  uint8 travels as
- * int8 (value - 128, zero point - 128), where these formulas are unchanged. */
+ * int8 (value - 128, zero point - 128), where these formulas are unchanged.
+ * int16 ABS and LEAKY_RELU use the same formulas elementwise (unary_q16). */
 #include <math.h>
 
 #include "tfl_lower.h"
@@ -98,7 +99,7 @@ static int prepare(tfl_ctx_t *c, int code, float alpha, q8_params_t *p) {
     case OP_ABS:
       return in_s == out_s || tfl_quantize_multiplier((double)in_s / (double)out_s, &p->m1, &p->s1);
     case OP_LEAKY_RELU:
-      if (!(alpha >= 0.0f)) return tfl_fail(c, "int8 LEAKY_RELU with a negative alpha (%g) is not supported", (double)alpha), 0;
+      if (!(alpha >= 0.0f)) return tfl_fail(c, "quantised LEAKY_RELU with a negative alpha (%g) is not supported", (double)alpha), 0;
       return tfl_quantize_multiplier((double)(in_s / out_s), &p->m1, &p->s1) &&
              (alpha == 0.0f || tfl_quantize_multiplier((double)(in_s * alpha / out_s), &p->m2, &p->s2));
     case OP_HARD_SWISH: {
@@ -114,9 +115,51 @@ static int prepare(tfl_ctx_t *c, int code, float alpha, q8_params_t *p) {
   }
 }
 
+/* MultiplyByQuantizedMultiplier on i32: a DOUBLE_ROUND rescale. */
+static te_value_t mbqm32(tfl_ctx_t *c, te_value_t v, int32_t m, int s) {
+  int8_t ts;
+  if (!tfl_tosa_shift(s, &ts)) {
+    tfl_fail(c, "scale ratio shift %d is out of range", s);
+    return (te_value_t){0};
+  }
+  return te_rescale(&c->e, v, TE_I32, &m, &ts, 1, 0, 0, 1, 0, 0);
+}
+
+/* int16 ABS and LEAKY_RELU: the int8 formulas above, elementwise in i32
+ * (a table of every int16 input would cost 128 KiB per operator). */
+static tinyml_status_t unary_q16(tfl_ctx_t *c, int code, float alpha) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  q8_params_t p = {tfl_zero_point(in), tfl_zero_point(out), -32768, 32767, tfl_scale(in),
+                   tfl_scale(out), 0, 0, 0, 0};
+  if (code == OP_ABS && (p.in_zp || p.out_zp))
+    return tfl_fail(c, "INT16 -> INT16 ABS needs zero point 0 (TFLite Micro)");
+  if (!prepare(c, code, alpha, &p))
+    return c->error ? c->error : tfl_fail(c, "scales %g -> %g give a multiplier out of range",
+                                          (double)p.in_scale, (double)p.out_scale);
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  te_value_t v = te_binary(&c->e, "tosa.sub", te_cast(&c->e, x, TE_I32),
+                           te_scalar_int(&c->e, TE_I32, p.in_zp));
+  te_value_t y;
+  if (code == OP_ABS) {
+    v = te_unary(&c->e, "tosa.abs", v);
+    y = p.in_scale == p.out_scale ? v : mbqm32(c, v, p.m1, p.s1);
+  } else {
+    te_value_t nonneg = te_binary(&c->e, "tosa.greater_equal", v, te_scalar_int(&c->e, TE_I32, 0));
+    y = te_select(&c->e, nonneg, mbqm32(c, v, p.m1, p.s1), mbqm32(c, v, p.m2, p.s2));
+  }
+  if (c->error) return c->error;
+  y = te_binary(&c->e, "tosa.add", y, te_scalar_int(&c->e, TE_I32, p.out_zp));
+  return tfl_set_out(c, 0, te_cast(&c->e, te_clamp_int(&c->e, y, p.qmin, p.qmax), TE_I16));
+}
+
 tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   int code = (int)c->op->builtin_code;
+  if (in && out && in->type == TFL_INT16 && out->type == TFL_INT16 && tfl_is_quantized(in) &&
+      tfl_is_quantized(out) && in->quant.scale_count == 1 && out->quant.scale_count == 1 &&
+      (code == OP_ABS || code == OP_LEAKY_RELU))
+    return unary_q16(c, code, alpha);
   int uint8_ok = code == OP_LEAKY_RELU || code == OP_HARD_SWISH;
   if (!in || !out || in->type != out->type || !tfl_is_quantized(in) || !tfl_is_quantized(out) ||
       in->quant.scale_count != 1 || out->quant.scale_count != 1 ||

@@ -45,6 +45,7 @@ import more_ops
 import nn_ops
 import q8_bin_ops
 import q8_unary_ops
+import q16_unary_ops
 import resize_q_ops
 import svdf_ops
 import type_ops
@@ -786,6 +787,16 @@ def main():
         Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
     manifest.append(type_ops.greater_int16_entry(
         Model, q8, lambda m, d: write_model(m, flatc, schema, d), write_values, io_entry, outdir))
+    for m, case in zip(q16_unary_ops.act_models(Model), q16_unary_ops.ACT_CASES):
+        port = lambda v, case=case: q16_unary_ops.act_reference(case, v)
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh,
+                                     q16_unary_ops.act_tolerance(case)))
+    for m, case in zip(q16_unary_ops.softmax_models(Model), q16_unary_ops.SOFTMAX_CASES):
+        port = lambda v, case=case: q16_unary_ops.softmax_reference(case, v)
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh, 0))
+    for m, case in zip(q16_unary_ops.unary_models(Model), q16_unary_ops.UNARY_CASES):
+        port = lambda v, case=case: q16_unary_ops.unary_reference(case, v)
+        manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -795,6 +806,8 @@ def main():
                for m, text in lstm_int_ops.error_models(Model)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in q8_bin_ops.error_models(Model, q8)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in q16_unary_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 

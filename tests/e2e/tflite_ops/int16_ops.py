@@ -410,10 +410,4 @@ def error_models(Model, q8):
     out.append((m, "operator 0 (CONV_2D): unsupported type combination: input INT16, weights "
                    "INT16, output INT16 (16x8 kernels take INT16 input and output, INT8 "
                    "weights)"))
-    m = Model("err_logistic_int16", 411)  # TFLM's int16 LUT kernel is not ported yet
-    x = m.tensor([2, 5], "INT16", q8(0.0002, 0), name="x")
-    y = m.tensor([2, 5], "INT16", q8(1.0 / 32768, 0), name="y")
-    m.op("LOGISTIC", [x], [y])
-    m.inputs, m.outputs = [x], [y]
-    out.append((m, "operator 0 (LOGISTIC): unsupported types INT16 -> INT16"))
     return out
