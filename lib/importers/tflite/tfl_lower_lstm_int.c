@@ -30,6 +30,7 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "tfl_lower.h"
+#include "tfl_q16_act.h"
 #include "tfl_sequence.h"
 #include "tfl_quant.h"
 
@@ -43,30 +44,6 @@ enum { GATE_I, GATE_F, GATE_C, GATE_O };
  * so each activation runs once on adjacent columns. */
 static const int PACK[4] = {GATE_I, GATE_F, GATE_O, GATE_C};
 
-/* TFLM's sigmoid_table_uint16 (kernels/internal/common.h): sigmoid(i/24)
- * in 0.16.  Copied, not computed: 44 entries differ from rounding. */
-static const uint16_t SIGMOID_TABLE[256] = {
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
-    41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
-    48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,
-    54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544,
-    58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279,
-    61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990,
-    63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030,
-    64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652,
-    64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019,
-    65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
-    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
-    65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
-    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476,
-    65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498, 65500, 65501,
-    65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516,
-    65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
-    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529,
-    65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532,
-    65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65534, 65534,
-    65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535};
-
 typedef struct qmul {
   int32_t m;
   int8_t shift; /* TOSA's: 31 - TFLite's (16x8 gates: 15 - TFLite's) */
@@ -76,15 +53,6 @@ typedef struct qmul {
 typedef struct scaler {
   te_value_t m, s;
 } scaler_t;
-
-/* One of TFLM's two table lookups: |d| >> bits picks the segment, its low
- * bits interpolate.  base[k] = table[k] << bits and step[k] = table[k+1] -
- * table[k]; entry 255 is the saturated value with step 0, reached by
- * clamping |d| to 255 << bits, so no select is needed for saturation. */
-typedef struct lut {
-  int bits;
-  te_value_t base, step;
-} lut_t;
 
 typedef struct ilstm {
   int64_t batch, time, n_in, n_cell;
@@ -97,7 +65,7 @@ typedef struct ilstm {
   qmul_t fc_mul, ig_mul, hidden_mul;
   te_value_t rw;    /* packed recurrent weights (pack_weights) */
   scaler_t x_gates, h_gates, fc, ig, hidden;
-  lut_t sigmoid, tanh;
+  tfl_q16_lut_t sigmoid, tanh;
 } ilstm_t;
 
 static int failed(tfl_ctx_t *c, const char *what) {
@@ -320,23 +288,6 @@ static te_value_t packed_bias(tfl_ctx_t *c, const ilstm_t *l) {
   return v;
 }
 
-static te_value_t table_const(tfl_ctx_t *c, const int32_t *v) {
-  te_type_t t = te_type(TE_I32, 1, (int64_t[1]){256});
-  return te_const(&c->e, &t, v);
-}
-
-/* `saturated` is TFLM's result for |d| beyond the table. */
-static lut_t make_lut(tfl_ctx_t *c, int bits, int32_t saturated) {
-  int32_t base[256], step[256];
-  for (int k = 0; k < 255; ++k) {
-    base[k] = (int32_t)SIGMOID_TABLE[k] << bits;
-    step[k] = SIGMOID_TABLE[k + 1] - SIGMOID_TABLE[k];
-  }
-  base[255] = saturated;
-  step[255] = 0;
-  return (lut_t){bits, table_const(c, base), table_const(c, step)};
-}
-
 /* Per channel, [4 n_cell]: each gate's multiplier over its columns. */
 static scaler_t gate_scaler(tfl_ctx_t *c, const ilstm_t *l, const qmul_t *q) {
   int64_t width = 4 * l->n_cell;
@@ -367,8 +318,8 @@ static int make_constants(tfl_ctx_t *c, ilstm_t *l) {
   l->fc = scaler(c, &l->fc_mul);
   l->ig = scaler(c, &l->ig_mul);
   l->hidden = scaler(c, &l->hidden_mul);
-  l->sigmoid = make_lut(c, 9, 0x7FFF << 10);
-  l->tanh = make_lut(c, 8, 0xFFFF << 8);
+  l->sigmoid = tfl_q16_sigmoid_lut(c);
+  l->tanh = tfl_q16_tanh_lut(c);
   return !c->error;
 }
 
@@ -441,36 +392,7 @@ static te_value_t gates(tfl_ctx_t *c, const ilstm_t *l, te_value_t v, int first,
   return te_slice(&c->e, v, (int64_t[2]){0, first * l->n_cell}, (int64_t[2]){l->batch, n * l->n_cell});
 }
 
-/* ---- TFLM's int16 Logistic and Tanh ------------------------------------ */
-
-/* The interpolated table value of |d|, before the sign is applied. */
-static te_value_t lut_lookup(tfl_ctx_t *c, const lut_t *t, te_value_t d) {
-  te_value_t a = te_clamp_int(&c->e, te_unary(&c->e, "tosa.abs", d), 0, 255 << t->bits);
-  te_value_t seg = shr(c, a, t->bits);
-  te_value_t frac = te_binary(&c->e, "tosa.bitwise_and", a, k32(c, (1 << t->bits) - 1));
-  uint32_t r = a.type.rank;
-  te_value_t base = te_gather_axis(&c->e, t->base, 1, 256, 1, seg, r, a.type.dims);
-  te_value_t step = te_gather_axis(&c->e, t->step, 1, 256, 1, seg, r, a.type.dims);
-  return add(c, base, te_mul(&c->e, frac, step, 0));
-}
-
-/* reference_integer_ops::Logistic on d (the input already scaled, 3 x). */
-static te_value_t sigmoid16(tfl_ctx_t *c, const ilstm_t *l, te_value_t d) {
-  te_value_t r = lut_lookup(c, &l->sigmoid, d);
-  te_value_t pos = add(c, r, k32(c, 1 << 9));
-  te_value_t neg = te_binary(&c->e, "tosa.sub", k32(c, (1 << 25) + (1 << 9) - 1), r);
-  te_value_t nonneg = te_binary(&c->e, "tosa.greater_equal", d, k32(c, 0));
-  return shr(c, te_select(&c->e, nonneg, pos, neg), 10);
-}
-
-/* reference_integer_ops::Tanh on d. */
-static te_value_t tanh16(tfl_ctx_t *c, const ilstm_t *l, te_value_t d) {
-  te_value_t r = lut_lookup(c, &l->tanh, d);
-  te_value_t pos = add(c, r, k32(c, (1 << 7) - (1 << 23)));
-  te_value_t neg = te_binary(&c->e, "tosa.sub", k32(c, (1 << 23) + (1 << 7) - 1), r);
-  te_value_t nonneg = te_binary(&c->e, "tosa.greater_equal", d, k32(c, 0));
-  return shr(c, te_select(&c->e, nonneg, pos, neg), 8);
-}
+/* ---- the gates' inputs to TFLM's int16 Logistic and Tanh (tfl_q16_act.h) --- */
 
 /* The tanh input for a value of scale 2^(cpow): Tanh16's multiplier and
  * left shift from lstm_eval's Tanh(cell_state_scale_power). */
@@ -506,12 +428,12 @@ static void step(tfl_ctx_t *c, const void *layer, te_value_t terms, te_value_t *
   const ilstm_t *l = layer;
   te_value_t r = gate_terms(c, l, *h, l->h_zp, l->rw, (te_value_t){0}, l->h_gates);
   te_value_t p = sat16(c, add(c, terms, r));
-  te_value_t sig = sigmoid16(c, l, te_mul(&c->e, gates(c, l, p, 0, 3), k32(c, 3), 0));
-  te_value_t g = tanh16(c, l, tanh_input(c, gates(c, l, p, 3, 1), -12));
+  te_value_t sig = tfl_q16_sigmoid(c, &l->sigmoid, te_mul(&c->e, gates(c, l, p, 0, 3), k32(c, 3), 0));
+  te_value_t g = tfl_q16_tanh(c, &l->tanh, tanh_input(c, gates(c, l, p, 3, 1), -12));
   te_value_t i = gates(c, l, sig, 0, 1), f = gates(c, l, sig, 1, 1), o = gates(c, l, sig, 2, 1);
   te_value_t cn = sat16(c, add(c, mul16(c, f, *cell, l->fc), mul16(c, i, g, l->ig)));
   if (l->qclip > 0) cn = te_clamp_int(&c->e, cn, -l->qclip, l->qclip);
-  te_value_t tc = tanh16(c, l, tanh_input(c, cn, l->cpow));
+  te_value_t tc = tfl_q16_tanh(c, &l->tanh, tanh_input(c, cn, l->cpow));
   *h = rescale(c, te_mul(&c->e, tc, o, 0), l->hidden, l->act, l->h_zp);
   *cell = cn;
 }
