@@ -43,6 +43,7 @@ import lstm_ops
 import mean_ops
 import more_ops
 import nn_ops
+import q8_math_ops
 import q8_unary_ops
 import resize_q_ops
 import svdf_ops
@@ -493,6 +494,7 @@ def error_models():
     m.op("SVDF", [x, m.const([3, 5]), m.const([3, 4]), m.const([3]), st], [y], rank=1)
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): float and hybrid SVDF are not supported"))
+    out += q8_math_ops.error_models(Model, q8)
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
             nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
             control_ops.error_models(Model) + more_ops.error_models(Model, q8) +
@@ -745,6 +747,8 @@ def main():
     entry = write_case(int16_ops.chain_model(Model), flatc, schema, outdir, refresh)
     entry["cases"][0]["exact"] = True
     manifest.append(entry)
+    manifest += q8_math_ops.entries(Model, q8, write_model, io_entry, write_values, flatc, schema,
+                                    outdir)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
