@@ -1,5 +1,5 @@
 /* Integer forms of DIV (int8, int32), SQUARED_DIFFERENCE (int8, int16,
- * int32) and RSQRT (int8), each following TFLite Micro's reference kernel
+ * int32), RSQRT (int8) and L2_NORMALIZATION (int8), each following TFLite Micro's reference kernel
  * step by step so that the result is bit-exact:
  *
  *  - DIV int8 (reference_ops::DivElementwise): per element, the divisor's
@@ -12,7 +12,9 @@
  *    (7 bits for int8, 0 for int16), rescaled to twice the larger scale,
  *    the difference squared and rescaled to the output; int32: (a - b)^2.
  *  - RSQRT int8: one output byte per input byte, so a tosa.table computed
- *    here with GetInvSqrtQuantizedMultiplierExp. */
+ *    here with GetInvSqrtQuantizedMultiplierExp.
+ *  - L2_NORMALIZATION int8: the same GetInvSqrtQuantizedMultiplierExp, but
+ *    of each row's sum of squares, so as TOSA integer ops at run time. */
 #include <math.h>
 
 #include "tfl_lower.h"
@@ -255,4 +257,69 @@ tinyml_status_t tfl_lower_rsqrt_q8(tfl_ctx_t *c) {
   te_type_t tt = te_type(TE_I8, 1, &n);
   te_value_t ops[2] = {x, te_const(&c->e, &tt, table)};
   return tfl_set_out(c, 0, te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type));
+}
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT<exponent > 0> on a tensor. */
+static te_value_t sat_shl_t(tfl_ctx_t *c, te_value_t x, int exponent) {
+  int64_t thr = (1LL << (31 - exponent)) - 1;
+  te_value_t r = te_select(&c->e, bin(c, "tosa.greater", x, k32(c, thr)), te_splat_int(&c->e, &x.type, INT32_MAX),
+                           bin(c, "tosa.logical_left_shift", x, k32(c, exponent)));
+  return te_select(&c->e, bin(c, "tosa.greater", k32(c, -thr), x), te_splat_int(&c->e, &x.type, INT32_MIN), r);
+}
+
+/* GetInvSqrtQuantizedMultiplierExp(acc, kReverseShift) at run time, per
+ * row: acc in [0, 2^31).  Returns the multiplier; *out_shift the TFLite
+ * (left-positive) shift. */
+static te_value_t inv_sqrt_t(tfl_ctx_t *c, te_value_t acc, te_value_t *out_shift) {
+  /* input >= 2^29 needs one division by 4 (acc < 2^31) */
+  te_value_t big = bin(c, "tosa.greater_equal", acc, k32(c, 1 << 29));
+  te_value_t v = te_select(&c->e, big, te_binary_props(&c->e, "tosa.arithmetic_right_shift", acc, k32(c, 2),
+                                                       "round = false"), acc);
+  te_value_t shift = te_select(&c->e, big, te_splat_int(&c->e, &acc.type, 12), te_splat_int(&c->e, &acc.type, 11));
+  te_value_t clz = te_unary(&c->e, "tosa.clz", v);
+  te_value_t pairs = bin(c, "tosa.sub", te_binary_props(&c->e, "tosa.arithmetic_right_shift",
+                                                        bin(c, "tosa.sub", clz, k32(c, 1)), k32(c, 1),
+                                                        "round = false"), k32(c, 1));
+  pairs = te_clamp_int(&c->e, pairs, 0, 14); /* acc <= 1 rows, replaced below */
+  shift = bin(c, "tosa.sub", shift, pairs);
+  v = bin(c, "tosa.logical_left_shift", v, bin(c, "tosa.add", pairs, pairs));
+  te_value_t half_input = rdbpot(c, te_binary_props(&c->e, "tosa.arithmetic_right_shift", v, k32(c, 1),
+                                                    "round = false"), k32(c, 1));
+  te_value_t x = te_splat_int(&c->e, &acc.type, 1 << 28);
+  for (int i = 0; i < 5; ++i) {
+    te_value_t x3 = sat_shl_t(c, srdhm(c, srdhm(c, x, x), x), 6);
+    x = sat_shl_t(c, bin(c, "tosa.sub", srdhm(c, k32(c, (1 << 28) + (1 << 27)), x), srdhm(c, half_input, x3)), 3);
+  }
+  x = srdhm(c, x, k32(c, 1518500250));
+  te_value_t neg = bin(c, "tosa.greater", k32(c, 0), shift);
+  x = te_select(&c->e, neg, bin(c, "tosa.logical_left_shift", x,
+                                te_clamp_int(&c->e, bin(c, "tosa.sub", k32(c, 0), shift), 0, 31)), x);
+  shift = te_clamp_int(&c->e, shift, 0, 31);
+  te_value_t small = bin(c, "tosa.greater", k32(c, 2), acc);
+  *out_shift = te_select(&c->e, small, te_splat_int(&c->e, &acc.type, 0), bin(c, "tosa.sub", k32(c, 0), shift));
+  return te_select(&c->e, small, te_splat_int(&c->e, &acc.type, INT32_MAX), x);
+}
+
+/* L2_NORMALIZATION int8 (reference_integer_ops::L2Normalization): the
+ * row's sum of squared offsets, its inverse square root as a multiplier,
+ * and MultiplyByQuantizedMultiplier(x - zp, m, shift + 7). */
+tinyml_status_t tfl_lower_l2norm_q8(tfl_ctx_t *c) {
+  const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
+  if (!in || !out || in->type != TFL_INT8 || out->type != TFL_INT8 || !tfl_is_quantized(in) ||
+      !tfl_is_quantized(out))
+    return tfl_fail(c, "unsupported types (FLOAT32, or quantised INT8)");
+  if (tfl_scale(out) != 1.0f / 128.0f || tfl_zero_point(out) != 0)
+    return tfl_fail(c, "an INT8 output needs scale 1/128 and zero point 0");
+  te_value_t x = tfl_value_in(c, 0);
+  if (!x.id) return c->error;
+  if (x.type.rank < 1 || x.type.dims[x.type.rank - 1] > 33000)
+    return tfl_fail(c, "the input needs rank 1 or more and a last axis of at most 33000");
+  te_value_t d = bin(c, "tosa.sub", to_i32(c, x), k32(c, tfl_zero_point(in)));
+  te_value_t acc = te_reduce(&c->e, "tosa.reduce_sum", te_mul(&c->e, d, d, 0), (int32_t)x.type.rank - 1);
+  te_value_t s, m = inv_sqrt_t(c, acc, &s);
+  s = bin(c, "tosa.add", s, k32(c, 7));
+  te_value_t left = te_clamp_int(&c->e, s, 0, 31);
+  te_value_t right = te_clamp_int(&c->e, bin(c, "tosa.sub", k32(c, 0), s), 0, 31);
+  te_value_t r = rdbpot(c, srdhm(c, bin(c, "tosa.logical_left_shift", d, left), m), right);
+  return tfl_set_out(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, -128, 127), TE_I8));
 }

@@ -1,5 +1,5 @@
-"""Integer DIV (int8, int32), SQUARED_DIFFERENCE (int8, int16, int32) and
-RSQRT (int8) for gen_ops.py, against Python ports of TFLite Micro's kernels.
+"""Integer DIV (int8, int32), SQUARED_DIFFERENCE (int8, int16, int32),
+RSQRT (int8) and L2_NORMALIZATION (int8) for gen_ops.py, against Python ports of TFLite Micro's kernels.
 
 Desktop TFLite has no int8 DIV (only uint8), so every case here makes its
 own inputs and takes its expected outputs from the ports below, compared
@@ -7,7 +7,8 @@ exactly.  The int8 cases with two inputs run every byte pair ([256, 1] by
 [1, 255 or 256], which also tests the broadcast): every rounding edge and
 saturation the kernel has for those quantisations.  The ports are read from
 TFLM's div.h (DivElementwise, GetReciprocal), squared_difference.cc and
-elementwise.cc (RsqrtEvalQuantized, GetInvSqrtQuantizedMultiplierExp);
+elementwise.cc (RsqrtEvalQuantized, GetInvSqrtQuantizedMultiplierExp) and
+reference_integer_ops/l2normalization.h;
 nothing here is the importer's code."""
 import math
 import os
@@ -157,6 +158,16 @@ def rsqrt_int8(qi, qo):
     return f
 
 
+def l2norm_int8(zi, xs, depth):
+    """reference_integer_ops::L2Normalization: rows of the last axis."""
+    out = []
+    for r in range(0, len(xs), depth):
+        row = [v - zi for v in xs[r:r + depth]]
+        m, s = inv_sqrt(sum(v * v for v in row))
+        out += [clamp(mbqm(v, m, s + 7), -128, 127) for v in row]
+    return out
+
+
 def broadcast(fn, xs, sx, ys, sy):
     """fn over the numpy-style broadcast of xs (shape sx) and ys (shape sy)."""
     r = max(len(sx), len(sy))
@@ -224,10 +235,31 @@ BINARY = [
      ((0.001, 0), (0.0007, 0), (0.005, 0)), None),
     ("sqd_int32", "SQUARED_DIFFERENCE", "INT32", ([4, 6], [6]), None, None),
 ]
+L2 = [
+    ("l2norm_int8", [3, 5, 17], (0.05, -3)),
+    ("l2norm_int8_rows", [7, 4], (0.1, 100)),
+    ("l2norm_int8_long", [2, 9000], (0.01, 127)),
+]
 UNARY = [
     ("rsqrt_int8_all", (0.02, -128), (0.05, -100)),
     ("rsqrt_int8_negative", (0.1, 0), (0.01, -128)),  # bytes below 0: TFLM errors, we give 127
 ]
+
+
+def _l2_inputs(name, zi, shape):
+    """Random rows, plus rows whose sum of squares is 0, 1, 2 and 4 (the
+    kernel's special case and its largest left shifts) and, for a long
+    last axis, one of 2^29 or more (the kernel's division by 4)."""
+    rng = random.Random(name)
+    depth, rows = shape[-1], _numel(shape) // shape[-1]
+    xs = [rng.randint(-128, 127) for _ in range(depth * rows)]
+    special = [[zi] * depth, [zi + 1] + [zi] * (depth - 1), [zi - 1, zi + 1] + [zi] * (depth - 2),
+               [zi + 2] + [zi] * (depth - 1)]
+    if depth > 8256:
+        special = [[-128 if zi > 0 else 127] * depth]
+    for i, row in enumerate(special[:rows - 1]):
+        xs[i * depth:(i + 1) * depth] = row
+    return xs
 
 
 def _port(kind, ttype, q, act):
@@ -270,11 +302,23 @@ def _unary_case(Model, q8, seed, case):
     return m, [ALL], [f(v) for v in ALL]
 
 
+def _l2_case(Model, q8, seed, case):
+    name, shape, qi = case
+    m = Model(name, seed)
+    x = m.tensor(shape, "INT8", q8(*qi), name="x")
+    y = m.tensor(shape, "INT8", q8(1.0 / 128.0, 0), name="y")
+    m.op("L2_NORMALIZATION", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    xs = _l2_inputs(name, qi[1], shape)
+    return m, [xs], l2norm_int8(qi[1], xs, shape[-1])
+
+
 def entries(Model, q8, write_model, io_entry, write_values, flatc, schema, outdir):
     """Manifest entries: inputs and exact expected outputs from the ports."""
     pack = {"INT8": "b", "INT16": "h", "INT32": "i"}
     cases = [_binary_case(Model, q8, s, c) for s, c in enumerate(BINARY, 901)]
     cases += [_unary_case(Model, q8, s, c) for s, c in enumerate(UNARY, 951)]
+    cases += [_l2_case(Model, q8, s, c) for s, c in enumerate(L2, 961)]
     out = []
     for m, ins, want in cases:
         model = write_model(m, flatc, schema, outdir)
@@ -307,4 +351,11 @@ def error_models(Model, q8):
     m.op("RSQRT", [x], [y])
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (RSQRT): unsupported types INT16 -> INT16 (FLOAT32, quantised INT8)"))
+    m = Model("err_l2norm_int8_scale", 973)  # TFLM's Prepare requires the 1/128 output
+    x = m.tensor([2, 4], "INT8", q8(0.05, 0), name="x")
+    y = m.tensor([2, 4], "INT8", q8(0.01, 0), name="y")
+    m.op("L2_NORMALIZATION", [x], [y])
+    m.inputs, m.outputs = [x], [y]
+    out.append((m, "operator 0 (L2_NORMALIZATION): an INT8 output needs scale 1/128 and zero "
+                   "point 0"))
     return out
