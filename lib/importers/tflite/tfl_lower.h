@@ -100,6 +100,10 @@ tinyml_status_t tfl_lower_unary_math(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha); /* int8 ABS, LEAKY_RELU, HARD_SWISH, ELU */
 tinyml_status_t tfl_lower_prelu_q8(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_binary_math(tfl_ctx_t *c);
+/* int8/int32 DIV, int8/int16/int32 SQUARED_DIFFERENCE; `act` is DIV's fused activation */
+tinyml_status_t tfl_lower_binary_int(tfl_ctx_t *c, int act);
+tinyml_status_t tfl_lower_rsqrt_q8(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_l2norm_q8(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_pad(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);

@@ -2,7 +2,8 @@
  * the unary math (ABS ... HARD_SWISH), LEAKY_RELU and the binary
  * MAXIMUM, MINIMUM, DIV, SQUARED_DIFFERENCE, FLOOR_DIV.  Each follows the
  * float formula of TFLite's reference kernel.  The int8 forms TFLite Micro
- * has (ABS, LEAKY_RELU, HARD_SWISH, ELU) are in tfl_lower_q8_unary.c; the
+ * has (ABS, LEAKY_RELU, HARD_SWISH, ELU) are in tfl_lower_q8_unary.c, the
+ * integer DIV, SQUARED_DIFFERENCE and RSQRT in tfl_lower_q8_math.c; the
  * other quantised forms are refused by name. */
 #include <string.h>
 
@@ -63,6 +64,7 @@ tinyml_status_t tfl_lower_unary_math(tfl_ctx_t *c) {
   }
   int has_q8 = code == OP_ABS || code == OP_LEAKY_RELU || code == OP_HARD_SWISH || code == OP_ELU;
   if (has_q8 && in->type != TFL_FLOAT32) return tfl_lower_unary_q8(c, alpha);
+  if (code == OP_RSQRT && in->type != TFL_FLOAT32) return tfl_lower_rsqrt_q8(c);
   if (in->type != TFL_FLOAT32 || out->type != TFL_FLOAT32)
     return tfl_fail(c, "unsupported types %s -> %s (only FLOAT32 so far)",
                     tfl_type_name(in->type), tfl_type_name(out->type));
@@ -108,15 +110,17 @@ tinyml_status_t tfl_lower_binary_math(tfl_ctx_t *c) {
   if (!a || !b || !out) return tfl_fail(c, "missing input or output");
   if ((code == OP_MAXIMUM || code == OP_MINIMUM) && out->type != TFL_FLOAT32)
     return max_min_int(c, code, a, b, out);
-  if (a->type != TFL_FLOAT32 || b->type != TFL_FLOAT32 || out->type != TFL_FLOAT32)
-    return tfl_fail(c, "unsupported types %s, %s -> %s (only FLOAT32 so far)", tfl_type_name(a->type),
-                    tfl_type_name(b->type), tfl_type_name(out->type));
   if (code == OP_DIV) {
     const tfl_table_t *o = tfl_options(c, OPT_DIV);
     if (!o) return c->error;
     act = tfl_table_i8(o, 0, 0, &bad);
     if (bad) return tfl_fail(c, "malformed options");
   }
+  if ((code == OP_DIV || code == OP_SQUARED_DIFFERENCE) && out->type != TFL_FLOAT32)
+    return tfl_lower_binary_int(c, act);
+  if (a->type != TFL_FLOAT32 || b->type != TFL_FLOAT32 || out->type != TFL_FLOAT32)
+    return tfl_fail(c, "unsupported types %s, %s -> %s (only FLOAT32 so far)", tfl_type_name(a->type),
+                    tfl_type_name(b->type), tfl_type_name(out->type));
   te_value_t x = tfl_value_in(c, 0), y = tfl_value_in(c, 1);
   if (!x.id || !y.id) return c->error;
   te_value_t r = tfl_activation(c, binary(c, code, x, y), out, act);

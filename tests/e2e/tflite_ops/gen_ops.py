@@ -44,6 +44,7 @@ import mean_ops
 import more_ops
 import nn_ops
 import q8_bin_ops
+import q8_math_ops
 import q8_unary_ops
 import q16_unary_ops
 import resize_q_ops
@@ -499,6 +500,7 @@ def error_models():
          [y], rank=1)
     m.inputs, m.outputs = [x], [y]
     out.append((m, "operator 0 (SVDF): hybrid SVDF (FLOAT32 input with INT8 weights_feature"))
+    out += q8_math_ops.error_models(Model, q8)
     return (out + logic_ops.error_models(Model, q8) + layout_ops.error_models(Model, q8) +
             nn_ops.error_models(Model, q8) + variable_ops.error_models(Model, q8) +
             control_ops.error_models(Model) + more_ops.error_models(Model, q8) +
@@ -797,6 +799,8 @@ def main():
     for m, case in zip(q16_unary_ops.unary_models(Model), q16_unary_ops.UNARY_CASES):
         port = lambda v, case=case: q16_unary_ops.unary_reference(case, v)
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
+    manifest += q8_math_ops.entries(Model, q8, write_model, io_entry, write_values, flatc, schema,
+                                    outdir)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
