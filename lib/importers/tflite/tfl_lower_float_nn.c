@@ -1,7 +1,9 @@
 /* Float layers beyond the convolutions: BATCH_MATMUL, PRELU, LOG_SOFTMAX
  * and L2_NORMALIZATION, each as TFLite's float reference kernel computes
- * it.  int8 PRELU is in tfl_lower_q8_unary.c; the other quantised forms
- * are refused by name until they get TFLite's integer kernels. */
+ * it.  Their integer forms live beside the other integer kernels (PRELU
+ * in tfl_lower_q8_unary.c, BATCH_MATMUL in tfl_lower_batch_matmul_q.c,
+ * L2_NORMALIZATION in tfl_lower_q8_math.c); what has none is refused by
+ * name. */
 #include "../../common/status.h"
 #include "tfl_lower.h"
 

@@ -91,7 +91,7 @@ static tinyml_status_t max_min_int(tfl_ctx_t *c, int code, const tfl_tensor_t *a
                                    const tfl_tensor_t *b, const tfl_tensor_t *out) {
   int32_t t = out->type;
   if (a->type != t || b->type != t ||
-      !(t == TFL_INT8 || t == TFL_UINT8 || t == TFL_INT16 || t == TFL_INT32))
+      !(t == TFL_INT8 || t == TFL_UINT8 || t == TFL_INT16 || t == TFL_INT32 || t == TFL_INT64))
     return tfl_fail(c, "unsupported types %s, %s -> %s", tfl_type_name(a->type),
                     tfl_type_name(b->type), tfl_type_name(t));
   if (!tfl_quant_matches(a, out) || !tfl_quant_matches(b, out))
@@ -100,6 +100,11 @@ static tinyml_status_t max_min_int(tfl_ctx_t *c, int code, const tfl_tensor_t *a
   if (!x.id || !y.id) return c->error;
   te_elem_t elem = x.type.elem;
   if (elem == TE_I32) return tfl_set_out(c, 0, binary(c, code, x, y));
+  if (elem == TE_I64) { /* TOSA's maximum/minimum stop at i32; a compare does not */
+    te_value_t gt = te_binary(&c->e, "tosa.greater", x, y);
+    return tfl_set_out(c, 0, code == OP_MAXIMUM ? te_select(&c->e, gt, x, y)
+                                                : te_select(&c->e, gt, y, x));
+  }
   te_value_t r = binary(c, code, te_cast(&c->e, x, TE_I32), te_cast(&c->e, y, TE_I32));
   return tfl_set_out(c, 0, te_cast(&c->e, r, elem));
 }

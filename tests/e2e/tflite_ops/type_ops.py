@@ -197,6 +197,10 @@ def int64_bool_model(Model):
     k64 = m.tensor(SHAPE, "INT64")
     m.op("CAST", [clamped(m, x, SHAPE)], [k64])
     ys += comparisons(m, x64, k64, SHAPE, "i64")
+    for op in ("MAXIMUM", "MINIMUM"):
+        r = m.tensor(SHAPE, "INT64")
+        m.op(op, [x64, k64], [r])
+        ys.append(as_int32(m, r, SHAPE, op.lower() + "_i64"))
     flag, other = m.tensor(SHAPE, "BOOL"), m.tensor(SHAPE, "BOOL")
     m.op("GREATER", [x, m.tensor([4], "INT32", data=[0, -300, 300, 0])], [flag])
     m.op("LESS", [x, m.tensor([3, 1], "INT32", data=[0, 500, -500])], [other])
