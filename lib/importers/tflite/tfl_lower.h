@@ -171,8 +171,6 @@ tinyml_status_t tfl_lower_16x8(tfl_ctx_t *c, const char *op_name, te_value_t x, 
                                const char *props, const int64_t *acc_dims, int activation,
                                int float_product);
 tinyml_status_t tfl_lower_fc_16x8(tfl_ctx_t *c);
-/* int8 and int16 BATCH_MATMUL, TFLite Micro's reference kernel. */
-tinyml_status_t tfl_lower_batch_matmul_q(tfl_ctx_t *c);
 /* The sum over each pooling window of int16 x (i32, exact), a depthwise conv
  * of `ones` with `props`; TOSA's would accumulate in i48. */
 te_value_t tfl_window_sum_16(tfl_ctx_t *c, te_value_t x, te_value_t ones, const char *props,

@@ -1,5 +1,9 @@
-/* BATCH_MATMUL int8 and int16, as TFLite Micro's reference_ops::BatchMatMul
- * computes it: sum over k of (lhs - lhs_zp) * (rhs - rhs_zp), accumulated in
+/* BATCH_MATMUL: float32, and int8 and int16 as TFLite Micro's
+ * reference_ops::BatchMatMul computes them.  Both forms share the operand
+ * handling: adj_x / adj_y as a transpose of the last two axes, the batch
+ * axes broadcast (tiled) and folded into one, one tosa.matmul.
+ *
+ * The integer forms: sum over k of (lhs - lhs_zp) * (rhs - rhs_zp), accumulated in
  * int32 (int8) or int64 (int16), then MultiplyByQuantizedMultiplier with the
  * multiplier of lhs_scale * rhs_scale (a float product, as
  * GetQuantizedConvolutionMultipler forms it) over the output scale, plus the
@@ -134,31 +138,57 @@ static te_value_t requantize(tfl_ctx_t *c, te_value_t acc, const tfl_tensor_t *l
   return te_rescale(&c->e, acc, TE_I16, &m, &s, 1, 0, 0, 0, 0, 0);
 }
 
-tinyml_status_t tfl_lower_batch_matmul_q(tfl_ctx_t *c) {
-  const tfl_tensor_t *l = tfl_in(c, 0), *r = tfl_in(c, 1), *out = tfl_out(c, 0);
-  if (!check_types(c, l, r, out)) return c->error;
+/* The operands as [b, m, k] and [b, k, n] and the output type t; 0 after
+ * recording an error. */
+static int operands(tfl_ctx_t *c, te_value_t *x, te_value_t *y, te_type_t *t) {
   const tfl_table_t *o = tfl_options(c, OPT_BATCH_MATMUL);
   int bad = 0;
-  if (!o) return c->error;
+  if (!o) return 0;
   int adj_x = tfl_table_bool(o, 0, 0, &bad), adj_y = tfl_table_bool(o, 1, 0, &bad);
-  te_type_t t;
-  if (bad || !tfl_te_type(out, &t) || t.rank < 2) return tfl_fail(c, "malformed options or output");
-  te_value_t x = tfl_value_in(c, 0), y = tfl_value_in(c, 1);
-  if (!x.id || !y.id) return c->error;
-  if (adj_x) x = swap_last(c, x);
-  if (adj_y) y = swap_last(c, y);
-  uint32_t nb = t.rank - 2;
-  int64_t b = 1, m = t.dims[nb], n = t.dims[nb + 1], k = x.type.dims[x.type.rank - 1];
-  for (uint32_t d = 0; d < nb; ++d) b *= t.dims[d];
-  if (x.type.dims[x.type.rank - 2] != m || y.type.dims[y.type.rank - 1] != n ||
-      y.type.dims[y.type.rank - 2] != k || x.type.rank > t.rank || y.type.rank > t.rank)
-    return tfl_fail(c, "the inputs' shapes do not multiply to the output's");
-  if (out->type == TFL_INT16 && k > MAX_DEPTH_16)
+  if (bad || !tfl_te_type(tfl_out(c, 0), t) || t->rank < 2)
+    return tfl_fail(c, "malformed options or output"), 0;
+  *x = tfl_value_in(c, 0), *y = tfl_value_in(c, 1);
+  if (!x->id || !y->id) return 0;
+  if (x->type.rank < 2 || y->type.rank < 2) return tfl_fail(c, "inputs need rank 2 or more"), 0;
+  if (adj_x) *x = swap_last(c, *x);
+  if (adj_y) *y = swap_last(c, *y);
+  uint32_t nb = t->rank - 2;
+  int64_t b = 1, m = t->dims[nb], n = t->dims[nb + 1], k = x->type.dims[x->type.rank - 1];
+  for (uint32_t d = 0; d < nb; ++d) b *= t->dims[d];
+  if (x->type.dims[x->type.rank - 2] != m || y->type.dims[y->type.rank - 1] != n ||
+      y->type.dims[y->type.rank - 2] != k || x->type.rank > t->rank || y->type.rank > t->rank)
+    return tfl_fail(c, "the inputs' shapes do not multiply to the output's"), 0;
+  if (tfl_out(c, 0)->type == TFL_INT16 && k > MAX_DEPTH_16)
     return tfl_fail(c, "depth %lld is more than the %d the INT16 form sums exactly",
-                    (long long)k, MAX_DEPTH_16);
-  x = as_batches(c, x, t.dims, nb, b);
-  y = as_batches(c, y, t.dims, nb, b);
-  if (!x.id || !y.id) return c->error;
+                    (long long)k, MAX_DEPTH_16), 0;
+  *x = as_batches(c, *x, t->dims, nb, b);
+  *y = as_batches(c, *y, t->dims, nb, b);
+  return x->id && y->id;
+}
+
+static tinyml_status_t batch_matmul_f32(tfl_ctx_t *c) {
+  const tfl_tensor_t *l = tfl_in(c, 0), *r = tfl_in(c, 1), *out = tfl_out(c, 0);
+  if (!r || r->type != TFL_FLOAT32 || !out || out->type != TFL_FLOAT32)
+    return tfl_fail(c, "unsupported types %s x %s -> %s (BATCH_MATMUL takes FLOAT32, or "
+                       "quantised INT8 or INT16 throughout)", tfl_type_name(l->type),
+                    r ? tfl_type_name(r->type) : "none", out ? tfl_type_name(out->type) : "none");
+  te_value_t x, y;
+  te_type_t t;
+  if (!operands(c, &x, &y, &t)) return c->error;
+  te_value_t zero = te_scalar_f32(&c->e, 0.0f);
+  te_value_t ops[4] = {x, y, zero, zero};
+  te_type_t rt = te_type(TE_F32, 3, (int64_t[3]){x.type.dims[0], x.type.dims[1], y.type.dims[2]});
+  return tfl_set_out(c, 0, te_reshape(&c->e, te_op(&c->e, "tosa.matmul", ops, 4, NULL, &rt),
+                                      t.rank, t.dims));
+}
+
+tinyml_status_t tfl_lower_batch_matmul(tfl_ctx_t *c) {
+  const tfl_tensor_t *l = tfl_in(c, 0), *r = tfl_in(c, 1), *out = tfl_out(c, 0);
+  if (l && l->type == TFL_FLOAT32) return batch_matmul_f32(c);
+  if (!check_types(c, l, r, out)) return c->error;
+  te_value_t x, y;
+  te_type_t t;
+  if (!operands(c, &x, &y, &t)) return c->error;
   te_value_t acc = out->type == TFL_INT8
                        ? matmul_i8(c, x, y, tfl_zero_point(l), tfl_zero_point(r))
                        : matmul_i16(c, x, y);
