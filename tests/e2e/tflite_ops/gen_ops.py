@@ -43,6 +43,7 @@ import lstm_ops
 import mean_ops
 import more_ops
 import nn_ops
+import prelu16_ops
 import q8_bin_ops
 import q8_unary_ops
 import q16_unary_ops
@@ -797,6 +798,8 @@ def main():
     for m, case in zip(q16_unary_ops.unary_models(Model), q16_unary_ops.UNARY_CASES):
         port = lambda v, case=case: q16_unary_ops.unary_reference(case, v)
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
+    manifest += prelu16_ops.entries(Model, q8, write_model, write_values, io_entry,
+                                    flatc, schema, outdir)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
