@@ -130,8 +130,9 @@ def check(m, case, prefix):
         got = list(struct.unpack("<%d%s" % (len(raw) // struct.calcsize(fmt), fmt), raw))
         if got != want:
             k = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), -1)
-            raise SystemExit("%s output %d: TFLite disagrees with static_cast (first at %d: %r vs %r)"
-                             % (m.name, i, k, got[k] if k >= 0 else None, want[k] if k >= 0 else None))
+            raise SystemExit("%s output %d: TFLite disagrees with static_cast (first at %d: "
+                             "%r vs %r)" % (m.name, i, k, got[k] if k >= 0 else None,
+                                            want[k] if k >= 0 else None))
 
 
 def error_models(Model):
