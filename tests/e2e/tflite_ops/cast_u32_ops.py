@@ -4,7 +4,8 @@ libtinyml has no uint32 dtype, so these models keep UINT32 inside: an
 int32, float32 or int8 input is CAST to UINT32 and from there to the
 model's outputs (FLOAT32, INT32, INT16, INT8, through INT64 or BOOL).
 Inputs are chosen here to cross the sign bit and float32's rounding
-(ties at 2^31 + 128, 2^32 - 1 -> 4294967296.0); the expected outputs are
+(ties at 2^31 + 128, 2^32 - 1 -> 4294967296.0), the float's rounding
+also seen exactly through int64 and int32; the expected outputs are
 desktop TFLite's (tflite_run.js --in), checked against C++ static_cast
 semantics written out below (uint32 -> int64 zero-extends)."""
 import os
@@ -51,7 +52,7 @@ def _float_values(rng):
 CASES = [
     ("cast_uint32_from_int32", "INT32", _int32_values(random.Random(371)),
      [["FLOAT32"], ["INT32"], ["INT16", "INT32"], ["INT8"], ["INT64", "FLOAT32"],
-      ["INT64", "INT32"], ["BOOL", "INT32"]]),
+      ["INT64", "INT32"], ["BOOL", "INT32"], ["FLOAT32", "INT64", "INT32"]]),
     ("cast_uint32_from_float", "FLOAT32", _float_values(random.Random(372)),
      [["INT32"], ["FLOAT32"], ["INT64", "FLOAT32"]]),
     ("cast_uint32_from_int8", "INT8", list(range(-128, 128)),
