@@ -127,6 +127,7 @@ tinyml_status_t tfl_lower_reduce(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_resize(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_batch_matmul(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_prelu(tfl_ctx_t *c);
+tinyml_status_t tfl_refuse_uint32(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_last_axis_norm(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_reverse(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_mirror_pad(tfl_ctx_t *c);

@@ -4,7 +4,10 @@
  * Micro) compare them, on each input brought to a common fixed-point
  * scale (ComparisonWithScaling), whatever their quantisations, and so
  * is int16 GREATER; the other int16 comparisons (which TFLM lacks) on raw
- * values, which needs the same quantisation on both. */
+ * values, which needs the same quantisation on both.  UINT32 (carried as
+ * int32 bits) exists only around CAST, which reads it as unsigned. */
+#include <stdio.h>
+
 #include "tfl_lower.h"
 #include "tfl_quant.h"
 
@@ -151,6 +154,65 @@ static te_value_t cast(tfl_ctx_t *c, te_value_t x, int32_t from, const te_type_t
   return te_cast(e, x, to->elem);
 }
 
+/* UINT32 travels as its int32 bit pattern, so the casts that agree with
+ * int32's are shared (truncation to int8/int16, sign extension of int8 and
+ * int16 into it, as C++ does); these are the ones that read the pattern
+ * as unsigned.  To float: the two 16-bit halves are exact floats and one
+ * addition rounds once, like static_cast<float>(uint32_t). */
+static te_value_t uint32_to(tfl_ctx_t *c, te_value_t x, te_elem_t to) {
+  te_t *e = &c->e;
+  if (to == TE_F32) {
+    te_value_t hi = te_binary(e, "tosa.logical_right_shift", x, te_scalar_int(e, TE_I32, 16));
+    te_value_t lo = te_binary(e, "tosa.bitwise_and", x, te_scalar_int(e, TE_I32, 0xFFFF));
+    hi = te_mul(e, te_cast(e, hi, TE_F32), te_scalar_f32(e, 65536.0f), 0);
+    return te_binary(e, "tosa.add", hi, te_cast(e, lo, TE_F32));
+  }
+  /* int64 zero-extends: a set top bit is 2^32 more than the sign-extension. */
+  te_value_t w = te_cast(e, x, TE_I64);
+  te_value_t neg = te_binary(e, "tosa.greater", te_scalar_int(e, TE_I32, 0), x);
+  return te_select(e, neg, te_binary(e, "tosa.add", w, te_scalar_int(e, TE_I64, 1LL << 32)), w);
+}
+
+/* float -> uint32 is defined for [0, 2^32): from 2^31 the value is an
+ * integer and v - 2^32 is exact and in int32's range; below, plain
+ * truncation gives the same bits as going through int64. */
+static te_value_t float_to_uint32(tfl_ctx_t *c, te_value_t x) {
+  te_t *e = &c->e;
+  te_value_t big = te_binary(e, "tosa.greater_equal", x, te_scalar_f32(e, 2147483648.0f));
+  te_value_t high = te_binary(e, "tosa.sub", x, te_scalar_f32(e, 4294967296.0f));
+  return te_select(e, big, te_trunc_to_int(e, high, TE_I32), te_trunc_to_int(e, x, TE_I32));
+}
+
+static te_value_t cast_uint32(tfl_ctx_t *c, te_value_t x, int32_t from, int32_t to,
+                              const te_type_t *tt) {
+  if (from == TFL_UINT32 && (tt->elem == TE_F32 || tt->elem == TE_I64))
+    return uint32_to(c, x, tt->elem);
+  if (to == TFL_UINT32 && x.type.elem == TE_F32) return float_to_uint32(c, x);
+  return cast(c, x, from, tt);
+}
+
+static const tfl_tensor_t *operand(tfl_ctx_t *c, uint32_t i) {
+  return i < c->op->input_count ? tfl_in(c, i) : tfl_out(c, i - c->op->input_count);
+}
+
+/* UINT32 has no libtinyml dtype: it may only pass between CASTs. */
+tinyml_status_t tfl_refuse_uint32(tfl_ctx_t *c) {
+  const tfl_operator_t *op = c->op;
+  uint32_t n = op->input_count + op->output_count;
+  int any = 0;
+  for (uint32_t i = 0; i < n; ++i) any |= operand(c, i) && operand(c, i)->type == TFL_UINT32;
+  if (!any || (!op->custom_code && op->builtin_code == OP_CAST)) return TINYML_OK;
+  char types[160] = "";
+  size_t len = 0;
+  for (uint32_t i = 0; i < n && len < sizeof types - 32; ++i) {
+    const char *sep = i == 0 ? "" : i == op->input_count ? " -> " : ", ";
+    const tfl_tensor_t *t = operand(c, i);
+    len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", sep,
+                            t ? tfl_type_name(t->type) : "none");
+  }
+  return tfl_fail(c, "unsupported types %s (UINT32 only as CAST's input or output)", types);
+}
+
 tinyml_status_t tfl_lower_cast(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *out = tfl_out(c, 0);
   te_type_t to;
@@ -162,7 +224,7 @@ tinyml_status_t tfl_lower_cast(tfl_ctx_t *c) {
     return tfl_fail(c, "casting %s to %s is not supported", tfl_type_name(in->type),
                     tfl_type_name(out->type));
   te_value_t x = tfl_value_in(c, 0);
-  return x.id ? tfl_set_out(c, 0, cast(c, x, in->type, &to)) : c->error;
+  return x.id ? tfl_set_out(c, 0, cast_uint32(c, x, in->type, out->type, &to)) : c->error;
 }
 
 /* The axis input: a constant scalar or 1-element int32/int64 tensor. */

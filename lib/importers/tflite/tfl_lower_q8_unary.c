@@ -186,16 +186,23 @@ tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha) {
   return tfl_set_out(c, 0, te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type));
 }
 
-/* int8/uint8 PRELU (TFLite's BroadcastPrelu4DSlow): x - zp >= 0 is
+/* int8/uint8/int16 PRELU (TFLite's BroadcastPrelu4DSlow): x - zp >= 0 is
  * rescaled by in/out scale, otherwise (x - zp) * (alpha - alpha_zp) by
  * in * alpha / out scale; both are MultiplyByQuantizedMultiplier, one TOSA
- * rescale each, and the per-element choice a select. */
+ * rescale each, and the per-element choice a select.  TFLM's int16 form
+ * takes an int8 alpha (PreluPrepare insists) and any zero points; the
+ * product still fits int32 (65535 * 255). */
 tinyml_status_t tfl_lower_prelu_q8(tfl_ctx_t *c) {
   const tfl_tensor_t *in = tfl_in(c, 0), *al = tfl_in(c, 1), *out = tfl_out(c, 0);
-  if (!in || !al || !out || in->type != out->type || al->type != in->type ||
-      !(in->type == TFL_INT8 || in->type == TFL_UINT8) || !tfl_is_quantized(in) ||
+  int is16 = in && in->type == TFL_INT16;
+  if (!in || !al || !out || in->type != out->type ||
+      al->type != (is16 ? TFL_INT8 : in->type) ||
+      !(in->type == TFL_INT8 || in->type == TFL_UINT8 || is16) || !tfl_is_quantized(in) ||
       !tfl_is_quantized(al) || !tfl_is_quantized(out) || al->quant.scale_count != 1)
-    return tfl_fail(c, "unsupported types (FLOAT32, or INT8/UINT8 with one alpha scale)");
+    return tfl_fail(c, "unsupported types %s, alpha %s -> %s (FLOAT32, INT8/UINT8 with the same "
+                    "alpha type, or INT16 with an INT8 alpha; one alpha scale)",
+                    in ? tfl_type_name(in->type) : "?", al ? tfl_type_name(al->type) : "?",
+                    out ? tfl_type_name(out->type) : "?");
   int32_t m1, m2;
   int s1, s2;
   int8_t t1, t2;
@@ -216,5 +223,6 @@ tinyml_status_t tfl_lower_prelu_q8(tfl_ctx_t *c) {
                            te_scalar_int(&c->e, TE_I32, tfl_zero_point(out)));
   int32_t qmin, qmax;
   tfl_qrange(out, &qmin, &qmax);
-  return tfl_set_out(c, 0, te_cast(&c->e, te_clamp_int(&c->e, y, qmin, qmax), TE_I8));
+  y = te_clamp_int(&c->e, y, qmin, qmax);
+  return tfl_set_out(c, 0, te_cast(&c->e, y, is16 ? TE_I16 : TE_I8));
 }

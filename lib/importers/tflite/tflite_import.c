@@ -207,6 +207,7 @@ int tfl_te_type(const tfl_tensor_t *t, te_type_t *out) {
     case TFL_INT8: case TFL_UINT8: elem = TE_I8; break;
     case TFL_INT16: elem = TE_I16; break;
     case TFL_INT32: elem = TE_I32; break;
+    case TFL_UINT32: elem = TE_I32; break; /* bits; only around CAST */
     case TFL_INT64: elem = TE_I64; break;
     case TFL_BOOL: elem = TE_I1; break;
     default: return 0;
@@ -459,6 +460,8 @@ static void put_tensor_attrs(tfl_ctx_t *c, const tfl_tensor_t *t) {
 
 static tinyml_status_t io_type(tfl_ctx_t *c, int32_t idx, const char *what, te_type_t *ty) {
   const tfl_tensor_t *t = &c->model->tensors[idx];
+  if (t->type == TFL_UINT32)
+    return tfl_fail(c, "%s '%s' is UINT32, which only CASTs inside the model may use", what, t->name);
   if (!tfl_te_type(t, ty) || ty->elem == TE_I1 || ty->elem == TE_I64)
     return tfl_fail(c, "%s '%s' has unsupported type %s", what, t->name, tfl_type_name(t->type));
   /* A -1 in shape_signature (usually the batch) is resolved the way TFLite
@@ -618,6 +621,7 @@ tinyml_status_t tfl_lower_operator(tfl_ctx_t *c) {
   set_loc(c);
   const lowering_t *l = c->op->custom_code ? NULL : find_lowering(c->op->builtin_code);
   const custom_lowering_t *custom = find_custom(c->op->custom_code);
+  if (tfl_refuse_uint32(c)) return c->error;
   tinyml_status_t st = custom ? custom->fn(c)
                        : l    ? l->fn(c)
                               : tfl_fail(c, "%s", c->op->custom_code ? "custom operators are not supported"

@@ -33,6 +33,7 @@ import struct
 import subprocess
 import sys
 
+import cast_u32_ops
 import control_ops
 import detection_ops
 import int16_ops
@@ -43,6 +44,7 @@ import lstm_ops
 import mean_ops
 import more_ops
 import nn_ops
+import prelu16_ops
 import q8_bin_ops
 import q8_math_ops
 import q8_unary_ops
@@ -801,6 +803,10 @@ def main():
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
     manifest += q8_math_ops.entries(Model, q8, write_model, io_entry, write_values, flatc, schema,
                                     outdir)
+    manifest += prelu16_ops.entries(Model, q8, write_model, write_values, io_entry,
+                                    flatc, schema, outdir)
+    manifest += cast_u32_ops.entries(Model, write_model, io_entry, EXPECTED, flatc, schema,
+                                     outdir, refresh)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -812,6 +818,8 @@ def main():
                for m, text in q8_bin_ops.error_models(Model, q8)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in q16_unary_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in cast_u32_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 

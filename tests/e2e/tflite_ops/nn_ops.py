@@ -42,9 +42,9 @@ def models(Model, q8):
 
 
 def error_models(Model, q8):
-    m = Model("err_prelu_int16", 83)  # TFLM has it; we do not yet
+    m = Model("err_prelu_int16_alpha_int16", 83)  # TFLM's int16 PRELU wants an int8 alpha
     x = m.tensor([4], "INT16", q8(0.1, 0), name="x")
     y = m.tensor([4], "INT16", q8(0.1, 0), name="y")
     m.op("PRELU", [x, m.tensor([1], "INT16", q8(0.01, 0), data=[20])], [y])
     m.inputs, m.outputs = [x], [y]
-    return [(m, "operator 0 (PRELU): unsupported types (FLOAT32, or INT8/UINT8")]
+    return [(m, "operator 0 (PRELU): unsupported types INT16, alpha INT16 -> INT16")]

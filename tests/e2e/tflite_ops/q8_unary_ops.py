@@ -92,7 +92,7 @@ def prelu_models(Model, q8):
 def prelu_reference(case, values):
     """TFLite's BroadcastPrelu4DSlow (quantised), alpha along the last axis."""
     _, ttype, (si, zi), (sa, za), alpha, (so, zo) = case
-    lo, hi = (0, 255) if ttype == "UINT8" else (-128, 127)
+    lo, hi = {"UINT8": (0, 255), "INT16": (-32768, 32767)}.get(ttype, (-128, 127))
     m1 = quantize_multiplier(f32(si) / f32(so))
     m2 = quantize_multiplier(f32(si) * f32(sa) / f32(so))
     out = []
