@@ -493,7 +493,7 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
-    shared, ops_dir = sys.argv[1:3]
+    shared, ops_dir = (os.path.abspath(p) for p in sys.argv[1:3])
     args = sys.argv[3:]
     table_path = os.path.join(shared, "zoo", "TFLM-OPS.md")
     schema_path = os.path.join(shared, "schema", "tflite", "schema_flatc2.fbs")
