@@ -47,6 +47,7 @@ import q8_bin_ops
 import q8_unary_ops
 import q16_unary_ops
 import resize_q_ops
+import strided_ops
 import svdf_ops
 import type_ops
 import variable_ops
@@ -797,6 +798,8 @@ def main():
     for m, case in zip(q16_unary_ops.unary_models(Model), q16_unary_ops.UNARY_CASES):
         port = lambda v, case=case: q16_unary_ops.unary_reference(case, v)
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
+    manifest += [write_case(m, flatc, schema, outdir, refresh)
+                 for m in strided_ops.models(Model, q8)]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -808,6 +811,8 @@ def main():
                for m, text in q8_bin_ops.error_models(Model, q8)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in q16_unary_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in strided_ops.error_models(Model, q8)]
     write_json(outdir, "errors.json", errors)
     return 0
 
