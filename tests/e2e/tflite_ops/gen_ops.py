@@ -50,6 +50,7 @@ import q8_math_ops
 import q8_unary_ops
 import q16_unary_ops
 import resize_q_ops
+import strided_ops
 import svdf_ops
 import type_ops
 import variable_ops
@@ -807,6 +808,8 @@ def main():
                                     flatc, schema, outdir)
     manifest += cast_u32_ops.entries(Model, write_model, io_entry, EXPECTED, flatc, schema,
                                      outdir, refresh)
+    manifest += [write_case(m, flatc, schema, outdir, refresh)
+                 for m in strided_ops.models(Model, q8)]
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -820,6 +823,8 @@ def main():
                for m, text in q16_unary_ops.error_models(Model)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in cast_u32_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in strided_ops.error_models(Model, q8)]
     write_json(outdir, "errors.json", errors)
     return 0
 

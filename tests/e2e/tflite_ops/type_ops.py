@@ -64,7 +64,7 @@ def more_moves(m, x, ttype, q, ops, t):
         ys.append(t([2, 2, 3], "slice"))
         m.op("SLICE", [x, m.ints([0, 1, 1]), m.ints([2, 2, -1])], [ys[-1]])
     if "STRIDED_SLICE" in ops:
-        # Unit strides: the importer refuses others (whatever the type).
+        # Unit strides here; other strides are strided_ops.py's.
         ys.append(t([2, 2], "strided_slice"))
         m.op("STRIDED_SLICE", [x, m.ints([0, 1, -2]), m.ints([2, 3, 4]), m.ints([1, 1, 1])],
              [ys[-1]], begin_mask=1, end_mask=2, shrink_axis_mask=4)
