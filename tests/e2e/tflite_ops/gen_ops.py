@@ -38,6 +38,7 @@ import detection_ops
 import int16_ops
 import layout_ops
 import logic_ops
+import log_softmax_ops
 import lstm_int_ops
 import lstm_ops
 import mean_ops
@@ -801,6 +802,9 @@ def main():
         manifest.append(ported_entry(m, "INT16", port, flatc, schema, outdir, refresh))
     manifest += q8_math_ops.entries(Model, q8, write_model, io_entry, write_values, flatc, schema,
                                     outdir)
+    for m, case in log_softmax_ops.models(Model):
+        port = lambda v, case=case: log_softmax_ops.reference(case, v)
+        manifest.append(ported_entry(m, "INT8", port, flatc, schema, outdir, refresh))
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -812,6 +816,8 @@ def main():
                for m, text in q8_bin_ops.error_models(Model, q8)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in q16_unary_ops.error_models(Model)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in log_softmax_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 
