@@ -805,6 +805,8 @@ def main():
     for m, case in log_softmax_ops.models(Model):
         port = lambda v, case=case: log_softmax_ops.reference(case, v)
         manifest.append(ported_entry(m, "INT8", port, flatc, schema, outdir, refresh))
+    manifest += log_softmax_ops.edge_entries(Model, write_model, io_entry, write_values, flatc,
+                                             schema, outdir)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]

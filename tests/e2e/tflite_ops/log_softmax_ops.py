@@ -6,6 +6,7 @@ CalculateInputRadius, beta fixed at 1, output scale 16/256 and zero point
 log_x_for_x_greater_than_or_equal_to_1 (internal/common.h).  Nothing here is
 the importer's code."""
 import math
+import os
 
 from tflm_fixed import INT32_MAX, INT32_MIN, clamp, mbqm, quantize_multiplier, rdbpot, srdhm, \
     wrap32
@@ -158,6 +159,45 @@ def models(Model):
         m.op("LOG_SOFTMAX", [x], [y])
         m.inputs, m.outputs = [x], [y]
         out.append((m, case))
+    return out
+
+
+def _edge_rows(depth, rng):
+    """All-equal rows (the sum is depth * exp(0)), one maximum against the
+    minimum (the widest spread), ties at the maximum, a ramp and noise."""
+    rows = [[-128] * depth, [127] * depth, [0] * depth, [127] + [-128] * (depth - 1),
+            [-128] * (depth - 2) + [127, 127], [127 - (i * 255) // max(depth - 1, 1)
+                                                for i in range(depth)]]
+    rows += [[rng.randint(-128, 127) for _ in range(depth)] for _ in range(2)]
+    return [v for row in rows for v in row]
+
+
+# name, rows x depth, input scale: made inputs, expected from the port only.
+EDGE_CASES = [("log_softmax_int8_edges_row10", 10, 0.1),
+              ("log_softmax_int8_edges_row300", 300, 0.01),
+              ("log_softmax_int8_edges_row33_wide", 33, 0.5)]
+
+
+def edge_entries(Model, write_model, io_entry, write_values, flatc, schema, outdir):
+    """Manifest entries whose inputs are made here (rows TFLite's random
+    input would not produce) and whose expected outputs come from the port."""
+    out = []
+    for seed, (name, depth, scale) in enumerate(EDGE_CASES, 571):
+        m = Model(name, seed)
+        values = _edge_rows(depth, m.rng)
+        shape = [len(values) // depth, depth]
+        x = m.tensor(shape, "INT8", ([scale], [0]), name="x")
+        y = m.tensor(shape, "INT8", ([16.0 / 256], [127]), name="y")
+        m.op("LOG_SOFTMAX", [x], [y])
+        m.inputs, m.outputs = [x], [y]
+        want = reference((name, shape, (scale, 0)), values)
+        prefix = os.path.join(outdir, name)
+        model = write_model(m, flatc, schema, outdir)
+        ins = [io_entry(m, x, "input", 0, write_values(prefix + "_in_0.bin", values, "b"))]
+        outs = [io_entry(m, y, "output", 0, write_values(prefix + "_out_0.bin", want, "b"))]
+        out.append({"model": model, "format": "tflite",
+                    "cases": [{"label": "tflm-port", "exact": True, "inputs": ins,
+                               "outputs": outs}]})
     return out
 
 
