@@ -56,7 +56,8 @@ static te_value_t rdbpot(tfl_ctx_t *c, te_value_t x, int e) {
   te_value_t rem = te_binary(&c->e, "tosa.bitwise_and", x, k32(c, mask));
   te_value_t neg = te_binary(&c->e, "tosa.greater", k32(c, 0), x);
   te_value_t thr = te_select(&c->e, neg, k32(c, (mask >> 1) + 1), k32(c, mask >> 1));
-  te_value_t up = te_select(&c->e, te_binary(&c->e, "tosa.greater", rem, thr), k32(c, 1), k32(c, 0));
+  te_value_t up = te_select(&c->e, te_binary(&c->e, "tosa.greater", rem, thr), k32(c, 1),
+                            k32(c, 0));
   return add(c, shr(c, x, k32(c, e)), up);
 }
 
@@ -80,13 +81,16 @@ static te_value_t log_split(tfl_ctx_t *c, te_value_t z_a, te_value_t *pow_adj) {
   /* z_a < 2^(32 - hp1), so the shift by hp1 - 1 cannot saturate; the
    * exponent terms are at most 31 << 25, below the saturation threshold. */
   te_value_t hp1_a = te_unary(&c->e, "tosa.clz", z_a);
-  te_value_t r_a_tmp = te_binary(&c->e, "tosa.logical_left_shift", z_a, sub(c, hp1_a, k32(c, 1)));
+  te_value_t r_a_tmp = te_binary(&c->e, "tosa.logical_left_shift", z_a,
+                                 sub(c, hp1_a, k32(c, 1)));
   te_value_t r_a = sat_shl(c, srdhm(c, r_a_tmp, k32(c, sqrt_half)), 1);
-  te_value_t pow_a = add(c, te_mul(&c->e, sub(c, k32(c, kInBits), hp1_a), k32(c, 1 << (31 - kAccBits)), 0),
+  te_value_t unit = k32(c, 1 << (31 - kAccBits)); /* 1.0 in Q6.25 */
+  te_value_t pow_a = add(c, te_mul(&c->e, sub(c, k32(c, kInBits), hp1_a), unit, 0),
                          k32(c, shifted_quarter));
-  te_value_t hr_b = sub(c, te_unary(&c->e, "tosa.clz", srdhm(c, z_a, k32(c, sqrt_half))), k32(c, 1));
+  te_value_t z_b = srdhm(c, z_a, k32(c, sqrt_half));
+  te_value_t hr_b = sub(c, te_unary(&c->e, "tosa.clz", z_b), k32(c, 1));
   te_value_t r_b = sat_shl_var(c, z_a, hr_b);
-  te_value_t pow_b = sub(c, te_mul(&c->e, sub(c, k32(c, kInBits), hr_b), k32(c, 1 << (31 - kAccBits)), 0),
+  te_value_t pow_b = sub(c, te_mul(&c->e, sub(c, k32(c, kInBits), hr_b), unit, 0),
                          k32(c, shifted_quarter));
   *pow_adj = te_binary(&c->e, "tosa.maximum", pow_a, pow_b);
   return te_binary(&c->e, "tosa.minimum", r_a, r_b);
@@ -135,14 +139,16 @@ static int lsm_params(double in_scale, lsm_params_t *lp) {
   int32_t q0[256];
   tfl_softmax_params(1.0, in_scale, &lp->p);
   if (lp->p.input_multiplier <= 0 || lp->p.input_left_shift < 1) return 0;
-  double reverse = (double)(1LL << (31 - lp->p.input_left_shift)) / (double)lp->p.input_multiplier;
+  double reverse =
+      (double)(1LL << (31 - lp->p.input_left_shift)) / (double)lp->p.input_multiplier;
   int shift;
   if (!tfl_quantize_multiplier(reverse, &lp->divisor, &shift) || shift > 0) return 0;
   lp->right_shift = -shift;
   tfl_softmax_exp_tables(&lp->p, q0, lp->q12);
-  for (int i = 0; i < 256; ++i) /* diffs below diff_min never reach the output */
-    lp->q5[i] = -i < lp->p.diff_min ? 0
-                : tfl_srdhm((int32_t)((uint32_t)(-i) << lp->p.input_left_shift), lp->p.input_multiplier);
+  for (int i = 0; i < 256; ++i) { /* diffs below diff_min never reach the output */
+    int32_t shifted = (int32_t)((uint32_t)(-i) << lp->p.input_left_shift);
+    lp->q5[i] = -i < lp->p.diff_min ? 0 : tfl_srdhm(shifted, lp->p.input_multiplier);
+  }
   return 1;
 }
 
