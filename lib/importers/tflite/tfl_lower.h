@@ -104,6 +104,7 @@ tinyml_status_t tfl_lower_binary_math(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_binary_int(tfl_ctx_t *c, int act);
 tinyml_status_t tfl_lower_rsqrt_q8(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_l2norm_q8(tfl_ctx_t *c);
+tinyml_status_t tfl_lower_log_softmax_q8(tfl_ctx_t *c); /* int8 LOG_SOFTMAX (TFLM) */
 tinyml_status_t tfl_lower_pad(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_concat(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_transpose(tfl_ctx_t *c);

@@ -32,6 +32,8 @@ tinyml_status_t tfl_lower_prelu(tfl_ctx_t *c) {
 tinyml_status_t tfl_lower_last_axis_norm(tfl_ctx_t *c) {
   if (c->op->builtin_code == OP_L2_NORMALIZATION && tfl_out(c, 0) && tfl_out(c, 0)->type == TFL_INT8)
     return tfl_lower_l2norm_q8(c); /* tfl_lower_q8_math.c */
+  if (c->op->builtin_code == OP_LOG_SOFTMAX && tfl_in(c, 0) && tfl_in(c, 0)->type == TFL_INT8)
+    return tfl_lower_log_softmax_q8(c); /* tfl_lower_log_softmax_q.c */
   TINYML_RETURN_IF_ERROR(need_float(c, 1));
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;

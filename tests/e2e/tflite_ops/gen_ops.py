@@ -39,6 +39,7 @@ import detection_ops
 import int16_ops
 import layout_ops
 import logic_ops
+import log_softmax_ops
 import lstm_int_ops
 import lstm_ops
 import mean_ops
@@ -810,6 +811,11 @@ def main():
                                      outdir, refresh)
     manifest += [write_case(m, flatc, schema, outdir, refresh)
                  for m in strided_ops.models(Model, q8)]
+    for m, case in log_softmax_ops.models(Model):
+        port = lambda v, case=case: log_softmax_ops.reference(case, v)
+        manifest.append(ported_entry(m, "INT8", port, flatc, schema, outdir, refresh))
+    manifest += log_softmax_ops.edge_entries(Model, write_model, io_entry, write_values, flatc,
+                                             schema, outdir)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
@@ -825,6 +831,8 @@ def main():
                for m, text in cast_u32_ops.error_models(Model)]
     errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
                for m, text in strided_ops.error_models(Model, q8)]
+    errors += [{"model": write_model(m, flatc, schema, outdir), "error": text}
+               for m, text in log_softmax_ops.error_models(Model)]
     write_json(outdir, "errors.json", errors)
     return 0
 
