@@ -2,8 +2,8 @@
  * L2_NORMALIZATION, each as TFLite's float reference kernel computes
  * it (BATCH_MATMUL, float and integer, is tfl_lower_batch_matmul.c).
  * Their integer forms live beside the other integer kernels (PRELU in
- * tfl_lower_q8_unary.c, L2_NORMALIZATION in tfl_lower_q8_math.c); what
- * has none is refused by name. */
+ * tfl_lower_q8_unary.c, L2_NORMALIZATION in tfl_lower_q8_math.c,
+ * LOG_SOFTMAX in tfl_lower_log_softmax_q.c). */
 #include "../../common/status.h"
 #include "tfl_lower.h"
 
