@@ -29,7 +29,10 @@ static int any_label_has(const tinyml_module_t *m, const char *needle) {
 /* kws_ref_model: every step names its TFLite operators and output tensor. */
 static void test_tflite_labels(void **state) {
   (void)state;
-  if (!shared_present()) skip();
+  if (!shared_present()) {
+    print_message("skipped: ../shared (kws_ref_model) is missing\n");
+    skip();
+  }
   char path[4200];
   snprintf(path, sizeof path, "%s/models/mlperf-tiny/kws_ref_model.tflite", g_shared);
   tinyml_blob_t *blob = api_compile_file(path, NULL);

@@ -65,6 +65,8 @@ te_value_t tfl_activation(tfl_ctx_t *c, te_value_t v, const tfl_tensor_t *out,
  * multipliers for `real` scales (one per channel, or one). */
 te_value_t tfl_requantize(tfl_ctx_t *c, te_value_t acc, const double *real,
                           uint32_t n, const tfl_tensor_t *out);
+/* table[x + 128] for each element of int8 x (one tosa.table). */
+te_value_t tfl_lookup_i8(tfl_ctx_t *c, te_value_t x, const int8_t table[256]);
 /* Rounds a float tensor half away from zero (TfLiteRound). */
 te_value_t tfl_round_away(tfl_ctx_t *c, te_value_t x);
 /* Records OUT_OF_MEMORY as the error (unless one is already recorded) and

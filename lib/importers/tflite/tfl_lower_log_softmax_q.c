@@ -9,6 +9,7 @@
  * log_x_for_x_greater_than_or_equal_to_1<5>(Q12.19): counts of leading
  * zeros, a rational approximation and gemmlowp's Newton-Raphson reciprocal,
  * written here as TOSA integer ops. */
+#include "tfl_gemmlowp.h"
 #include "tfl_lower.h"
 #include "tfl_quant.h"
 
@@ -21,24 +22,6 @@ static te_value_t sub(tfl_ctx_t *c, te_value_t a, te_value_t b) {
 }
 static te_value_t shr(tfl_ctx_t *c, te_value_t x, te_value_t n) {
   return te_binary_props(&c->e, "tosa.arithmetic_right_shift", x, n, "round = false");
-}
-
-/* gemmlowp's SaturatingRoundingDoublingHighMul: TOSA's i32 mul with shift
- * 31 is (a*b + 2^30) >> 31 in 64 bits, which equals gemmlowp's
- * round-half-away-from-zero for either sign; only INT32_MIN * INT32_MIN
- * differs, and no operand here can be INT32_MIN. */
-static te_value_t srdhm(tfl_ctx_t *c, te_value_t a, te_value_t b) {
-  return te_mul(&c->e, a, b, 31);
-}
-
-/* SaturatingRoundingMultiplyByPOT<e>, e > 0 a constant. */
-static te_value_t sat_shl(tfl_ctx_t *c, te_value_t x, int e) {
-  int64_t thr = (1LL << (31 - e)) - 1;
-  te_value_t shifted = te_binary(&c->e, "tosa.logical_left_shift", x, k32(c, e));
-  te_value_t hi = te_binary(&c->e, "tosa.greater", x, k32(c, thr));
-  te_value_t lo = te_binary(&c->e, "tosa.greater", k32(c, -thr), x);
-  return te_select(&c->e, lo, k32(c, INT32_MIN),
-                   te_select(&c->e, hi, k32(c, INT32_MAX), shifted));
 }
 
 /* SaturatingRoundingMultiplyByPOTParam(x, e) for x > 0 and a run-time
@@ -65,12 +48,7 @@ static te_value_t rdbpot(tfl_ctx_t *c, te_value_t x, int e) {
  * RoundingHalfSum(a, One) is (a >> 1) + 2^30 for a > INT32_MIN. */
 static te_value_t one_over_one_plus(tfl_ctx_t *c, te_value_t a) {
   te_value_t half = add(c, shr(c, a, k32(c, 1)), k32(c, 1 << 30));
-  te_value_t x = add(c, k32(c, 1515870810), srdhm(c, half, k32(c, -1010580540)));
-  for (int i = 0; i < 3; ++i) {
-    te_value_t one_minus = sub(c, k32(c, 1 << 29), srdhm(c, half, x));
-    x = add(c, x, sat_shl(c, srdhm(c, x, one_minus), 2));
-  }
-  return sat_shl(c, x, 1);
+  return tfl_gl_one_over_one_plus(c, half);
 }
 
 /* The mantissa r (Q0.31) and the exponent (Q6.25) of the row sum z_a
@@ -83,11 +61,11 @@ static te_value_t log_split(tfl_ctx_t *c, te_value_t z_a, te_value_t *pow_adj) {
   te_value_t hp1_a = te_unary(&c->e, "tosa.clz", z_a);
   te_value_t r_a_tmp = te_binary(&c->e, "tosa.logical_left_shift", z_a,
                                  sub(c, hp1_a, k32(c, 1)));
-  te_value_t r_a = sat_shl(c, srdhm(c, r_a_tmp, k32(c, sqrt_half)), 1);
+  te_value_t r_a = tfl_gl_sat_shl(c, tfl_gl_srdhm(c, r_a_tmp, k32(c, sqrt_half)), 1);
   te_value_t unit = k32(c, 1 << (31 - kAccBits)); /* 1.0 in Q6.25 */
   te_value_t pow_a = add(c, te_mul(&c->e, sub(c, k32(c, kInBits), hp1_a), unit, 0),
                          k32(c, shifted_quarter));
-  te_value_t z_b = srdhm(c, z_a, k32(c, sqrt_half));
+  te_value_t z_b = tfl_gl_srdhm(c, z_a, k32(c, sqrt_half));
   te_value_t hr_b = sub(c, te_unary(&c->e, "tosa.clz", z_b), k32(c, 1));
   te_value_t r_b = sat_shl_var(c, z_a, hr_b);
   te_value_t pow_b = sub(c, te_mul(&c->e, sub(c, k32(c, kInBits), hr_b), unit, 0),
@@ -107,13 +85,14 @@ static te_value_t log_sum(tfl_ctx_t *c, te_value_t z_a) {
   te_value_t p = add(c, shr(c, r, k32(c, 1)), k32(c, sqrt_sqrt_half / 2 + 1));
   te_value_t q = sub(c, r, k32(c, sqrt_sqrt_half));
   q = add(c, q, q);
-  te_value_t sq = srdhm(c, q, q);
-  te_value_t num = add(c, srdhm(c, q, r), srdhm(c, srdhm(c, q, sq), k32(c, alpha_n)));
-  te_value_t inner = add(c, add(c, k32(c, alpha_i), q), srdhm(c, k32(c, alpha_d), sq));
-  te_value_t denom = add(c, srdhm(c, p, inner), srdhm(c, k32(c, alpha_f), q));
-  te_value_t total = add(c, srdhm(c, pow_adj, k32(c, log_2)),
-                         srdhm(c, rdbpot(c, num, 6), one_over_one_plus(c, denom)));
-  return sat_shl(c, total, 1); /* Rescale<5> from Q6.25 */
+  te_value_t sq = tfl_gl_srdhm(c, q, q);
+  te_value_t cube = tfl_gl_srdhm(c, q, sq);
+  te_value_t num = add(c, tfl_gl_srdhm(c, q, r), tfl_gl_srdhm(c, cube, k32(c, alpha_n)));
+  te_value_t inner = add(c, add(c, k32(c, alpha_i), q), tfl_gl_srdhm(c, k32(c, alpha_d), sq));
+  te_value_t denom = add(c, tfl_gl_srdhm(c, p, inner), tfl_gl_srdhm(c, k32(c, alpha_f), q));
+  te_value_t total = add(c, tfl_gl_srdhm(c, pow_adj, k32(c, log_2)),
+                         tfl_gl_srdhm(c, rdbpot(c, num, 6), one_over_one_plus(c, denom)));
+  return tfl_gl_sat_shl(c, total, 1); /* Rescale<5> from Q6.25 */
 }
 
 /* Gathers table[idx] for an i32 [rows, depth] index tensor. */
@@ -159,8 +138,8 @@ static te_value_t log_softmax_int8(tfl_ctx_t *c, te_value_t x, const lsm_params_
   te_value_t lsum = log_sum(c, te_reduce(&c->e, "tosa.reduce_sum", lookup(c, lp->q12, idx), 1));
   /* adjusted_diff_min = max(diff_min - 1, MBQM(lsum + INT32_MIN, divisor,
    * -right_shift)); lsum >= 0, so the add cannot overflow. */
-  te_value_t scaled = rdbpot(c, srdhm(c, add(c, lsum, k32(c, INT32_MIN)), k32(c, lp->divisor)),
-                             lp->right_shift);
+  te_value_t low = add(c, lsum, k32(c, INT32_MIN));
+  te_value_t scaled = rdbpot(c, tfl_gl_srdhm(c, low, k32(c, lp->divisor)), lp->right_shift);
   te_value_t adj = te_binary(&c->e, "tosa.maximum", scaled, k32(c, lp->p.diff_min - 1));
   te_value_t out = add(c, rdbpot(c, sub(c, lookup(c, lp->q5, idx), lsum), 31 - 5 - 4), k32(c, 127));
   out = te_clamp_int(&c->e, out, -128, 127);

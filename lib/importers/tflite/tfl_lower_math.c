@@ -158,10 +158,7 @@ static te_value_t table_op(tfl_ctx_t *c, te_value_t x, const tfl_tensor_t *in,
     double q = round(v / (double)tfl_scale(out)) + tfl_zero_point(out);
     table[i] = (int8_t)(q < qmin ? qmin : q > qmax ? qmax : q);
   }
-  int64_t n = 256;
-  te_type_t tt = te_type(TE_I8, 1, &n);
-  te_value_t ops[2] = {x, te_const(&c->e, &tt, table)};
-  return te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type);
+  return tfl_lookup_i8(c, x, table);
 }
 
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }

@@ -180,10 +180,7 @@ tinyml_status_t tfl_lower_unary_q8(tfl_ctx_t *c, float alpha) {
   for (int i = 0; i < 256; ++i) table[i] = (int8_t)entry(&p, i - 128);
   te_value_t x = tfl_value_in(c, 0);
   if (!x.id) return c->error;
-  int64_t n = 256;
-  te_type_t tt = te_type(TE_I8, 1, &n);
-  te_value_t ops[2] = {x, te_const(&c->e, &tt, table)};
-  return tfl_set_out(c, 0, te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type));
+  return tfl_set_out(c, 0, tfl_lookup_i8(c, x, table));
 }
 
 /* int8/uint8/int16 PRELU (TFLite's BroadcastPrelu4DSlow): x - zp >= 0 is

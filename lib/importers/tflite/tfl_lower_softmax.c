@@ -9,29 +9,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "tfl_gemmlowp.h"
 #include "tfl_lower.h"
 #include "tfl_quant.h"
 
 enum { OPT_SOFTMAX = 9 };
 
 static te_value_t k32(tfl_ctx_t *c, int64_t v) { return te_scalar_int(&c->e, TE_I32, v); }
-
-/* gemmlowp's SaturatingRoundingDoublingHighMul: TOSA's i32 mul with shift
- * 31 computes (a*b + 2^30) >> 31 in 64 bits, which is the same except when
- * both are INT32_MIN, which cannot occur here (all operands are positive). */
-static te_value_t srdhm(tfl_ctx_t *c, te_value_t a, te_value_t b) {
-  return te_mul(&c->e, a, b, 31);
-}
-
-/* SaturatingRoundingMultiplyByPOT<exponent> for exponent > 0. */
-static te_value_t sat_shl(tfl_ctx_t *c, te_value_t x, int exponent) {
-  int64_t thr = (1LL << (31 - exponent)) - 1;
-  te_value_t shifted = te_binary(&c->e, "tosa.logical_left_shift", x, k32(c, exponent));
-  te_value_t hi = te_binary(&c->e, "tosa.greater", x, k32(c, thr));
-  te_value_t lo = te_binary(&c->e, "tosa.greater", k32(c, -thr), x);
-  te_value_t r = te_select(&c->e, hi, k32(c, INT32_MAX), shifted);
-  return te_select(&c->e, lo, k32(c, INT32_MIN), r);
-}
 
 /* gemmlowp's one_over_one_plus_x_for_x_in_0_1 after GetReciprocal's
  * normalisation; `sum` > 0 is a row's Q12.19 sum of exps.  Gives the Q0.31
@@ -43,12 +27,7 @@ static te_value_t reciprocal(tfl_ctx_t *c, te_value_t sum, te_value_t *bits_over
    * uint32, because shifted_sum_minus_one = (sum << hp1) - 2^31. */
   te_value_t hd = te_binary(&c->e, "tosa.logical_right_shift",
                             te_binary(&c->e, "tosa.logical_left_shift", sum, hp1), k32(c, 1));
-  te_value_t x = te_binary(&c->e, "tosa.add", k32(c, 1515870810), srdhm(c, hd, k32(c, -1010580540)));
-  for (int i = 0; i < 3; ++i) {
-    te_value_t one_minus = te_binary(&c->e, "tosa.sub", k32(c, 1 << 29), srdhm(c, hd, x));
-    x = te_binary(&c->e, "tosa.add", x, sat_shl(c, srdhm(c, x, one_minus), 2));
-  }
-  return sat_shl(c, x, 1);
+  return tfl_gl_one_over_one_plus(c, hd);
 }
 
 /* RoundingDivideByPOT with a per-row exponent. */
@@ -88,7 +67,7 @@ static te_value_t softmax_int8(tfl_ctx_t *c, te_value_t x, double beta, float in
   te_value_t sum = te_reduce(&c->e, "tosa.reduce_sum", lookup(c, q12, idx), 1);
   te_value_t bits_over_unit;
   te_value_t scale = reciprocal(c, sum, &bits_over_unit);
-  te_value_t v = srdhm(c, scale, lookup(c, q0, idx));
+  te_value_t v = tfl_gl_srdhm(c, scale, lookup(c, q0, idx));
   te_value_t shift = te_binary(&c->e, "tosa.add", bits_over_unit, k32(c, 31 - bits));
   int32_t lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
   te_value_t out = te_binary(&c->e, "tosa.add", rdbpot(c, v, shift), k32(c, lo));

@@ -354,6 +354,13 @@ te_value_t tfl_activation(tfl_ctx_t *c, te_value_t v, const tfl_tensor_t *out,
   return te_clamp_int(&c->e, v, a, b);
 }
 
+te_value_t tfl_lookup_i8(tfl_ctx_t *c, te_value_t x, const int8_t table[256]) {
+  int64_t n = 256;
+  te_type_t tt = te_type(TE_I8, 1, &n);
+  te_value_t ops[2] = {x, te_const(&c->e, &tt, table)};
+  return te_op(&c->e, "tosa.table", ops, 2, NULL, &x.type);
+}
+
 te_value_t tfl_requantize(tfl_ctx_t *c, te_value_t acc, const double *real,
                           uint32_t n, const tfl_tensor_t *out) {
   int32_t *mult = tinyml__calloc(c->allocator, n, sizeof(int32_t), 4);
