@@ -146,6 +146,10 @@ tinyml_status_t tfl_lower_sequence_lstm_int(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_operator(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_if(tfl_ctx_t *c);
 tinyml_status_t tfl_lower_while(tfl_ctx_t *c);
+/* WHILE as one tosa.while_loop (tfl_lower_while_loop.c), for a condition
+ * only known at run time: cond and body inlined into its regions. */
+tinyml_status_t tfl_lower_while_loop(tfl_ctx_t *c, const tfl_model_t *cond,
+                                     const tfl_model_t *body);
 /* Lowers subgraph b inline (tfl_lower_if.c): its inputs are `ins` (one per
  * input, of its TOSA types), outs[j] becomes its output j.  Refuses state,
  * variables and nested control flow; its operators count against max_ops;

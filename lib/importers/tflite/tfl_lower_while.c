@@ -7,9 +7,10 @@
  * (scalar-sized INT32/INT64/FLOAT32/BOOL constants through ADD, SUB, MUL,
  * comparisons, logical ops, casts and reshapes); data-carrying values stay
  * unknown and the body's operators on them are inlined, not evaluated.
- * Refused by name: a condition that depends on an unknown value, more than
- * TFL_WHILE_MAX_TRIPS trips, and a body the inliner cannot take (state,
- * nested control flow, an unsupported operator). */
+ * A condition that depends on an unknown value (a model input, data) is
+ * not unrolled but kept a loop (tfl_lower_while_loop.c).  Refused by name:
+ * more than TFL_WHILE_MAX_TRIPS trips, and a body the inliner cannot take
+ * (state, nested control flow, an unsupported operator). */
 #include <string.h>
 
 #include "../../common/alloc.h"
@@ -22,6 +23,8 @@
 /* Elements of a value the evaluator computes: counters and bounds are
  * scalars; anything larger is data and stays unknown. */
 #define EV_MAX 16
+/* run_trips' answer when the condition reads data: the loop stays a loop. */
+#define TRIPS_AT_RUN_TIME UINT32_MAX
 
 enum {
   ADD = 0, MUL = 18, RESHAPE = 22, SUB = 41, SQUEEZE = 43, CAST = 53, LESS = 58,
@@ -226,10 +229,10 @@ static tinyml_status_t run_trips(tfl_ctx_t *c, const tfl_model_t *cond, const tf
   for (uint32_t trips = 0;; ++trips) {
     ev_subgraph(cond, state, cv);
     const ev_t *go = &cv[cond->outputs[0]];
-    if (!go->known)
-      return tfl_fail(c, "its condition (subgraph %u) depends on values not computable from "
-                      "constants at compile time (trip %u): the loop cannot be unrolled",
-                      cond->subgraph, trips);
+    if (!go->known) {
+      *out_trips = TRIPS_AT_RUN_TIME;
+      return TINYML_OK;
+    }
     if (!go->i[0]) {
       *out_trips = trips;
       return TINYML_OK;
@@ -336,7 +339,8 @@ tinyml_status_t tfl_lower_while(tfl_ctx_t *c) {
   if (!st) st = read_sub(c, body_index, "body", &body);
   if (!st) st = check_signature(c, cond, body);
   if (!st) st = trip_count(c, cond, body, &trips);
-  if (!st) st = unroll(c, body, trips);
+  if (!st && trips == TRIPS_AT_RUN_TIME) st = tfl_lower_while_loop(c, cond, body);
+  else if (!st) st = unroll(c, body, trips);
   tfl_model_free(cond, c->allocator);
   tfl_model_free(body, c->allocator);
   return st;
