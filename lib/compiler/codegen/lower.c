@@ -48,6 +48,11 @@ tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tc_target_t *t, tc_gr
                                          "builtin.module(canonicalize,eliminate-empty-tensors)",
                                          diag, a, "preparing dispatches"));
   TINYML_RETURN_IF_ERROR(apply_strategy(ctx, t, g, diag, a));
+  /* A run-time loop's temporaries (scf.while, partition.c) are allocated
+   * inside it: out of it, once, they become scratch like any other. */
+  TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
+                                         "builtin.module(func.func(buffer-loop-hoisting))",
+                                         diag, a, "hoisting loop buffers"));
   TINYML_RETURN_IF_ERROR(tc_allocs_to_scratch(ctx, g, a));
   TINYML_RETURN_IF_ERROR(tc_distribute(ctx, t->backend, g, diag, a));
   return tc_run_pipeline(ctx, m, t->backend->lowering_pipeline, diag, a, "lowering to LLVM");

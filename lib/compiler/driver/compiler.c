@@ -28,8 +28,11 @@
 #include "import.h"
 #include "limits.h"
 
+/* tosa-to-scf: a run-time WHILE (tosa.while_loop) becomes scf.while, which
+ * partition.c keeps whole in one dispatch. */
 #define TOSA_TO_LINALG                                                          \
   "builtin.module(func.func(tosa-optional-decompositions),canonicalize,"        \
+  "func.func(tosa-to-scf),"                                                     \
   "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor,"     \
   "convert-elementwise-to-linalg),"                                             \
   "canonicalize,linalg-fuse-elementwise-ops,canonicalize,cse)"

@@ -157,6 +157,8 @@ static int extends_concat(const part_t *p, uint32_t k, uint32_t user) {
                         mlirOperationGetResult(p->ops[k], 0));
 }
 
+static int is_loop(MlirOperation op) { return tc_op_is(op, "scf.while"); }
+
 static void assign_groups(part_t *p) {
   uint32_t next = 0;
   for (uint32_t k = p->n; k-- > 0;) {
@@ -169,6 +171,10 @@ static void assign_groups(part_t *p) {
     /* A microkernel is all of its dispatch (ukernel_lower.c). */
     if (joinable && (tc_op_is(p->ops[k], TC_UKERNEL_OP) || tc_op_is(p->ops[user], TC_UKERNEL_OP)))
       joinable = 0;
+    /* A run-time loop (WHILE) is one dispatch by itself, everything it
+     * nests included: the later stages tile and distribute the ops of a
+     * dispatch, and a loop's body must run as a whole once per trip. */
+    if (joinable && (is_loop(p->ops[k]) || is_loop(p->ops[user]))) joinable = 0;
     if (joinable && (is_cheap_producer(p->ops[k]) || is_elementwise(p->ops[user]) ||
                      extends_concat(p, k, user)))
       p->group[k] = p->group[user];
@@ -436,6 +442,42 @@ static void emit_store(outline_t *o, MlirBlock block, MlirValue result,
   append_op(block, &st);
 }
 
+/* One-shot bufferization keeps an scf.while on tensors only if each value
+ * its body yields is in the buffer of the loop value it replaces (else:
+ * "Yield operand #0 is not equivalent to the corresponding iter bbArg").
+ * So each yielded value is materialised in its body argument: a copy at
+ * the end of a trip, unless written there in place.  tosa-to-scf passes
+ * the loop values to the body in order, which is checked. */
+static void yield_in_place(MlirContext ctx, MlirOperation loop) {
+  MlirBlock before = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
+  MlirBlock after = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 1));
+  MlirOperation cond = mlirBlockGetTerminator(before), y = mlirBlockGetTerminator(after);
+  intptr_t n = mlirOperationGetNumOperands(y);
+  if (mlirOperationGetNumOperands(cond) != n + 1 || mlirBlockGetNumArguments(after) != n)
+    return;
+  for (intptr_t i = 0; i < n; ++i)
+    if (!mlirValueEqual(mlirOperationGetOperand(cond, i + 1), mlirBlockGetArgument(before, i)))
+      return;
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirValue v = mlirOperationGetOperand(y, i), arg = mlirBlockGetArgument(after, i);
+    MlirType t = mlirValueGetType(arg);
+    if (mlirValueEqual(v, arg) || !is_tensor(t)) continue;
+    MlirOperationState st = mlirOperationStateGet(
+        tc_str("bufferization.materialize_in_destination"), mlirLocationUnknownGet(ctx));
+    MlirValue operands[2] = {v, arg};
+    mlirOperationStateAddOperands(&st, 2, operands);
+    mlirOperationStateAddResults(&st, 1, &t);
+    MlirOperation m = mlirOperationCreate(&st);
+    mlirBlockInsertOwnedOperationBefore(after, y, m);
+    mlirOperationSetOperand(y, i, mlirOperationGetResult(m, 0));
+  }
+}
+
+static MlirWalkResult loops_in_place(MlirOperation op, void *user) {
+  if (is_loop(op)) yield_in_place(*(MlirContext *)user, op);
+  return MlirWalkResultAdvance;
+}
+
 static MlirValue mapped(const outline_t *o, MlirValue v) {
   for (uint32_t k = 0; k < o->map_count; ++k)
     if (mlirValueEqual(o->map[k].key, v)) return o->map[k].value;
@@ -461,6 +503,9 @@ static tinyml_status_t build_function(outline_t *o, const uint32_t *out_buffers,
     emit_to_tensor(o, block, mlirBlockGetArgument(block, i), o->inputs[i]);
   for (uint32_t k = 0; k < p->n; ++k)
     if (o->clone[k] || p->group[k] == o->d) clone_into(o, block, p->ops[k]);
+  for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    mlirOperationWalk(op, loops_in_place, &ctx, MlirWalkPostOrder);
   for (uint32_t j = 0; j < out_count; ++j)
     emit_store(o, block, mapped(o, outs[j]),
                mlirBlockGetArgument(block, o->input_count + j));

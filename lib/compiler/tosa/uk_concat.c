@@ -106,6 +106,7 @@ unsigned tc_ukernels_fuse_concat(const tc_uk_pass_t *pass, MlirModule m) {
   unsigned count, n = 0;
   MlirOperation *found = tc_collect_ops(mlirModuleGetOperation(m), names, 4096, a, &count);
   if (!found) return 0;
+  count = tc_uk_drop_nested(found, count);
   for (unsigned i = 0; i < count; ++i) n += (unsigned)fuse_concat(pass, found[i]);
   tinyml__free(a, found);
   return n;

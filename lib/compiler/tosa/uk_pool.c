@@ -107,6 +107,7 @@ unsigned tc_ukernels_select_pools(MlirContext ctx, MlirModule m, const tinyml_al
   unsigned count, n = 0;
   MlirOperation *found = tc_collect_ops(mlirModuleGetOperation(m), pools, 1024, a, &count);
   if (!found) return 0; /* the Linalg path serves */
+  count = tc_uk_drop_nested(found, count);
   for (unsigned i = 0; i < count; ++i) {
     tinyml_uk_params_t p;
     if (match_pool(found[i], &p)) n += (unsigned)rewrite_pool(ctx, found[i], &p, a);

@@ -86,6 +86,7 @@ tinyml_status_t tc_ukernels_select(MlirContext ctx, MlirModule m, const tc_targe
   MlirOperation *found = tc_collect_ops(mlirModuleGetOperation(m), convs, 4096, a, &count);
   if (!found)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  count = tc_uk_drop_nested(found, count);
   unsigned n = 0;
   const int f32 = tc_target_has_f32_kernels(target);
   const tc_f32_tuning_t *tuning = &target->backend->ukernels.f32_tuning;

@@ -123,3 +123,10 @@ void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, Mli
   tc_uk_drop_if_unused(old_from);
   tc_uk_drop_if_unused(old_into);
 }
+
+unsigned tc_uk_drop_nested(MlirOperation *ops, unsigned count) {
+  unsigned kept = 0;
+  for (unsigned i = 0; i < count; ++i)
+    if (tc_op_is(mlirOperationGetParentOperation(ops[i]), "func.func")) ops[kept++] = ops[i];
+  return kept;
+}

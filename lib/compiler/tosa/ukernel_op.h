@@ -76,4 +76,9 @@ MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, 
 void tc_uk_retarget(MlirContext ctx, MlirOperation into, MlirOperation from, MlirValue blob,
                     const char *kind, int64_t scratch);
 
+/* Keeps the ops[0..count) that sit directly in a function, in order, and
+ * returns how many: an op inside a run-time loop (WHILE's tosa.while_loop)
+ * stays Linalg in the loop's dispatch, as a microkernel is all of its own. */
+unsigned tc_uk_drop_nested(MlirOperation *ops, unsigned count);
+
 #endif
