@@ -55,6 +55,7 @@ import strided_ops
 import svdf_ops
 import type_ops
 import variable_ops
+import while_ops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
@@ -816,6 +817,8 @@ def main():
         manifest.append(ported_entry(m, "INT8", port, flatc, schema, outdir, refresh))
     manifest += log_softmax_ops.edge_entries(Model, write_model, io_entry, write_values, flatc,
                                              schema, outdir)
+    manifest += while_ops.entries(Model, lambda m: write_model(m, flatc, schema, outdir),
+                                  io_entry, EXPECTED, schema, outdir, refresh)
     write_json(outdir, "manifest.json", manifest)
     errors = [{"model": write_model(m, flatc, schema, outdir), "error": text}
               for m, text in error_models()]
