@@ -168,11 +168,29 @@ def lrn(s, x):
     return out
 
 
+def nested_while(s, x):
+    """A WHILE of two trips of x * 0.5 + 1 inside a loop's body."""
+    def cond(t):
+        i, y = t.tensor([], "INT32", name="j"), t.tensor(SHAPE, name="y")
+        t.inputs, t.outputs = [i, y], [less(t, i, scalar(t, 2))]
+
+    def body(t):
+        i, y = t.tensor([], "INT32", name="j"), t.tensor(SHAPE, name="y")
+        t.inputs, t.outputs = [i, y], [step(t, i, "j_next"), halve_plus_one(t, y)]
+    j, y = s.tensor([], "INT32"), s.tensor(SHAPE, name="inner")
+    s.op("WHILE", [scalar(s, 0), x], [j, y], cond_subgraph_index=s.subgraph(cond),
+         body_subgraph_index=s.subgraph(body))
+    return y
+
+
 def error_models(Model):
     out = []
     m = input_bound_model(Model, "err_while_loop_body_op", lrn)
     out.append((m, "operator 0 (WHILE): subgraph 2: operator 2 (LOCAL_RESPONSE_NORMALIZATION): "
                    "operator not supported"))
+    m = input_bound_model(Model, "err_while_loop_nested", nested_while)
+    out.append((m, "operator 0 (WHILE): subgraph 4 operator 1 (WHILE): a branch with state or "
+                   "control flow cannot be inlined"))
     m = counter_model(Model, "err_while_over_cap", 5000)
     out.append((m, "operator 0 (WHILE): the loop runs more than 1024 trips"))
     m = counter_model(Model, "err_while_body_op", 2, lrn)
