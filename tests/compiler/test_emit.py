@@ -206,6 +206,31 @@ def check_loop(tc, tr, work, x=(-20.0, 0.25, 3.0, -0.7), n=5):
     print(f"PASS while_loop.mlir: {n} trips as computed in Python")
 
 
+# tosa.cond_if from TOSA text becomes scf.if (tosa-to-scf), kept whole in
+# one dispatch like a loop: each branch taken, against Python.
+IF_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cond_if.mlir")
+
+
+def check_cond_if(tc, tr, work, x=(-20.0, 0.25, 3.0, -0.7)):
+    for c in (1, 0):
+        d = os.path.join(work, "if_inputs_%d" % c)
+        os.makedirs(d, exist_ok=True)
+        files = [("x.bin", struct.pack("<4f", *x)), ("c.bin", bytes([c]))]
+        for name, blob in files:
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(blob)
+        shutil.copy(IF_MODEL, os.path.join(d, "cond_if.mlir"))
+        manifest = [{"model": "cond_if.mlir",
+                     "cases": [{"inputs": [{"file": name} for name, _ in files]}]}]
+        check_model(tc, tr, d, work, "cond_if.mlir", manifest)
+        want = [abs(f32(v)) if c else 0.0 - f32(v) for v in x]
+        ref = os.path.join(work, "cond_if", "ref", "output_0.bin")
+        got = list(struct.unpack("<4f", open(ref, "rb").read()))
+        if got != want:
+            raise RuntimeError(f"cond_if (c = {c}): {got}; expected {want}")
+    print("PASS cond_if.mlir: both branches as computed in Python")
+
+
 def check_bad_name(tc, shared, work):
     p = subprocess.run([tc, os.path.join(shared, MODELS[2]), "--emit", "c", "--name", "9lives",
                         "-o", os.path.join(work, "bad")], stdout=subprocess.PIPE,
@@ -248,7 +273,12 @@ def main():
     except Exception as e:
         failures += 1
         print(f"FAIL while_loop.mlir: {e}")
-    print(f"emit: {len(MODELS) + len(STATEFUL) + 2 - failures} passed, {failures} failed")
+    try:
+        check_cond_if(tc, tr, work)
+    except Exception as e:
+        failures += 1
+        print(f"FAIL cond_if.mlir: {e}")
+    print(f"emit: {len(MODELS) + len(STATEFUL) + 3 - failures} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 

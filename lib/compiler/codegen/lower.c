@@ -49,9 +49,10 @@ tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tc_target_t *t, tc_gr
                                          diag, a, "preparing dispatches"));
   TINYML_RETURN_IF_ERROR(apply_strategy(ctx, t, g, diag, a));
   /* A run-time loop's temporaries (scf.while, partition.c) are allocated
-   * inside it: out of it, once, they become scratch like any other. */
+   * inside it, and an scf.if's (tosa.cond_if in TOSA text) in its
+   * branches: moved out, once, they become scratch like any other. */
   TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
-                                         "builtin.module(func.func(buffer-loop-hoisting))",
+                                         "builtin.module(func.func(buffer-hoisting,buffer-loop-hoisting))",
                                          diag, a, "hoisting loop buffers"));
   TINYML_RETURN_IF_ERROR(tc_allocs_to_scratch(ctx, g, a));
   TINYML_RETURN_IF_ERROR(tc_distribute(ctx, t->backend, g, diag, a));

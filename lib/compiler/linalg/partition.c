@@ -159,6 +159,12 @@ static int extends_concat(const part_t *p, uint32_t k, uint32_t user) {
 
 static int is_loop(MlirOperation op) { return tc_op_is(op, "scf.while"); }
 
+/* tosa-to-scf also makes scf.if (tosa.cond_if) and scf.for (tosa.scatter)
+ * from TOSA text: kept apart like a loop, whole. */
+static int is_control_flow(MlirOperation op) {
+  return is_loop(op) || tc_op_is(op, "scf.if") || tc_op_is(op, "scf.for");
+}
+
 static void assign_groups(part_t *p) {
   uint32_t next = 0;
   for (uint32_t k = p->n; k-- > 0;) {
@@ -174,7 +180,7 @@ static void assign_groups(part_t *p) {
     /* A run-time loop (WHILE) is one dispatch by itself, everything it
      * nests included: the later stages tile and distribute the ops of a
      * dispatch, and a loop's body must run as a whole once per trip. */
-    if (joinable && (is_loop(p->ops[k]) || is_loop(p->ops[user]))) joinable = 0;
+    if (joinable && (is_control_flow(p->ops[k]) || is_control_flow(p->ops[user]))) joinable = 0;
     if (joinable && (is_cheap_producer(p->ops[k]) || is_elementwise(p->ops[user]) ||
                      extends_concat(p, k, user)))
       p->group[k] = p->group[user];
