@@ -9,7 +9,8 @@
  * constant).  Quantised (uint8) inputs are dequantised to float first, as
  * TFLite does.  Outputs (float): boxes [1, D, 4] (ymin, xmin, ymax, xmax),
  * classes [1, D] (without the background), scores [1, D] and the count
- * [1], D = max_detections.
+ * [1], D = max_detections * max_classes_per_detection (C), as TFLite's
+ * Prepare sizes them.
  *
  * The suppression is greedy and its length is static, so it is unrolled D
  * times: take the first best active score (TFLite sorts stably, so equal
@@ -25,7 +26,16 @@
  * which orders equal scores by class, then by their rank in the class,
  * i.e. by box index: the first maximum of the selections laid out class
  * by class.  (Desktop TFLite's partial sort leaves the order of equal
- * scores unspecified.) */
+ * scores unspecified.)  It writes max_detections rows; the other rows of
+ * its D are zero here.
+ *
+ * With C > 1 the fast path still suppresses on each box's best score, and
+ * each selected box k fills rows k * C .. k * C + C - 1 with its
+ * min(C, num_classes) best classes (TFLM's partial sort: score descending,
+ * equal scores by class), then zeros; the count is the number of boxes.
+ * That is desktop TFLite's layout (its fix of tensorflow issue 47551):
+ * TFLM's kernel still steps its row index inside the class loop and
+ * writes past the rows Prepare sized, so it cannot be followed there. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,11 +111,13 @@ static int parse_options(const tfl_operator_t *op, det_options_t *o, char *err, 
 static tinyml_status_t check_options(tfl_ctx_t *c, const det_options_t *o) {
   if (o->regular_nms && o->detections_per_class < 1)
     return tfl_fail(c, "detections_per_class %d must be positive", o->detections_per_class);
-  if (o->max_classes != 1)
-    return tfl_fail(c, "max_classes_per_detection %d is not supported (only 1)",
-                    o->max_classes);
+  if (o->max_classes < 1)
+    return tfl_fail(c, "max_classes_per_detection %d must be positive", o->max_classes);
   if (o->max_detections < 1 || o->max_detections > 10000)
     return tfl_fail(c, "max_detections %d is out of range (1 to 10000)", o->max_detections);
+  if ((int64_t)o->max_detections * o->max_classes > 10000)
+    return tfl_fail(c, "max_detections %d times max_classes_per_detection %d is more than "
+                       "10000 output rows", o->max_detections, o->max_classes);
   if (o->num_classes < 1) return tfl_fail(c, "num_classes %d must be positive", o->num_classes);
   if (!(o->iou_threshold > 0.0f && o->iou_threshold <= 1.0f))
     return tfl_fail(c, "nms_iou_threshold %g must be in (0, 1]", (double)o->iou_threshold);
@@ -133,9 +145,10 @@ tinyml_status_t tfl_shape_detection(const tinyml_allocator_t *a, const tfl_opera
   det_options_t o;
   char err[160];
   if (op->output_count != 4 || !op->custom_options ||
-      !parse_options(op, &o, err, sizeof err) || o.max_detections < 1 || o.max_classes != 1)
+      !parse_options(op, &o, err, sizeof err) || o.max_detections < 1 || o.max_classes < 1 ||
+      (int64_t)o.max_detections * o.max_classes > 10000)
     return TINYML_OK; /* the lowering says what is wrong */
-  const int32_t d = o.max_detections;
+  const int32_t d = o.max_detections * o.max_classes;
   const int32_t dims[4][3] = {{1, d, 4}, {1, d, 0}, {1, d, 0}, {1, 0, 0}};
   const uint32_t ranks[4] = {3, 2, 2, 1};
   for (uint32_t i = 0; i < 4; ++i) {
@@ -289,14 +302,6 @@ static te_value_t class_scores(tfl_ctx_t *c, const det_options_t *o, int64_t n) 
   return te_slice(&c->e, p, (int64_t[3]){0, 0, offset}, (int64_t[3]){1, n, o->num_classes});
 }
 
-/* Per box, the best class score and its class (first maximum, as TFLite's
- * ArgMaxVector), over the classes after the background; [1, N] each. */
-static void best_classes(tfl_ctx_t *c, te_value_t p, int64_t n, te_value_t *score,
-                         te_value_t *cls) {
-  *score = te_reshape(&c->e, te_reduce(&c->e, "tosa.reduce_max", p, 2), 2, (int64_t[2]){1, n});
-  *cls = te_cast(&c->e, te_argmax(&c->e, p, 2), TE_F32);
-}
-
 /* ---- suppression ----------------------------------------------------------- */
 
 typedef struct nms {
@@ -305,7 +310,9 @@ typedef struct nms {
   te_value_t ymin, xmin, ymax, xmax;   /* [1, N] */
   te_value_t area;                     /* [1, N] */
   te_value_t area_positive;            /* [1, N] i1 */
-  te_value_t cls, iota;                /* [1, N] f32, i32 */
+  te_value_t iota;                     /* [1, N] i32 */
+  int64_t per, used;                   /* fast path: C, min(C, num_classes) */
+  te_value_t top, cls;                 /* [1, N, C]: each box's best scores, classes */
   te_value_t score_threshold, iou_threshold, minus_inf, zero;
   te_value_t cur;                      /* active scores, -inf when dropped */
 } nms_t;
@@ -335,6 +342,56 @@ static te_value_t counting(tfl_ctx_t *c, int64_t n, int64_t per) {
   te_value_t k = te_const(&c->e, &t, v);
   tinyml__free(c->allocator, v);
   return k;
+}
+
+/* The next best class of each box ([1, N, 1] i32) among those not
+ * `taken` ([1, N, K] i1): the first holding their best score, or, when
+ * none does, the first of them.  None does when their scores are all
+ * -inf: tosa.reduce_max starts from the lowest finite float. */
+static te_value_t next_class(tfl_ctx_t *c, const nms_t *s, te_value_t p, te_value_t taken) {
+  te_t *e = &c->e;
+  te_value_t best = te_reduce(e, "tosa.reduce_max", te_select(e, taken, s->minus_inf, p), 2);
+  te_value_t untaken = te_unary(e, "tosa.logical_not", taken);
+  te_value_t cand = te_binary(e, "tosa.logical_and", untaken,
+                              te_binary(e, "tosa.equal", p, best));
+  te_value_t open = te_select(e, untaken, te_scalar_f32(e, 1.0f), s->zero);
+  te_value_t hit = te_select(e, cand, te_scalar_f32(e, 2.0f), open);
+  return te_reshape(e, te_argmax(e, hit, 2), 3, (int64_t[3]){1, s->n, 1});
+}
+
+/* s->top and s->cls: each box's s->used best classes (of p, [1, N, K])
+ * and their scores, as TFLM's DecreasingPartialArgSort orders them (score
+ * descending, equal scores by class; the first column is TFLite's
+ * ArgMaxVector, the first maximum), then zero columns up to s->per.  A
+ * score is read as a sum over the class's one-hot row, which keeps -inf
+ * (see next_class). */
+static void top_classes(tfl_ctx_t *c, nms_t *s, te_value_t p) {
+  te_t *e = &c->e;
+  const int64_t n = s->n, k = p.type.dims[2], col[3] = {1, n, 1};
+  te_value_t *cols = tinyml__calloc(c->allocator, 2 * (size_t)s->per, sizeof(te_value_t), 8);
+  te_value_t kiota = counting(c, k, 0);
+  if (!cols || !kiota.id) {
+    if (!cols) tfl_out_of_memory(c);
+    tinyml__free(c->allocator, cols);
+    return;
+  }
+  kiota = te_reshape(e, kiota, 3, (int64_t[3]){1, 1, k});
+  te_value_t taken = {0};
+  for (int64_t j = 0; j < s->used; ++j) {
+    te_value_t cls = j ? next_class(c, s, p, taken)
+                       : te_reshape(e, te_argmax(e, p, 2), 3, col);
+    te_value_t now = te_binary(e, "tosa.equal", kiota, cls);
+    cols[j] = te_reduce(e, "tosa.reduce_sum", te_select(e, now, p, s->zero), 2);
+    cols[s->per + j] = te_cast(e, cls, TE_F32);
+    if (j + 1 < s->used) taken = j ? te_binary(e, "tosa.logical_or", taken, now) : now;
+  }
+  te_type_t zt = te_type(TE_F32, 3, col);
+  for (int64_t j = s->used; j < s->per; ++j)
+    cols[j] = cols[s->per + j] = te_splat_f32(e, &zt, 0.0f);
+  uint32_t per = (uint32_t)s->per;
+  s->top = per == 1 ? cols[0] : te_concat(e, cols, per, 2);
+  s->cls = per == 1 ? cols[per] : te_concat(e, cols + per, per, 2);
+  tinyml__free(c->allocator, cols);
 }
 
 /* s->cur holds `scores` ([rows, N]) at or above the threshold, -inf below. */
@@ -410,14 +467,30 @@ static void detection_row(tfl_ctx_t *c, const nms_t *s, te_value_t valid, te_val
   *found = te_select(e, valid, te_scalar_f32(e, 1.0f), s->zero);
 }
 
-/* One detection of the fast path: the box, class and score rows ([1, 4],
- * [1, 1], [1, 1]) and whether it exists ([1, 1] as 1.0 or 0.0). */
+/* Box b ([1, 4]) once per class of the fast path's rows, then zero rows:
+ * [C, 4]. */
+static te_value_t box_copies(tfl_ctx_t *c, const nms_t *s, te_value_t b) {
+  te_t *e = &c->e;
+  if (s->per == 1) return b;
+  te_type_t t = te_type(TE_F32, 2, (int64_t[2]){s->used, 4});
+  te_value_t ops[2] = {b, te_shape(e, 2, (int64_t[2]){s->used, 1})};
+  te_value_t y = s->used == 1 ? b : te_op(e, "tosa.tile", ops, 2, NULL, &t);
+  if (s->used == s->per) return y;
+  te_type_t zt = te_type(TE_F32, 2, (int64_t[2]){s->per - s->used, 4});
+  te_value_t parts[2] = {y, te_splat_f32(e, &zt, 0.0f)};
+  return te_concat(e, parts, 2, 0);
+}
+
+/* One detection of the fast path: the box, class and score rows ([C, 4],
+ * [1, C], [1, C]) and whether it exists ([1, 1] as 1.0 or 0.0). */
 static void select_one(tfl_ctx_t *c, nms_t *s, te_value_t *box, te_value_t *cls,
                        te_value_t *score, te_value_t *found) {
   te_value_t idx, best, b;
+  const int64_t dims[2] = {1, s->per};
   te_value_t valid = nms_step(c, s, 1, &idx, &best, &b);
-  te_value_t k = te_gather_axis(&c->e, s->cls, 1, s->n, 1, idx, 2, (int64_t[2]){1, 1});
-  detection_row(c, s, valid, b, k, best, box, cls, score, found);
+  te_value_t k = te_gather_axis(&c->e, s->cls, 1, s->n, s->per, idx, 2, dims);
+  te_value_t top = te_gather_axis(&c->e, s->top, 1, s->n, s->per, idx, 2, dims);
+  detection_row(c, s, valid, box_copies(c, s, b), k, top, box, cls, score, found);
 }
 
 static int unroll_fits(tfl_ctx_t *c, int64_t steps, uint64_t step_ops) {
@@ -428,12 +501,20 @@ static int unroll_fits(tfl_ctx_t *c, int64_t steps, uint64_t step_ops) {
   return 0;
 }
 
-/* rows[k] ([1, w]) joined as [1, d, w] (w = 0: as [1, d]). */
-static te_value_t join_rows(tfl_ctx_t *c, te_value_t *rows, int64_t d, int64_t w) {
+/* rows[k] (per rows of w values) joined as [1, d * per, w], then zero
+ * rows up to [1, total, w] (w = 0: as [1, total]). */
+static te_value_t join_rows(tfl_ctx_t *c, te_value_t *rows, int64_t d, int64_t per, int64_t w,
+                            int64_t total) {
+  te_t *e = &c->e;
   for (int64_t k = 0; k < d; ++k)
-    rows[k] = te_reshape(&c->e, rows[k], 3, (int64_t[3]){1, 1, w ? w : 1});
-  te_value_t y = d == 1 ? rows[0] : te_concat(&c->e, rows, (uint32_t)d, 1);
-  return w ? y : te_reshape(&c->e, y, 2, (int64_t[2]){1, d});
+    rows[k] = te_reshape(e, rows[k], 3, (int64_t[3]){1, per, w ? w : 1});
+  te_value_t y = d == 1 ? rows[0] : te_concat(e, rows, (uint32_t)d, 1);
+  if (d * per < total) {
+    te_type_t t = te_type(TE_F32, 3, (int64_t[3]){1, total - d * per, w ? w : 1});
+    te_value_t parts[2] = {y, te_splat_f32(e, &t, 0.0f)};
+    y = te_concat(e, parts, 2, 1);
+  }
+  return w ? y : te_reshape(e, y, 2, (int64_t[2]){1, total});
 }
 
 /* Picks the next detection's rows (box, class, score, found). */
@@ -443,8 +524,10 @@ static void pick_fast(tfl_ctx_t *c, void *state, te_value_t row[4]) {
   select_one(c, state, &row[0], &row[1], &row[2], &row[3]);
 }
 
-/* The four outputs from d picks, unrolled. */
-static tinyml_status_t emit_detections(tfl_ctx_t *c, pick_fn pick, void *state, int64_t d) {
+/* The four outputs from d picks of `per` rows each, unrolled, padded with
+ * zero rows to `total`. */
+static tinyml_status_t emit_detections(tfl_ctx_t *c, pick_fn pick, void *state, int64_t d,
+                                       int64_t per, int64_t total) {
   te_value_t *rows = tinyml__calloc(c->allocator, 4 * (size_t)d, sizeof(te_value_t), 8);
   if (!rows) {
     tfl_out_of_memory(c);
@@ -459,10 +542,10 @@ static tinyml_status_t emit_detections(tfl_ctx_t *c, pick_fn pick, void *state, 
     if (k == 0) unroll_fits(c, d, c->e.next_id - first);
   }
   if (!c->error) {
-    te_value_t count = te_reduce(&c->e, "tosa.reduce_sum", join_rows(c, found, d, 0), 1);
-    tfl_set_out(c, 0, join_rows(c, box, d, 4));
-    tfl_set_out(c, 1, join_rows(c, cls, d, 0));
-    tfl_set_out(c, 2, join_rows(c, score, d, 0));
+    te_value_t count = te_reduce(&c->e, "tosa.reduce_sum", join_rows(c, found, d, 1, 0, d), 1);
+    tfl_set_out(c, 0, join_rows(c, box, d, per, 4, total));
+    tfl_set_out(c, 1, join_rows(c, cls, d, per, 0, total));
+    tfl_set_out(c, 2, join_rows(c, score, d, per, 0, total));
     tfl_set_out(c, 3, te_reshape(&c->e, count, 1, (int64_t[1]){1}));
   }
   tinyml__free(c->allocator, rows);
@@ -538,7 +621,7 @@ static tinyml_status_t regular_nms(tfl_ctx_t *c, const det_options_t *o, nms_t *
   if (!c->error) g.position = counting(c, g.m, 0);
   if (!c->error) g.cls = counting(c, g.m, steps);
   if (c->error) return c->error;
-  return emit_detections(c, pick_regular, &g, d);
+  return emit_detections(c, pick_regular, &g, d, 1, d * o->max_classes);
 }
 
 tinyml_status_t tfl_lower_detection(tfl_ctx_t *c) {
@@ -555,8 +638,15 @@ tinyml_status_t tfl_lower_detection(tfl_ctx_t *c) {
   te_value_t p = class_scores(c, &o, n);
   if (c->error) return c->error;
   if (o.regular_nms) return regular_nms(c, &o, &s, p);
-  best_classes(c, p, n, &scores, &s.cls);
-  nms_init(c, &o, &s, scores);
+  s.per = o.max_classes;
+  s.used = o.max_classes < o.num_classes ? o.max_classes : o.num_classes;
+  s.minus_inf = te_scalar_f32(&c->e, -INFINITY);
+  s.zero = te_scalar_f32(&c->e, 0.0f);
+  top_classes(c, &s, p);
   if (c->error) return c->error;
-  return emit_detections(c, pick_fast, &s, o.max_detections);
+  scores = te_slice(&c->e, s.top, (int64_t[3]){0, 0, 0}, (int64_t[3]){1, n, 1});
+  nms_init(c, &o, &s, te_reshape(&c->e, scores, 2, (int64_t[2]){1, n}));
+  if (c->error) return c->error;
+  return emit_detections(c, pick_fast, &s, o.max_detections, s.per,
+                         (int64_t)o.max_detections * s.per);
 }

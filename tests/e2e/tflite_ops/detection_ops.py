@@ -9,12 +9,17 @@ scores within a box (the first class wins), a score equal to the threshold
 (kept: TFLite keeps score >= threshold), overlapping boxes on both sides of
 the IoU threshold, a box of zero area (IoU 0: it neither suppresses nor is
 suppressed), fewer candidates than max_detections, and uint8 inputs.
+With max_classes_per_detection C > 1 (the fast path's classes per box):
+equal class scores within a box, at the cut of its C best too, -inf
+class scores, C above num_classes, and the regular path (whose outputs
+only grow to max_detections * C rows).
 
 The expected outputs are TFLite's, checked against reference(), an
 independent Python version of the operator, every time gen_ops.py runs.
 Rows past the detection count: TFLite's fast path leaves them unwritten,
 so the expected files hold zeros there, as we write (and as TFLite's
-regular path does).
+regular path does).  So are the rows of a box past its min(C, num_classes)
+classes, and the regular path's rows past max_detections.
 """
 import math
 import os
@@ -175,8 +180,62 @@ def regular_cases():
     return out
 
 
+def classes_cases():
+    """max_classes_per_detection > 1: the designed ties with C = 3 of 3
+    classes (one box's other classes at -inf) and C = 2 (equal scores at
+    the cut: box 5's 0.1, 0.1), random scores from a few levels with C = 3
+    of 5, C = 3 above num_classes = 2 with fewer candidates than
+    max_detections, uint8 with C = 2 of 5, and the regular path with
+    C = 2."""
+    _, anchors, enc, cls = ties_case()
+    inf_cls = [list(row) for row in cls]
+    inf_cls[5] = [0.99, -math.inf, -math.inf, 0.6]
+    all3 = Spec("detection_float_classes3_ties", 101, 12, 4, 3, True,
+                options(max_detections=5, max_classes_per_detection=3))
+    cut2 = Spec("detection_float_classes2_ties", 102, 12, 4, 3, True,
+                options(max_detections=8, max_classes_per_detection=2))
+    rand = Spec("detection_float_classes3_of_5", 103, 30, 4, 5, True,
+                options(max_detections=6, max_classes_per_detection=3, num_classes=5,
+                        nms_score_threshold=0.25, nms_iou_threshold=0.4))
+    few = Spec("detection_float_classes3_few", 104, 9, 6, 2, False,
+               options(max_detections=7, max_classes_per_detection=3, num_classes=2,
+                       nms_score_threshold=0.55, nms_iou_threshold=0.35),
+               shaped_outputs=False)
+    q = {"box": (0.05, 128), "cls": (1.0 / 256, 0), "anchor": (0.01, 0)}
+    u8 = Spec("detection_uint8_classes2", 105, 24, 4, 5, True,
+              options(max_detections=5, max_classes_per_detection=2, num_classes=5,
+                      nms_score_threshold=0.2, nms_iou_threshold=0.45),
+              quant=q)
+    reg = Spec("detection_float_regular_classes2", 106, 12, 4, 3, True,
+               options(max_detections=6, max_classes_per_detection=2, use_regular_nms=True,
+                       detections_per_class=2))
+    out = [(all3, anchors, enc, inf_cls), (cut2, anchors, enc, cls)]
+    levels = [v / 256 for v in (0, 0, 40, 40, 80, 120, 160)]
+    out.append((rand,) + random_case(rand, random.Random(rand.seed), levels=levels))
+    out.append((few,) + random_case(few, random.Random(few.seed)))
+    out.append((u8,) + random_case(u8, random.Random(u8.seed), levels=levels))
+    out.append((reg, anchors, enc, cls))
+    return out
+
+
 def cases():
-    return [ties_case(), few_case(), uint8_case()] + regular_cases()
+    return [ties_case(), few_case(), uint8_case()] + regular_cases() + classes_cases()
+
+
+def rows(spec):
+    """The number of output rows: TFLite's Prepare sizes them
+    max_detections * max_classes_per_detection, in either path."""
+    return spec.opts["max_detections"] * spec.opts["max_classes_per_detection"]
+
+
+def written(spec, count):
+    """The output rows TFLite writes for `count` detections: the regular
+    path's first `count`, the fast path's first min(C, num_classes) of
+    each selected box's C rows."""
+    if spec.opts["use_regular_nms"]:
+        return list(range(count))
+    c = spec.opts["max_classes_per_detection"]
+    return [g * c + j for g in range(count) for j in range(min(c, spec.classes))]
 
 
 # ---- quantisation -------------------------------------------------------
@@ -205,7 +264,7 @@ def build(m, spec, anchors):
     box = m.tensor([1, spec.n, spec.enc_width], ttype, qs("box"), name="box_encodings")
     cls = m.tensor([1, spec.n, spec.width], ttype, qs("cls"), name="class_predictions")
     anc = m.tensor([spec.n, 4], ttype, qs("anchor"), data=flat(anchors), name="anchors")
-    d = spec.opts["max_detections"]
+    d = rows(spec)
     shapes = ([1, d, 4], [1, d], [1, d], [1]) if spec.shaped_outputs else ([],) * 4
     names = ("boxes", "classes", "scores", "num_detections")
     outs = [m.tensor(s, name=n) for s, n in zip(shapes, names)]
@@ -283,19 +342,16 @@ def reference_regular(spec, boxes, cls):
         merged = kept + [(scores[i], i, k) for i in sel]
         order = sorted(range(len(merged)), key=lambda p: (-merged[p][0], p))
         kept = [merged[p] for p in order[:min(len(merged), d)]]
-    pad = d - len(kept)
+    pad = rows(spec) - len(kept)
     return ([v for _, i, _ in kept for v in boxes[i]] + [0.0] * 4 * pad,
             [float(k) for _, _, k in kept] + [0.0] * pad,
             [v for v, _, _ in kept] + [0.0] * pad,
             [float(len(kept))])
 
 
-def reference(spec, anchors, enc, cls):
-    """(boxes, classes, scores, count) for float anchors/inputs."""
+def fast_picks(spec, boxes, cls):
+    """The fast path's selected boxes: greedy on each box's best score."""
     o = spec.opts
-    boxes = [decode(o, a, e) for a, e in zip(anchors, enc)]
-    if o["use_regular_nms"]:
-        return reference_regular(spec, boxes, cls)
     first = spec.width - spec.classes
     best = []
     for row in cls:
@@ -310,11 +366,36 @@ def reference(spec, anchors, enc, cls):
             break
         if all(iou(boxes[j], boxes[i]) <= o["nms_iou_threshold"] for j in picked):
             picked.append(i)
-    d = o["max_detections"]
-    pad = d - len(picked)
-    return ([v for i in picked for v in boxes[i]] + [0.0] * 4 * pad,
-            [float(best[i][1]) for i in picked] + [0.0] * pad,
-            [best[i][0] for i in picked] + [0.0] * pad,
+    return picked
+
+
+def picked_scores(spec, anchors, enc, cls):
+    """The class scores (after the background) of the fast path's selected
+    boxes, in order."""
+    boxes = [decode(spec.opts, a, e) for a, e in zip(anchors, enc)]
+    return [cls[i][spec.width - spec.classes:] for i in fast_picks(spec, boxes, cls)]
+
+
+def reference(spec, anchors, enc, cls):
+    """(boxes, classes, scores, count) for float anchors/inputs."""
+    o = spec.opts
+    boxes = [decode(o, a, e) for a, e in zip(anchors, enc)]
+    if o["use_regular_nms"]:
+        return reference_regular(spec, boxes, cls)
+    first = spec.width - spec.classes
+    picked = fast_picks(spec, boxes, cls)
+    # TFLM's DecreasingPartialArgSort: score descending, equal scores by class.
+    c = o["max_classes_per_detection"]
+    out = []  # (box, class, score) rows
+    for i in picked:
+        scores = cls[i][first:]
+        order = sorted(range(spec.classes), key=lambda k: (-scores[k], k))
+        out += [(boxes[i], float(k), scores[k]) for k in order[:c]]
+        out += [([0.0] * 4, 0.0, 0.0)] * (c - min(c, spec.classes))
+    pad = rows(spec) - len(out)
+    return ([v for b, _, _ in out for v in b] + [0.0] * 4 * pad,
+            [k for _, k, _ in out] + [0.0] * pad,
+            [v for _, _, v in out] + [0.0] * pad,
             [float(len(picked))])
 
 
@@ -334,10 +415,37 @@ def detections(out, count):
     return sorted((out[2][i], out[1][i], tuple(out[0][4 * i:4 * i + 4])) for i in range(count))
 
 
-def check(spec, got, want):
+def tied_classes(spec, got, want, picked):
+    """The fast path's classes of a box where TFLite's partial sort put
+    equal scores in another order than TFLM's (or cut them elsewhere):
+    each such class of TFLite's must be a distinct class of that box
+    (`picked`: the selected boxes' class scores) with exactly the row's
+    score; those rows then take the reference's class."""
+    c, count = spec.opts["max_classes_per_detection"], int(want[3][0])
+    got = [list(v) for v in got]
+    for g in range(count):
+        rows_g = [r for r in written(spec, count) if r // c == g]
+        ks = [got[1][r] for r in rows_g]
+        for r in rows_g:
+            k = got[1][r]
+            if k == want[1][r]:
+                continue
+            if not (k == int(k) and 0 <= k < spec.classes and ks.count(k) == 1 and
+                    picked[g][int(k)] == got[2][r] == want[2][r]):
+                raise SystemExit("%s: TFLite's class %r in row %d is not one of the "
+                                 "reference's equal scores" % (spec.name, k, r))
+            got[1][r] = want[1][r]
+    return got
+
+
+def check(spec, got, want, picked=None):
     """TFLite's outputs against the reference: classes, scores and the
-    count exactly, boxes within float rounding; rows past the count are
-    TFLite's to leave unwritten.  For the regular path, TFLite's partial
+    count exactly, boxes within float rounding; rows past the count (and
+    a box's rows past its classes) are TFLite's to leave unwritten.  With
+    max_classes_per_detection > 1 (fast path), TFLite's partial sort may
+    order a box's equal class scores either way (see tied_classes;
+    `picked` is given when checking TFLite).  For the
+    regular path, TFLite's partial
     sort may order equal scores either way, and so keep any of those tied
     at the cut (TFLM's does not: the reference follows TFLM), so TFLite
     must find the same detections above the cut's score and agree on every
@@ -361,8 +469,12 @@ def check(spec, got, want):
     if got[3] != want[3]:
         raise SystemExit("%s: TFLite found %s detections, the reference %s"
                          % (spec.name, got[3], want[3]))
+    if picked is not None and not spec.opts["use_regular_nms"] and \
+            spec.opts["max_classes_per_detection"] > 1:
+        got = tied_classes(spec, got, want, picked)
+    rows_written = written(spec, count)
     for k, per in ((0, 4), (1, 1), (2, 1)):
-        for i in range(count * per):
+        for i in (r * per + j for r in rows_written for j in range(per)):
             tol = 1e-6 if k == 0 else 0.0
             if abs(got[k][i] - want[k][i]) > tol:
                 raise SystemExit("%s: output %d[%d] is %r in TFLite, %r in the reference"
@@ -391,17 +503,17 @@ def entry(Model, spec, anchors, enc, cls, write_model, io_entry, flatc, schema, 
         for p in ["_tflite_in_0.bin", "_tflite_in_1.bin"] + \
                  ["_tflite_out_%d.bin" % i for i in range(4)]:
             os.remove(prefix + p)
-        check(spec, got, want)
-        count = int(want[3][0])
-        if spec.opts["use_regular_nms"]:
+        check(spec, got, want, picked_scores(spec, *real))
+        kept = set(written(spec, int(want[3][0])))
+        if spec.opts["use_regular_nms"] or spec.opts["max_classes_per_detection"] > 1:
             got = want  # TFLM's order of equal scores (check() allows TFLite's)
         for path, values, per in zip(outs, got, (4, 1, 1, 1)):
-            if per == 4 or len(values) > 1:  # zeros past the count, as we write
-                values = values[:count * per] + [0.0] * (len(values) - count * per)
+            if per == 4 or len(values) > 1:  # zeros in rows TFLite leaves, as we write
+                values = [v if i // per in kept else 0.0 for i, v in enumerate(values)]
             write_values(path, "f", values)
     got = [read_f32(p) for p in outs]
     check(spec, got, want)
-    d = spec.opts["max_detections"]
+    d = rows(spec)
     shapes = ([1, d, 4], [1, d], [1, d], [1])
     outputs = [dict(io_entry(m, t, "output", i, outs[i]), shape=list(shapes[i]))
                for i, t in enumerate(m.outputs)]
@@ -521,12 +633,15 @@ def error_models(Model):
         ("err_detection_regular_nms", options(max_detections=2, use_regular_nms=True,
                                               detections_per_class=0), None,
          "FLOAT32", "detections_per_class 0 must be positive"),
-        ("err_detection_max_classes", options(max_detections=2, max_classes_per_detection=2),
-         None, "FLOAT32", "max_classes_per_detection 2 is not supported (only 1)"),
+        ("err_detection_max_classes", options(max_detections=2, max_classes_per_detection=0),
+         None, "FLOAT32", "max_classes_per_detection 0 must be positive"),
         ("err_detection_iou", options(max_detections=2, nms_iou_threshold=1.5), None,
          "FLOAT32", "nms_iou_threshold 1.5 must be in (0, 1]"),
         ("err_detection_int8", good, None, "INT8",
          "box encodings INT8 with anchors INT8: need both FLOAT32"),
+        ("err_detection_max_rows", options(max_detections=5000, max_classes_per_detection=3),
+         None, "FLOAT32",
+         "max_detections 5000 times max_classes_per_detection 3 is more than 10000 output rows"),
     ]
     return [(error_model(Model, name, 94 + i, opts, raw, ttype), prefix + text)
             for i, (name, opts, raw, ttype, text) in enumerate(cases)]
