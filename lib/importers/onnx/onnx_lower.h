@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../common/import_limits.h"
+#include "../common/import_bindings.h"
 #include "../common/tosa_emit.h"
 #include "onnx.pb-c.h"
 
@@ -63,6 +64,7 @@ typedef struct onnx_ctx {
   tinyml_status_t error;
   te_limits_t limits;            /* resolved: no field is 0 */
   uint64_t constant_bytes;       /* of the constants decoded or folded so far */
+  const te_bindings_t *bindings; /* the caller's dynamic-dimension bindings, or NULL */
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
