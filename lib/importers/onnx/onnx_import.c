@@ -16,6 +16,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_elementwise, onnx_lowerings_activation, onnx_lowerings_nn, onnx_lowerings_norm, onnx_lowerings_shape,
     onnx_lowerings_shape_index, onnx_lowerings_resize,
     onnx_lowerings_reduce, onnx_lowerings_quant,
+    onnx_lowerings_control,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -491,6 +492,30 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   c->node = NULL;
   te_set_loc(&c->e, NULL, NULL);
   return c->error;
+}
+
+tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
+  const Onnx__NodeProto *node = c->node;
+  uint32_t index = c->node_index;
+  for (size_t i = 0; i < g->n_initializer && !c->error; ++i) {
+    const char *name = g->initializer[i]->name;
+    /* Replacing an outer value would change it for the rest of the graph. */
+    if (!name || find_value(c, name))
+      return onnx_fail(c, "a subgraph initializer '%s' has no name or hides an outer value",
+                       name ? name : "");
+  }
+  tinyml_status_t st = add_initializers(c, g);
+  if (!st) st = lower_nodes(c, g);
+  c->node = node;
+  c->node_index = index;
+  if (node) set_loc(c);
+  return st;
+}
+
+onnx_value_t *onnx_find(onnx_ctx_t *c, const char *name) { return find_value(c, name); }
+
+te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v) {
+  return v->v.id ? v->v : materialise(c, v);
 }
 
 static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {

@@ -86,6 +86,7 @@ extern const onnx_lowering_t onnx_lowerings_shape_index[];
 extern const onnx_lowering_t onnx_lowerings_resize[];
 extern const onnx_lowering_t onnx_lowerings_reduce[];
 extern const onnx_lowering_t onnx_lowerings_quant[];
+extern const onnx_lowering_t onnx_lowerings_control[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
@@ -133,6 +134,15 @@ int onnx_check_constant(onnx_ctx_t *c, const char *name, uint64_t bytes);
  * unpacked (onnx_prescan.c).  A status naming the initializer, or OK
  * (also for bytes it cannot read: the unpacker reports those). */
 tinyml_status_t onnx_prescan(onnx_ctx_t *c, const void *bytes, size_t size);
+
+/* Lowers subgraph `g` (an If branch) in this context: its initializers
+ * and nodes, which may read every value lowered so far.  Restores c->node. */
+tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g);
+/* The value named `name`, or NULL. */
+onnx_value_t *onnx_find(onnx_ctx_t *c, const char *name);
+/* `v` as a runtime TOSA value (a constant is materialised); id 0 and an
+ * error recorded when its dtype has no TOSA type. */
+te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v);
 
 /* ---- attributes -------------------------------------------------------- */
 
