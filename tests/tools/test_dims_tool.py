@@ -2,11 +2,13 @@
 """tinyml-compile --dim and --input-shape (issue 25), as a user drives them.
 
 The model, encoded here by hand (protobuf wire format, standard library
-only): y = Neg(x), x a float input of shape [batch, n].  Without bindings
+only): y = Neg(x) + ConstantOfShape(Shape(x), 1.5), x a float input of
+shape [batch, n].  Without bindings
 the compile fails naming 'n' and the input using it; with --dim n=4 it
 compiles, the unbound batch becomes 1 and tinyml-compile says so on stderr
 (the library's note, printed by the tool); --input-shape sets the whole
-shape and leaves nothing to note.  tinyml-run then computes -x exactly.
+shape and leaves nothing to note.  tinyml-run then computes -x + 1.5 exactly (the 1.5 from a
+ConstantOfShape of Shape(x), which folds once the shape is bound).
 
 Usage: test_dims_tool.py TINYML_COMPILE TINYML_RUN
 """
@@ -47,9 +49,22 @@ def value_info(name, dims):
     return field_bytes(1, name) + field_bytes(2, field_bytes(1, tensor_type))
 
 
+def node(op, inputs, output, attrs=b""):
+    return (b"".join(field_bytes(1, i) for i in inputs) + field_bytes(2, output) +
+            field_bytes(3, output) + field_bytes(4, op) + attrs)
+
+
 def neg_model():
-    node = field_bytes(1, "x") + field_bytes(2, "y") + field_bytes(3, "neg") + field_bytes(4, "Neg")
-    graph = (field_bytes(1, node) + field_bytes(2, "g") +
+    """y = Neg(x) + ConstantOfShape(Shape(x), 1.5): the shape arithmetic
+    must fold once the dimensions are bound."""
+    # AttributeProto: name = 1, t = 5, type = 20 (TENSOR = 4); TensorProto:
+    # dims = 1, data_type = 2, raw_data = 9.
+    value = field_varint(1, 1) + field_varint(2, 1) + field_bytes(9, struct.pack("<f", 1.5))
+    attr = field_bytes(1, "value") + field_bytes(5, value) + field_varint(20, 4)
+    nodes = (field_bytes(1, node("Neg", ["x"], "n")) + field_bytes(1, node("Shape", ["x"], "s")) +
+             field_bytes(1, node("ConstantOfShape", ["s"], "c", field_bytes(5, attr))) +
+             field_bytes(1, node("Add", ["n", "c"], "y")))
+    graph = (nodes + field_bytes(2, "g") +
              field_bytes(11, value_info("x", ["batch", "n"])) +
              field_bytes(12, value_info("y", ["batch", "n"])))
     opset = field_varint(2, 13)
@@ -81,7 +96,7 @@ class DimsTool(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(out, "output_0.bin"), "rb") as f:
             got = struct.unpack("<%df" % count, f.read())
-        self.assertEqual(list(got), [-v for v in values])
+        self.assertEqual(list(got), [-v + 1.5 for v in values])
 
     def test_unbound_dim_is_named(self):
         r = run(COMPILE, self.model, "-o", self.module)
