@@ -497,6 +497,8 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
 tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   const Onnx__NodeProto *node = c->node;
   uint32_t index = c->node_index;
+  /* Each level is a C stack frame or three; a hostile file can nest deep. */
+  if (c->graph_depth >= 32) return onnx_fail(c, "subgraphs nested more than 32 deep");
   for (size_t i = 0; i < g->n_initializer && !c->error; ++i) {
     const char *name = g->initializer[i]->name;
     /* Replacing an outer value would change it for the rest of the graph. */
@@ -504,8 +506,10 @@ tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
       return onnx_fail(c, "a subgraph initializer '%s' has no name or hides an outer value",
                        name ? name : "");
   }
+  c->graph_depth++;
   tinyml_status_t st = add_initializers(c, g);
   if (!st) st = lower_nodes(c, g);
+  c->graph_depth--;
   c->node = node;
   c->node_index = index;
   if (node) set_loc(c);

@@ -65,6 +65,7 @@ typedef struct onnx_ctx {
   te_limits_t limits;            /* resolved: no field is 0 */
   uint64_t constant_bytes;       /* of the constants decoded or folded so far */
   const te_bindings_t *bindings; /* the caller's dynamic-dimension bindings, or NULL */
+  uint32_t graph_depth;          /* If branches being lowered, nested */
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
