@@ -175,6 +175,19 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   r->max_constant_bytes = HAS_FIELD(o, max_constant_bytes) ? o->max_constant_bytes : 0;
   r->max_ops = HAS_FIELD(o, max_ops) ? o->max_ops : 0;
   r->max_arena_bytes = HAS_FIELD(o, max_arena_bytes) ? o->max_arena_bytes : 0;
+  if (HAS_FIELD(o, dim_count)) r->bindings = (te_bindings_t){.dims = o->dims, .dim_count = o->dim_count};
+  if (HAS_FIELD(o, input_shape_count)) {
+    r->bindings.input_shapes = o->input_shapes;
+    r->bindings.input_shape_count = o->input_shape_count;
+  }
+  if (HAS_FIELD(o, note_user)) {
+    r->bindings.note = o->note;
+    r->bindings.note_user = o->note_user;
+  }
+  if ((r->bindings.dim_count && !r->bindings.dims) ||
+      (r->bindings.input_shape_count && !r->bindings.input_shapes))
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "compile: dims or input_shapes is NULL with a non-zero count");
   r->emit = HAS_FIELD(o, emit) ? o->emit : TINYML_EMIT_MODULE;
   r->name = HAS_FIELD(o, name) && o->name ? o->name : "model";
   if ((unsigned)r->emit > TINYML_EMIT_STATIC_LIB)

@@ -251,6 +251,21 @@ TINYML_API void tinyml_postprocess_init(tinyml_postprocess_t *p);
 /* The most regions an arena may be split into (compile and context options). */
 #define TINYML_MAX_ARENA_REGIONS 4
 
+/* A value for a symbolic dimension (an ONNX dim_param such as
+ * "sequence"); see tinyml_compile_options_t.dims. */
+typedef struct tinyml_dim_binding_s {
+  const char *name; /* the dim_param */
+  int64_t value;    /* 1 .. 2^31 */
+} tinyml_dim_binding_t;
+
+/* The whole shape of one model input; see
+ * tinyml_compile_options_t.input_shapes. */
+typedef struct tinyml_input_shape_s {
+  const char *input;   /* the graph input's name */
+  uint32_t rank;       /* the input's declared rank */
+  const int64_t *dims; /* `rank` values, each 1 .. 2^31 */
+} tinyml_input_shape_t;
+
 typedef struct tinyml_compile_options_s {
   size_t struct_size;  /* set by tinyml_compile_options_init() */
   const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
@@ -305,6 +320,30 @@ typedef struct tinyml_compile_options_s {
   /* Bytes of the planned arena (all regions together).  Default
    * TINYML_DEFAULT_MAX_ARENA_BYTES. */
   uint64_t max_arena_bytes;
+  /* Dynamic dimensions of an ONNX model's inputs, bound at compile time
+   * (ONNX models only; any other format with one of these set is refused
+   * with INVALID_ARGUMENT).  A dimension named by a dim_param takes the
+   * value of the `dims` entry of that name, wherever it appears; an input
+   * named in `input_shapes` takes that whole shape (its rank and its
+   * static dimensions must agree with the model's).  A dynamic first
+   * dimension left unbound (the batch) is compiled as 1 and reported
+   * through `note`; any other unbound dynamic dimension fails the compile
+   * with UNSUPPORTED, listing every unbound name and the inputs that use
+   * it.  Unnamed dynamic dimensions (no dim_param, or "None") can only be
+   * set by `input_shapes`.  A binding no input uses is INVALID_ARGUMENT.
+   * Shapes then follow through the graph as for a static model.  The
+   * arrays and their strings are the caller's, read during the call only.
+   * NULL / 0 (the default): none. */
+  const tinyml_dim_binding_t *dims;
+  size_t dim_count;
+  const tinyml_input_shape_t *input_shapes;
+  size_t input_shape_count;
+  /* Receives each diagnostic a successful compile has to report (e.g. a
+   * batch dimension defaulted to 1), as one NUL-terminated line borrowed
+   * for the call; called on the compiling thread.  NULL (default): none.
+   * The library itself never prints. */
+  void (*note)(void *user, const char *message);
+  void *note_user;
 } tinyml_compile_options_t;
 
 /* The defaults of the limits above.  Generous for a host compiler: a model

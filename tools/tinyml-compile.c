@@ -6,6 +6,7 @@
  *   tinyml-compile MODEL --emit c|static-lib --name NAME -o DIR ...
  *   tinyml-compile MODEL -o MODULE --input-image WxH [--pixels F] [--mean M]
  *                  [--std S] [--dequantize] [--softmax] [--argmax] [--top-k K]
+ *   tinyml-compile MODEL.onnx -o MODULE [--dim NAME=N]... [--input-shape NAME=D0,D1,...]...
  *
  * A thin shell over tinyml_compile(): the library checks the options and
  * words the compile errors, so the tool and the API cannot disagree.
@@ -23,6 +24,9 @@
 
 const char tool_name[] = "tinyml-compile";
 
+#define MAX_BINDINGS 32
+#define MAX_SHAPE_RANK 8
+
 typedef struct compile_args {
   const char *model;  /* input path */
   const char *output; /* module path */
@@ -31,6 +35,10 @@ typedef struct compile_args {
   tinyml_postprocess_t post;
   int pre_detail;        /* a pre-processing flag other than the kind */
   uint32_t mean_count, std_count;
+  /* --dim and --input-shape; the strings point into argv. */
+  tinyml_dim_binding_t dims[MAX_BINDINGS];
+  tinyml_input_shape_t shapes[MAX_BINDINGS];
+  int64_t shape_dims[MAX_BINDINGS][MAX_SHAPE_RANK];
 } compile_args_t;
 
 static void print_usage(void) {
@@ -74,6 +82,16 @@ static void print_usage(void) {
       "      --max-ops N                operators in the model (default 1000000)\n"
       "      --max-arena-bytes SIZE     the planned arena (default 4G)\n"
       "\n"
+      "Dynamic dimensions of an ONNX model's inputs, fixed at compile time:\n"
+      "      --dim NAME=N     the symbolic dimension NAME (a dim_param) is N,\n"
+      "                       in every input that uses it (repeatable)\n"
+      "      --input-shape NAME=D0,D1,...\n"
+      "                       input NAME has this whole shape (repeatable;\n"
+      "                       also for dimensions without a name)\n"
+      "                       An unbound dynamic first dimension (the batch)\n"
+      "                       is compiled as 1, with a note on stderr; any\n"
+      "                       other must be bound\n"
+      "\n"
       "Pre- and post-processing compiled into the model (docs/PREPOST.md):\n"
       "      --input-image WxH\n"
       "                       the module takes a uint8 HWC image of W x H\n"
@@ -109,6 +127,8 @@ enum {
   OPT_MAX_CONSTANT_BYTES,
   OPT_MAX_OPS,
   OPT_MAX_ARENA_BYTES,
+  OPT_DIM,
+  OPT_INPUT_SHAPE,
 };
 
 static const struct option kLongOptions[] = {
@@ -136,6 +156,8 @@ static const struct option kLongOptions[] = {
     {"max-constant-bytes", required_argument, NULL, OPT_MAX_CONSTANT_BYTES},
     {"max-ops", required_argument, NULL, OPT_MAX_OPS},
     {"max-arena-bytes", required_argument, NULL, OPT_MAX_ARENA_BYTES},
+    {"dim", required_argument, NULL, OPT_DIM},
+    {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -179,6 +201,69 @@ static int parse_limit(const char *value, const char *flag, int sizes, uint64_t 
                             sizes ? "size like 512M" : "count");
   *out = (uint64_t)(n * scale);
   return 0;
+}
+
+/* Splits "NAME=REST" in place: *rest after the '=', NULL-free name. */
+static int split_binding(char *value, const char *flag, const char *form, char **rest) {
+  char *eq = strrchr(value, '=');
+  if (!eq || eq == value || !eq[1])
+    return tool_usage_error("%s must be %s, not '%s'", flag, form, value);
+  *eq = '\0';
+  *rest = eq + 1;
+  return 0;
+}
+
+/* A dimension size: 1 .. 2^31, as the library accepts. */
+static int parse_extent(const char *text, const char *flag, const char **end, int64_t *out) {
+  char *e;
+  errno = 0;
+  long long n = strtoll(text, &e, 10);
+  if (e == text || errno || n < 1 || n > (1LL << 31))
+    return tool_usage_error("%s: '%s' is not a size in 1..2147483648", flag, text);
+  *end = e;
+  *out = n;
+  return 0;
+}
+
+static int parse_dim(char *value, compile_args_t *args) {
+  tinyml_compile_options_t *o = &args->options;
+  char *rest;
+  const char *end;
+  if (o->dim_count == MAX_BINDINGS) return tool_usage_error("at most %d --dim", MAX_BINDINGS);
+  if (split_binding(value, "--dim", "NAME=N", &rest)) return TOOL_EXIT_USAGE;
+  tinyml_dim_binding_t *b = &args->dims[o->dim_count];
+  if (parse_extent(rest, "--dim", &end, &b->value)) return TOOL_EXIT_USAGE;
+  if (*end) return tool_usage_error("--dim: '%s' is not a size in 1..2147483648", rest);
+  b->name = value;
+  o->dims = args->dims;
+  o->dim_count++;
+  return 0;
+}
+
+static int parse_input_shape(char *value, compile_args_t *args) {
+  tinyml_compile_options_t *o = &args->options;
+  size_t i = o->input_shape_count;
+  char *rest;
+  if (i == MAX_BINDINGS) return tool_usage_error("at most %d --input-shape", MAX_BINDINGS);
+  if (split_binding(value, "--input-shape", "NAME=D0,D1,...", &rest)) return TOOL_EXIT_USAGE;
+  uint32_t rank = 0;
+  for (const char *p = rest;; ++p) {
+    if (rank == MAX_SHAPE_RANK)
+      return tool_usage_error("--input-shape: at most %d dimensions", MAX_SHAPE_RANK);
+    if (parse_extent(p, "--input-shape", &p, &args->shape_dims[i][rank++])) return TOOL_EXIT_USAGE;
+    if (!*p) break;
+    if (*p != ',') return tool_usage_error("--input-shape: '%s' is not D0,D1,...", rest);
+  }
+  args->shapes[i] = (tinyml_input_shape_t){value, rank, args->shape_dims[i]};
+  o->input_shapes = args->shapes;
+  o->input_shape_count++;
+  return 0;
+}
+
+/* The library never prints: its notes come here. */
+static void print_note(void *user, const char *message) {
+  (void)user;
+  fprintf(stderr, "%s: note: %s\n", tool_name, message);
 }
 
 static int parse_emit(const char *value, tinyml_emit_t *emit) {
@@ -300,6 +385,8 @@ static int apply_option(int opt, char *value, char **argv,
     case OPT_MAX_OPS: return parse_limit(value, "--max-ops", 0, &args->options.max_ops);
     case OPT_MAX_ARENA_BYTES:
       return parse_limit(value, "--max-arena-bytes", 1, &args->options.max_arena_bytes);
+    case OPT_DIM: return parse_dim(value, args);
+    case OPT_INPUT_SHAPE: return parse_input_shape(value, args);
     case OPT_IMAGE: case OPT_PIXELS: case OPT_RESIZE: case OPT_INT16:
     case OPT_MEAN: case OPT_STD: case OPT_LAYOUT:
       return apply_pre_option(opt, value, args);
@@ -343,6 +430,7 @@ static int parse_args(int argc, char **argv, compile_args_t *args) {
   tinyml_compile_options_init(&args->options);
   tinyml_preprocess_init(&args->pre);
   tinyml_postprocess_init(&args->post);
+  args->options.note = print_note;
   int opt;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":o:O:h", kLongOptions, NULL)) != -1) {

@@ -9,6 +9,7 @@
 #include "tinyml.h"
 
 #include "backend.h"
+#include "../importers/common/import_bindings.h"
 
 typedef struct tinyml__compile_request {
   /* The target's backend, never NULL: the caller resolves it (bindings-c
@@ -37,6 +38,9 @@ typedef struct tinyml__compile_request {
   uint64_t arena_regions[TINYML_MAX_ARENA_REGIONS];
   /* Resource limits (tinyml_compile_options_t); 0 = the default. */
   uint64_t max_tensor_bytes, max_constant_bytes, max_ops, max_arena_bytes;
+  /* ONNX dynamic dimensions and the note callback (tinyml_compile_options_t);
+   * borrowed. */
+  te_bindings_t bindings;
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */

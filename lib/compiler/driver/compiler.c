@@ -55,13 +55,15 @@ typedef struct session {
   int winograd;
   int strip;
   tc_limits_t limits; /* resolved: no field is 0 */
+  const te_bindings_t *bindings;
 } session_t;
 
 static tinyml_status_t import_and_partition(session_t *s, const void *model,
                                             size_t size) {
   MlirModule m;
   const tc_import_t im = {s->ctx, &s->diag, s->a, s->dump_tosa, s->dump_user,
-                          &s->limits.import};
+                          &s->limits.import,
+                          s->bindings};
   TINYML_RETURN_IF_ERROR(tc_import(&im, model, size, &m));
   tinyml_status_t st = tc_prepost_apply(s->ctx, m, s->pre, s->post, &s->diag, s->a,
                                         s->dump_tosa, s->dump_user);
@@ -121,6 +123,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
   const tc_limits_t asked = {{req->max_tensor_bytes, req->max_constant_bytes, req->max_ops},
                              req->max_arena_bytes};
   s.limits = tc_limits_resolve(&asked);
+  s.bindings = &req->bindings;
   if (!tc_is_c_identifier(s.name))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: name '%s' must be a C identifier of at most 48 "

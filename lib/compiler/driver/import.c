@@ -50,10 +50,18 @@ tinyml_status_t tc_import(const tc_import_t *im, const void *model, size_t size,
   char *text = NULL;
   size_t len = 0;
   int from_text = 0;
+  int is_onnx = !(size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) && !looks_like_mlir_text(p, size) &&
+                onnx_looks_like(p, size);
+  /* Other formats have static shapes: a binding there is a caller's mistake. */
+  if (!is_onnx && te_bindings_any(im->bindings))
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "compile: dims and input_shapes (--dim, --input-shape) apply "
+                               "to ONNX models only");
   if (size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) {
     TINYML_RETURN_IF_ERROR(tfl_import_limited(model, size, im->limits, a, &text, &len));
-  } else if (!looks_like_mlir_text(p, size) && onnx_looks_like(p, size)) {
-    TINYML_RETURN_IF_ERROR(onnx_import_limited(model, size, im->limits, a, &text, &len));
+  } else if (is_onnx) {
+    TINYML_RETURN_IF_ERROR(
+        onnx_import_bound(model, size, im->limits, im->bindings, a, &text, &len));
   } else {
     if (!looks_like_mlir_text(p, size))
       return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,

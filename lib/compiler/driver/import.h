@@ -6,6 +6,7 @@
 #include <mlir-c/IR.h>
 #include <stddef.h>
 
+#include "../../importers/common/import_bindings.h"
 #include "../../importers/common/import_limits.h"
 #include "../mlir_util.h"
 
@@ -17,6 +18,7 @@ typedef struct tc_import {
   void (*dump_tosa)(void *user, const char *text, size_t length);
   void *dump_user;
   const te_limits_t *limits; /* the importers' limits; NULL: the defaults */
+  const te_bindings_t *bindings; /* ONNX dynamic dimensions; NULL: none */
 } tc_import_t;
 
 /* Detects the format (TFLite, ONNX or TOSA MLIR text), imports and parses

@@ -9,6 +9,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
+#include "onnx_inputs.h"
 #include "onnx_lower.h"
 
 static const onnx_lowering_t *const kFamilies[] = {
@@ -16,6 +17,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_shape_index, onnx_lowerings_resize,
     onnx_lowerings_reduce, onnx_lowerings_quant,
     onnx_lowerings_loss,
+    onnx_lowerings_control,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -415,40 +417,6 @@ static tinyml_status_t add_initializers(onnx_ctx_t *c, const Onnx__GraphProto *g
   return TINYML_OK;
 }
 
-/* Reads a graph input/output's declared tensor type. */
-static int declared_type(onnx_ctx_t *c, const Onnx__ValueInfoProto *vi, int32_t *dtype,
-                         uint32_t *rank, int64_t *dims) {
-  const Onnx__TypeProto *tp = vi->type;
-  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
-      !tp->tensor_type->shape) {
-    onnx_fail(c, "'%s' is not a tensor with a known shape", vi->name);
-    return 0;
-  }
-  const Onnx__TensorShapeProto *s = tp->tensor_type->shape;
-  *dtype = tp->tensor_type->elem_type;
-  if (s->n_dim > TE_MAX_RANK) {
-    onnx_fail(c, "'%s' has rank %zu (at most %d)", vi->name, s->n_dim, TE_MAX_RANK);
-    return 0;
-  }
-  *rank = (uint32_t)s->n_dim;
-  for (size_t i = 0; i < s->n_dim; ++i) {
-    const Onnx__TensorShapeProto__Dimension *d = s->dim[i];
-    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
-        d->dim_value < 0) {
-      onnx_fail(c, "'%s' has a dynamic dimension %zu; only static shapes are supported",
-                vi->name, i);
-      return 0;
-    }
-    if (d->dim_value == 0) {
-      onnx_fail(c, "'%s' has an empty dimension %zu; empty tensors are not supported",
-                vi->name, i);
-      return 0;
-    }
-    dims[i] = d->dim_value;
-  }
-  return 1;
-}
-
 typedef struct io {
   uint32_t count;
   onnx_value_t **values; /* inputs: pointers into c->values (stable after setup) */
@@ -460,15 +428,16 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
   in->types = tinyml__calloc(c->allocator, g->n_input + 1, sizeof(te_type_t), 8);
   in->ids = tinyml__calloc(c->allocator, g->n_input + 1, sizeof(uint32_t), 4);
   if (!in->types || !in->ids) return onnx_oom(c);
+  TINYML_RETURN_IF_ERROR(onnx_check_input_dims(c, g));
   for (size_t i = 0; i < g->n_input; ++i) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     if (!vi->name) return onnx_fail(c, "a graph input has no name");
     if (is_initializer(g, vi->name)) continue; /* a default, overridable in ONNX: we fold it */
-    int32_t dtype;
     uint32_t rank;
     int64_t dims[TE_MAX_RANK];
     te_elem_t elem;
-    if (!declared_type(c, vi, &dtype, &rank, dims)) return c->error;
+    TINYML_RETURN_IF_ERROR(onnx_input_dims(c, g, vi, &rank, dims));
+    int32_t dtype = vi->type->tensor_type->elem_type; /* a tensor: onnx_input_dims checked */
     if (!onnx_te_elem(dtype, &elem))
       return onnx_fail(c, "input '%s' has unsupported type %s", vi->name, onnx_dtype_name(dtype));
     onnx_value_t *v = add_value(c, vi->name);
@@ -524,6 +493,34 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   c->node = NULL;
   te_set_loc(&c->e, NULL, NULL);
   return c->error;
+}
+
+tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
+  const Onnx__NodeProto *node = c->node;
+  uint32_t index = c->node_index;
+  /* Each level is a C stack frame or three; a hostile file can nest deep. */
+  if (c->graph_depth >= 32) return onnx_fail(c, "subgraphs nested more than 32 deep");
+  for (size_t i = 0; i < g->n_initializer && !c->error; ++i) {
+    const char *name = g->initializer[i]->name;
+    /* Replacing an outer value would change it for the rest of the graph. */
+    if (!name || find_value(c, name))
+      return onnx_fail(c, "a subgraph initializer '%s' has no name or hides an outer value",
+                       name ? name : "");
+  }
+  c->graph_depth++;
+  tinyml_status_t st = add_initializers(c, g);
+  if (!st) st = lower_nodes(c, g);
+  c->graph_depth--;
+  c->node = node;
+  c->node_index = index;
+  if (node) set_loc(c);
+  return st;
+}
+
+onnx_value_t *onnx_find(onnx_ctx_t *c, const char *name) { return find_value(c, name); }
+
+te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v) {
+  return v->v.id ? v->v : materialise(c, v);
 }
 
 static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
@@ -619,6 +616,13 @@ tinyml_status_t onnx_import(const void *bytes, size_t size,
 tinyml_status_t onnx_import_limited(const void *bytes, size_t size, const te_limits_t *limits,
                                     const tinyml_allocator_t *allocator, char **text,
                                     size_t *length) {
+  return onnx_import_bound(bytes, size, limits, NULL, allocator, text, length);
+}
+
+tinyml_status_t onnx_import_bound(const void *bytes, size_t size, const te_limits_t *limits,
+                                  const te_bindings_t *bindings,
+                                  const tinyml_allocator_t *allocator, char **text,
+                                  size_t *length) {
   tinyml_allocator_t a = tinyml__allocator_or_default(allocator);
   *text = NULL;
   *length = 0;
@@ -633,7 +637,8 @@ tinyml_status_t onnx_import_limited(const void *bytes, size_t size, const te_lim
   strbuf_t body, out;
   strbuf_init(&body, &a);
   strbuf_init(&out, &a);
-  onnx_ctx_t c = {.allocator = &a, .e = {.sb = &body}, .limits = te_limits_resolve(limits)};
+  onnx_ctx_t c = {.allocator = &a, .e = {.sb = &body}, .limits = te_limits_resolve(limits),
+                  .bindings = bindings};
   tinyml_status_t st = import_graph(&c, m, &body, &out);
   if (!st && (body.oom || out.oom)) st = onnx_oom(&c);
   if (!st) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../common/import_limits.h"
+#include "../common/import_bindings.h"
 #include "../common/tosa_emit.h"
 #include "onnx.pb-c.h"
 
@@ -63,6 +64,8 @@ typedef struct onnx_ctx {
   tinyml_status_t error;
   te_limits_t limits;            /* resolved: no field is 0 */
   uint64_t constant_bytes;       /* of the constants decoded or folded so far */
+  const te_bindings_t *bindings; /* the caller's dynamic-dimension bindings, or NULL */
+  uint32_t graph_depth;          /* If branches being lowered, nested */
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
@@ -85,6 +88,7 @@ extern const onnx_lowering_t onnx_lowerings_resize[];
 extern const onnx_lowering_t onnx_lowerings_reduce[];
 extern const onnx_lowering_t onnx_lowerings_quant[];
 extern const onnx_lowering_t onnx_lowerings_loss[];
+extern const onnx_lowering_t onnx_lowerings_control[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
@@ -132,6 +136,15 @@ int onnx_check_constant(onnx_ctx_t *c, const char *name, uint64_t bytes);
  * unpacked (onnx_prescan.c).  A status naming the initializer, or OK
  * (also for bytes it cannot read: the unpacker reports those). */
 tinyml_status_t onnx_prescan(onnx_ctx_t *c, const void *bytes, size_t size);
+
+/* Lowers subgraph `g` (an If branch) in this context: its initializers
+ * and nodes, which may read every value lowered so far.  Restores c->node. */
+tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g);
+/* The value named `name`, or NULL. */
+onnx_value_t *onnx_find(onnx_ctx_t *c, const char *name);
+/* `v` as a runtime TOSA value (a constant is materialised); id 0 and an
+ * error recorded when its dtype has no TOSA type. */
+te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v);
 
 /* ---- attributes -------------------------------------------------------- */
 

@@ -53,6 +53,27 @@ static inline int64_t *alloc_map(onnx_ctx_t *c, int64_t n) {
   return m;
 }
 
+/* INT64 values picked by `map` as slices of their flat form, one per run
+ * of consecutive indices (tosa.gather has no 64-bit form; a slice copies
+ * exactly).  Id 0, with an error, past 64 runs. */
+static inline te_value_t gather_i64_runs(onnx_ctx_t *c, te_value_t x, int64_t n, const int64_t *map) {
+  te_value_t parts[64];
+  uint32_t count = 0;
+  int64_t total = te_numel(&x.type);
+  x = te_reshape(&c->e, x, 1, &total);
+  for (int64_t i = 0; i < n;) {
+    int64_t len = 1;
+    while (i + len < n && map[i + len] == map[i] + len) ++len;
+    if (count == 64) {
+      onnx_fail(c, "a run-time INT64 gather of more than 64 separate runs is not supported");
+      return (te_value_t){0};
+    }
+    parts[count++] = te_slice(&c->e, x, &map[i], &len);
+    i += len;
+  }
+  return count == 1 ? parts[0] : te_concat(&c->e, parts, count, 0);
+}
+
 /* Output `out` = input `in`'s elements picked by `map` (flat indices).
  * Frees map. */
 static inline tinyml_status_t out_gathered(onnx_ctx_t *c, uint32_t in, uint32_t out, uint32_t rank,
@@ -74,13 +95,18 @@ static inline tinyml_status_t out_gathered(onnx_ctx_t *c, uint32_t in, uint32_t 
     tinyml__free(c->allocator, buf);
     goto done;
   }
-  if (n == 0 || v->dtype == ONNX_INT64) {
-    st = onnx_fail(c, "empty results and run-time INT64 gathers are not supported");
+  if (n == 0) {
+    st = onnx_fail(c, "empty results are not supported");
     goto done;
   }
   int32_t dtype = v->dtype;
   te_value_t x = onnx_in(c, in);
   if (!x.id) goto done;
+  if (dtype == ONNX_INT64) {
+    te_value_t y = gather_i64_runs(c, x, n, map);
+    st = y.id ? onnx_set_out_typed(c, out, te_reshape(&c->e, y, rank, dims), dtype) : c->error;
+    goto done;
+  }
   int is_bool = x.type.elem == TE_I1;
   if (is_bool) x = te_cast(&c->e, x, TE_I8);
   x = te_reshape(&c->e, x, 3, (int64_t[3]){1, te_numel(&x.type), 1});

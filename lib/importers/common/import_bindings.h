@@ -1,0 +1,25 @@
+/* The dynamic-dimension bindings of a compile (tinyml_compile_options_t's
+ * dims, input_shapes and note), as the ONNX importer reads them.  Every
+ * pointer is the caller's, borrowed for the compile. */
+#ifndef TINYML_IMPORTERS_COMMON_IMPORT_BINDINGS_H
+#define TINYML_IMPORTERS_COMMON_IMPORT_BINDINGS_H
+
+#include <stddef.h>
+
+#include "tinyml.h"
+
+typedef struct te_bindings {
+  const tinyml_dim_binding_t *dims;
+  size_t dim_count;
+  const tinyml_input_shape_t *input_shapes;
+  size_t input_shape_count;
+  void (*note)(void *user, const char *message); /* NULL: notes are dropped */
+  void *note_user;
+} te_bindings_t;
+
+/* Whether `b` binds anything (a note callback alone does not). */
+static inline int te_bindings_any(const te_bindings_t *b) {
+  return b && (b->dim_count || b->input_shape_count);
+}
+
+#endif
