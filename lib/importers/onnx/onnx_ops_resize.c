@@ -77,6 +77,10 @@ static int read_modes(onnx_ctx_t *c, resize_t *r, int upsample) {
   /* ONNX's reference raises on both (its nearest weights are booleans). */
   if (r->mode == NEAREST && (r->antialias || r->exclude_outside))
     return onnx_fail(c, "antialias and exclude_outside are not defined for mode 'nearest'"), 0;
+  /* The reference fails on it too (integer weights) and onnxruntime
+   * refuses it: nothing to match. */
+  if (r->mode == LINEAR && r->exclude_outside && !r->antialias)
+    return onnx_fail(c, "exclude_outside needs mode 'cubic' or antialias"), 0;
   return 1;
 }
 
@@ -146,6 +150,11 @@ static int read_sizes(onnx_ctx_t *c, resize_t *r, uint32_t scales_in, uint32_t s
       if (!(f[i] > 0)) return onnx_fail(c, "scales must be positive"), 0;
       r->scale[axes[i]] = f[i];
       r->out[axes[i]] = (int64_t)floor((double)r->in[axes[i]] * (double)f[i]);
+      if (r->out[axes[i]] != (int64_t)floorf((float)r->in[axes[i]] * f[i]))
+        return onnx_fail(c, "the size of axis %u is ambiguous: %lld * %g rounds to %lld in double "
+                         "and %lld in float", axes[i], (long long)r->in[axes[i]], (double)f[i],
+                         (long long)r->out[axes[i]],
+                         (long long)floorf((float)r->in[axes[i]] * f[i])), 0;
     }
     return 1;
   }
@@ -247,12 +256,66 @@ static int64_t window_start(double o, int n, int64_t in) {
   return clamp64(start, 0, in + 2 * pad - n) - pad;
 }
 
+/* The same in float, as onnxruntime computes it: a nearest pick or an
+ * extrapolation that the two decide differently is refused. */
+static int source_f(const resize_t *r, uint32_t d, int64_t x, float *o) {
+  float s = (float)r->scale[d], in = (float)r->in[d], ow = s * in, xf = (float)x;
+  switch (r->coord) {
+    case HALF_PIXEL: *o = (xf + 0.5f) / s - 0.5f; return 1;
+    case PYTORCH_HALF_PIXEL: *o = ow == 1.0f ? -0.5f : (xf + 0.5f) / s - 0.5f; return 1;
+    case ALIGN_CORNERS: *o = ow == 1.0f ? 0.0f : xf * (in - 1.0f) / (ow - 1.0f); return 1;
+    case TF_HALF_PIXEL_NN: *o = (xf + 0.5f) / s; return 1;
+    case HALF_PIXEL_SYMMETRIC: {
+      float adjustment = (float)r->out[d] / ow, offset = in / 2.0f * (1.0f - adjustment);
+      *o = offset + (xf + 0.5f) / s - 0.5f;
+      return 1;
+    }
+    case TF_CROP_AND_RESIZE: {
+      float extent = r->roi_end[d] - r->roi_start[d];
+      *o = ow == 1.0f ? extent * (in - 1.0f) / 2.0f : xf * extent * (in - 1.0f) / (ow - 1.0f);
+      *o += r->roi_start[d] * (in - 1.0f);
+      return !(*o < 0.0f || *o > in - 1.0f);
+    }
+    default: *o = xf / s; return 1;
+  }
+}
+
+static int64_t nearest_pick(const resize_t *r, uint32_t d, double o) {
+  double f = floor(o), w[2];
+  weights(r, o == f ? 1.0 : o - f, 1.0, w);
+  int64_t i = o == f ? (int64_t)f : (int64_t)f + (w[1] == 1.0);
+  return clamp64(i, 0, r->in[d] - 1);
+}
+
+/* Refuses output x of axis d where float and double arithmetic pick
+ * different pixels (a tie such as 0.3f * 5), and pytorch_half_pixel's
+ * output of one element, where the spec (source 0) and its reference
+ * (-0.5) disagree unless the mode makes the two the same. */
+static int check_ambiguity(onnx_ctx_t *c, const resize_t *r, uint32_t d, int64_t x, double o,
+                           int inside) {
+  float of;
+  int inside_f = source_f(r, d, x, &of);
+  if (inside != inside_f ||
+      (inside && r->mode == NEAREST && nearest_pick(r, d, o) != nearest_pick(r, d, of)))
+    return onnx_fail(c, "output %lld of axis %u falls on a rounding tie that float and double "
+                     "arithmetic decide differently", (long long)x, d), 0;
+  int same = r->mode == NEAREST ? nearest_pick(r, d, o) == nearest_pick(r, d, 0.0)
+             : r->mode == LINEAR && !r->antialias ? o > -1.0 && o <= 0.0 : o == 0.0;
+  if (r->coord == PYTORCH_HALF_PIXEL && r->out[d] == 1 && !same)
+    return onnx_fail(c, "pytorch_half_pixel to one element: the spec's source 0 and the "
+                     "reference's %g disagree in this mode", o), 0;
+  return 1;
+}
+
+
 /* The taps of output coordinate x on axis d into idx[], w[]; -1 when
  * there are too many, 0 when outside. */
 static int coordinate_taps(onnx_ctx_t *c, const resize_t *r, uint32_t d, int64_t x,
                            int32_t *idx, double *w) {
   double o;
-  if (!source(r, d, x, &o)) return 0;
+  int inside = source(r, d, x, &o);
+  if (!check_ambiguity(c, r, d, x, o, inside)) return -1;
+  if (!inside) return 0;
   double f = floor(o);
   double ratio = o == f ? 1.0 : o - f;
   int n = weights(r, ratio, r->scale[d], w);
