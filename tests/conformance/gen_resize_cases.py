@@ -85,6 +85,10 @@ CASES = [
      (None, [1, 1, 1.75, 1.6], None), True),
     ("linear_antialias_constant", 18, floats(1, 1, 9, 6),
      dict(mode="linear", antialias=1), (None, None, [1, 1, 4, 4]), True),
+    ("opset10_nearest_up3", 10, floats(1, 1, 2, 5), dict(mode="nearest"),
+     (None, [1, 1, 3, 3], None), False),
+    ("opset10_nearest_down", 10, floats(1, 1, 4, 5), dict(mode="nearest"),
+     (None, [1, 1, 0.5, 0.6], None), False),
 ]
 
 
@@ -100,6 +104,8 @@ def model(name, opset, x, attrs, operands, fold):
         names.append(key)
     while names[-1] == "":
         names.pop()
+    if opset == 10:
+        names = ["X", "scales"]  # Resize-10 has no roi
     elem = mapping.NP_TYPE_TO_TENSOR_TYPE[x.dtype]
     nodes = [helper.make_node("Resize", names, ["R" if fold else "Y"], **attrs)]
     inputs = [helper.make_tensor_value_info("X", elem, x.shape)]

@@ -15,7 +15,7 @@
 enum { NEAREST, LINEAR, CUBIC };
 enum { HALF_PIXEL, PYTORCH_HALF_PIXEL, ALIGN_CORNERS, ASYMMETRIC, TF_HALF_PIXEL_NN,
        TF_CROP_AND_RESIZE, HALF_PIXEL_SYMMETRIC };
-enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL };
+enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL, FLOOR_UP_CEIL_DOWN };
 enum { STRETCH, NOT_LARGER, NOT_SMALLER };
 
 #define MAX_RESIZED_AXES 3 /* of the corner path */
@@ -64,7 +64,9 @@ static int read_modes(onnx_ctx_t *c, resize_t *r, int upsample) {
   int old = upsample || c->opset < 11;
   if (!read_string(c, "mode", "nearest", modes, old ? 2 : 3, &r->mode)) return 0;
   r->coord = ASYMMETRIC;
-  r->nearest = upsample ? FLOOR : ROUND_PREFER_FLOOR;
+  /* Resize-10 names no rounding; onnxruntime floors an upscale's source
+   * coordinate and rounds a downscale's up. */
+  r->nearest = upsample ? FLOOR : FLOOR_UP_CEIL_DOWN;
   if (old) return 1;
   if (!read_string(c, "coordinate_transformation_mode", "half_pixel", coords, 7, &r->coord) ||
       !read_string(c, "nearest_mode", "round_prefer_floor", nearest, 4, &r->nearest) ||
@@ -240,6 +242,7 @@ static int weights(const resize_t *r, double ratio, double scale, double *w) {
   if (ratio == floor(ratio)) hi = 1;
   else if (r->nearest == ROUND_PREFER_FLOOR) hi = ratio > 0.5;
   else if (r->nearest == ROUND_PREFER_CEIL) hi = ratio >= 0.5;
+  else if (r->nearest == FLOOR_UP_CEIL_DOWN) hi = scale < 1.0;
   else hi = r->nearest == CEIL;
   w[0] = !hi;
   w[1] = hi;
@@ -282,7 +285,7 @@ static int source_f(const resize_t *r, uint32_t d, int64_t x, float *o) {
 
 static int64_t nearest_pick(const resize_t *r, uint32_t d, double o) {
   double f = floor(o), w[2];
-  weights(r, o == f ? 1.0 : o - f, 1.0, w);
+  weights(r, o == f ? 1.0 : o - f, r->scale[d], w);
   int64_t i = o == f ? (int64_t)f : (int64_t)f + (w[1] == 1.0);
   return clamp64(i, 0, r->in[d] - 1);
 }
