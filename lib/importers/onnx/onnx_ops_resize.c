@@ -131,7 +131,8 @@ static void keep_aspect(resize_t *r, const uint32_t *axes, int64_t n) {
   }
   for (int64_t i = 0; i < n; ++i) {
     r->scale[axes[i]] = s;
-    r->out[axes[i]] = (int64_t)(s * (double)r->in[axes[i]] + 0.5);
+    double size = s * (double)r->in[axes[i]] + 0.5;
+    r->out[axes[i]] = size < (double)MAX_MAP ? (int64_t)size : MAX_MAP + 1; /* refused */
   }
 }
 
@@ -149,7 +150,9 @@ static int read_sizes(onnx_ctx_t *c, resize_t *r, uint32_t scales_in, uint32_t s
   if (s && s->dtype == ONNX_FLOAT && numel(s->rank, s->dims) == n && n > 0) {
     const float *f = s->data;
     for (int64_t i = 0; i < n; ++i) {
-      if (!(f[i] > 0)) return onnx_fail(c, "scales must be positive"), 0;
+      if (!(f[i] > 0) || !((double)r->in[axes[i]] * f[i] < (double)MAX_MAP))
+        return onnx_fail(c, "scales[%lld] must be positive and give at most %lld elements",
+                         (long long)i, (long long)MAX_MAP), 0;
       r->scale[axes[i]] = f[i];
       r->out[axes[i]] = (int64_t)floor((double)r->in[axes[i]] * (double)f[i]);
       if (r->out[axes[i]] != (int64_t)floorf((float)r->in[axes[i]] * f[i]))
@@ -598,14 +601,18 @@ static int read_resize(onnx_ctx_t *c, resize_t *r, int upsample, uint32_t scales
       return onnx_fail(c, "scales must have one entry per dimension"), 0;
     for (uint32_t d = 0; d < r->rank; ++d) {
       r->scale[d] = a->floats[d];
+      if (!(a->floats[d] > 0) || !((double)r->in[d] * a->floats[d] < (double)MAX_MAP))
+        return onnx_fail(c, "scales must be positive and give at most %lld elements",
+                         (long long)MAX_MAP), 0;
       r->out[d] = (int64_t)floor((double)r->in[d] * (double)a->floats[d]);
-      if (!(a->floats[d] > 0)) return onnx_fail(c, "scales must be positive"), 0;
     }
   } else if (!read_sizes(c, r, scales_in, sizes_in)) {
     return 0;
   }
-  for (uint32_t d = 0; d < r->rank; ++d)
+  for (uint32_t d = 0; d < r->rank; ++d) {
     if (r->out[d] < 1) return onnx_fail(c, "empty results are not supported"), 0;
+    if (r->out[d] > MAX_MAP) return onnx_fail(c, "the result is too large"), 0;
+  }
   return 1;
 }
 
