@@ -17,7 +17,7 @@ def main():
     sys.stderr.write(r.stderr)
     lines = [l for l in r.stdout.splitlines() if l.split(" ", 1)[0] in ("PASS", "FAIL", "UNSUPPORTED")]
     bad = [l for l in lines if not l.startswith("PASS ")]
-    if not lines or bad:
+    if r.returncode or not lines or bad:
         print("not every case passed: %d of %d" % (len(bad), len(lines)) if lines else "no cases ran")
         return 1
     return 0
