@@ -336,10 +336,39 @@ static tinyml_status_t lower_eye_like(onnx_ctx_t *c) {
   return st;
 }
 
+/* A k known only at run time: keep x where (j - i) >= k (upper) or
+ * (j - i) <= k (lower), comparing in int64 so no k is clipped. */
+static tinyml_status_t trilu_runtime_k(onnx_ctx_t *c, const onnx_value_t *v, int upper) {
+  const onnx_value_t *kv = onnx_input(c, 1);
+  if (kv->dtype != ONNX_INT64 || numel(kv->rank, kv->dims) != 1)
+    return onnx_fail(c, "k must be a single int64");
+  uint32_t r = v->rank;
+  int64_t rows = v->dims[r - 2], cols = v->dims[r - 1];
+  if (rows * cols > MAX_MAP) return onnx_fail(c, "the matrix is too large");
+  int64_t *diff = tinyml__alloc(c->allocator, (size_t)(rows * cols) * 8 + 8, 16);
+  if (!diff) return onnx_oom(c);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) diff[i * cols + j] = j - i;
+  te_type_t dt2 = te_type(TE_I64, 2, (int64_t[2]){rows, cols});
+  te_value_t d = te_const(&c->e, &dt2, diff);
+  tinyml__free(c->allocator, diff);
+  te_value_t x = onnx_in(c, 0), k = onnx_in(c, 1);
+  if (!x.id || !k.id) return c->error;
+  k = te_reshape(&c->e, k, 2, (int64_t[2]){1, 1});
+  te_value_t m = upper ? te_binary(&c->e, "tosa.greater_equal", d, k)
+                       : te_binary(&c->e, "tosa.greater_equal", k, d);
+  te_type_t zt = te_type(x.type.elem, 1, (int64_t[1]){1});
+  te_value_t zero = x.type.elem == TE_F32 ? te_splat_f32(&c->e, &zt, 0.0f)
+                                          : te_splat_int(&c->e, &zt, 0);
+  return onnx_set_out_typed(c, 0, te_select(&c->e, m, x, zero), v->dtype);
+}
+
 static tinyml_status_t lower_trilu(onnx_ctx_t *c) {
   onnx_value_t *v = need_input(c, 0);
   if (!v) return c->error;
   int64_t k = 0;
+  if (v->rank >= 2 && onnx_input(c, 1) && !onnx_const_input(c, 1))
+    return trilu_runtime_k(c, v, (int)onnx_attr_int(c, "upper", 1));
   if (onnx_input(c, 1) && onnx_const_ints(c, 1, &k, 1) != 1)
     return onnx_fail(c, "k must be a constant scalar");
   int upper = (int)onnx_attr_int(c, "upper", 1);
