@@ -22,6 +22,8 @@ CASES = [
     ("test_tile", "1"),
     ("test_trilu", "1"),
     ("test_reduce_sum_", "1"),
+    ("test_tri", "1"),
+    ("test_gathernd_", "0,1"),
 ]
 
 
