@@ -24,6 +24,8 @@ CASES = [
     ("test_reduce_sum_", "1"),
     ("test_nllloss_NCd1_mean_weight_negative_ii", "1"),
     ("test_sce_NCd1d2d3_sum_weight_high_ii", "1"),
+    ("test_tri", "1"),
+    ("test_gathernd_", "0,1"),
 ]
 
 

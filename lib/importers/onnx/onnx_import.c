@@ -590,6 +590,11 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
   c->opset = default_opset(m);
   /* Each lowering states the opsets it implements; these bounds only
    * reject nonsense. */
+  /* Training-domain tests import ai.onnx.preview.training alone: say so
+   * rather than report an opset of -1. */
+  if (c->opset == -1 && m->n_opset_import)
+    return onnx_fail(c, "the model imports no default-domain opset (it imports domain '%s')",
+                     m->opset_import[0]->domain ? m->opset_import[0]->domain : "");
   if (c->opset < 1 || c->opset > 23)
     return onnx_fail(c, "default-domain opset %lld is not supported (1 to 23 are)",
                      (long long)c->opset);

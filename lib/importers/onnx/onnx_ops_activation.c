@@ -131,6 +131,62 @@ static tinyml_status_t lower_acos(onnx_ctx_t *c) {
   return out_like(c, mulk(c, atan_(c, r), 2.0f), 0);
 }
 
+/* Below |x| = 0.1 the log of a value near 1 loses the low bits: an odd
+ * Taylor series (next term under 1e-9 relative) takes over there.  Above
+ * 1e4 x*x would overflow first, and the dropped 1/x^2 terms are below
+ * f32's precision. */
+static tinyml_status_t lower_asinh(onnx_ctx_t *c) {
+  te_value_t x = float_in(c);
+  if (!x.id) return c->error;
+  te_value_t ax = un(c, "tosa.abs", x), x2 = mul(c, x, x);
+  te_value_t mid = un(c, "tosa.log", add(c, ax, fsqrt(c, addk(c, x2, 1.0f))));
+  te_value_t big = addk(c, un(c, "tosa.log", ax), 0.693147180559945f);
+  te_value_t y = te_select(&c->e, bin(c, "tosa.greater", ax, kf(c, x, 1e4f)), big, mid);
+  y = te_select(&c->e, bin(c, "tosa.greater", kf(c, x, 0.0f), x), neg(c, y), y);
+  te_value_t poly = addk(c, mulk(c, x2, 3.0f / 40.0f), -1.0f / 6.0f);
+  te_value_t small = add(c, x, mul(c, mul(c, x, x2), poly));
+  te_value_t is_small = bin(c, "tosa.greater", kf(c, x, 0.1f), ax);
+  return out_like(c, te_select(&c->e, is_small, small, y), 0);
+}
+
+/* (x-1)(x+1) is exact where x*x-1 cancels near 1; NaN below 1. */
+static tinyml_status_t lower_acosh(onnx_ctx_t *c) {
+  te_value_t x = float_in(c);
+  if (!x.id) return c->error;
+  te_value_t r = fsqrt(c, mul(c, addk(c, x, -1.0f), addk(c, x, 1.0f)));
+  te_value_t mid = un(c, "tosa.log", add(c, x, r));
+  te_value_t big = addk(c, un(c, "tosa.log", x), 0.693147180559945f);
+  return out_like(c, te_select(&c->e, bin(c, "tosa.greater", x, kf(c, x, 1e4f)), big, mid), 0);
+}
+
+/* (log(1+x) - log(1-x)) / 2: infinite at +-1, NaN beyond. */
+static tinyml_status_t lower_atanh(onnx_ctx_t *c) {
+  te_value_t x = float_in(c);
+  if (!x.id) return c->error;
+  te_value_t lp = un(c, "tosa.log", addk(c, x, 1.0f));
+  te_value_t lm = un(c, "tosa.log", addk(c, neg(c, x), 1.0f));
+  te_value_t y = mulk(c, sub(c, lp, lm), 0.5f), x2 = mul(c, x, x);
+  te_value_t poly = addk(c, mulk(c, x2, 1.0f / 7.0f), 1.0f / 5.0f);
+  poly = addk(c, mul(c, poly, x2), 1.0f / 3.0f);
+  te_value_t small = add(c, x, mul(c, mul(c, x, x2), poly));
+  te_value_t is_small = bin(c, "tosa.greater", kf(c, x, 0.1f), un(c, "tosa.abs", x));
+  return out_like(c, te_select(&c->e, is_small, small, y), 0);
+}
+
+/* x < -lambd: x + bias; x > lambd: x - bias; else 0 (NaN stays NaN). */
+static tinyml_status_t lower_shrink(onnx_ctx_t *c) {
+  te_value_t x = float_in(c);
+  if (!x.id) return c->error;
+  float lambd = onnx_attr_float(c, "lambd", 0.5f), bias = onnx_attr_float(c, "bias", 0.0f);
+  te_value_t lo = bin(c, "tosa.greater", kf(c, x, -lambd), x);
+  te_value_t hi = bin(c, "tosa.greater", x, kf(c, x, lambd));
+  te_value_t inside = lnot(c, bin(c, "tosa.logical_or", lo, hi));
+  te_value_t y = te_select(&c->e, lo, addk(c, x, bias), addk(c, x, -bias));
+  te_value_t isnum = bin(c, "tosa.equal", x, x);
+  inside = bin(c, "tosa.logical_and", inside, isnum);
+  return out_like(c, te_select(&c->e, inside, kf(c, x, 0.0f), y), 0);
+}
+
 static tinyml_status_t lower_sqrt(onnx_ctx_t *c) {
   te_value_t x = float_in(c);
   return x.id ? out_like(c, fsqrt(c, x), 0) : c->error;
@@ -374,5 +430,9 @@ const onnx_lowering_t onnx_lowerings_activation[] = {
     {"Gelu", 20, 23, lower_gelu},
     {"Clip", 6, 10, lower_clip6},
     {"Clip", 11, 23, lower_clip11},
+    {"Asinh", 9, 23, lower_asinh},
+    {"Acosh", 9, 23, lower_acosh},
+    {"Atanh", 9, 23, lower_atanh},
+    {"Shrink", 9, 23, lower_shrink},
     {NULL, 0, 0, NULL},
 };

@@ -267,6 +267,37 @@ static tinyml_status_t lower_dropout(onnx_ctx_t *c) {
   return onnx_set_out_typed(c, 0, x, xv->dtype);
 }
 
+/* Sum of x over each listed axis, kept as 1. */
+static te_value_t sum_axes(onnx_ctx_t *c, te_value_t x, const int64_t *axes, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) x = te_reduce(&c->e, "tosa.reduce_sum", x, (int32_t)axes[k]);
+  return x;
+}
+
+/* As onnx's reference: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9), the
+ * variance kept at 0 or above where the difference rounds below it. */
+static tinyml_status_t lower_mvn(onnx_ctx_t *c) {
+  te_value_t x = float_in(c, 0);
+  if (!x.id) return c->error;
+  int64_t axes[TE_MAX_RANK] = {0, 2, 3}, n = onnx_attr_ints(c, "axes", axes, TE_MAX_RANK);
+  if (c->error) return c->error;
+  if (n < 0) n = 3;
+  uint32_t seen = 0;
+  double count = 1;
+  for (int64_t k = 0; k < n; ++k) {
+    int32_t a = onnx_axis(axes[k], x.type.rank);
+    if (a < 0 || (seen >> a & 1)) return onnx_fail(c, "axis %lld is invalid or repeated", (long long)axes[k]);
+    seen |= 1u << a;
+    axes[k] = a;
+    count *= (double)x.type.dims[a];
+  }
+  te_value_t inv = f32(c, (float)(1.0 / count));
+  te_value_t mean = mul(c, sum_axes(c, x, axes, n), inv);
+  te_value_t msq = mul(c, sum_axes(c, mul(c, x, x), axes, n), inv);
+  te_value_t var = te_clamp_f32(&c->e, sub(c, msq, mul(c, mean, mean)), 0.0f, INFINITY);
+  te_value_t sd = te_unary(&c->e, "tosa.reciprocal", te_unary(&c->e, "tosa.rsqrt", var));
+  return onnx_set_out(c, 0, te_divf(&c->e, sub(c, x, mean), add(c, sd, f32(c, 1e-9f))));
+}
+
 const onnx_lowering_t onnx_lowerings_norm[] = {
     {"BatchNormalization", 1, 23, lower_batchnorm},
     {"InstanceNormalization", 1, 23, lower_instancenorm},
@@ -277,5 +308,6 @@ const onnx_lowering_t onnx_lowerings_norm[] = {
     {"LogSoftmax", 1, 23, lower_log_softmax},
     {"Hardmax", 1, 23, lower_hardmax},
     {"Dropout", 1, 23, lower_dropout},
+    {"MeanVarianceNormalization", 9, 23, lower_mvn},
     {NULL, 0, 0, NULL},
 };

@@ -300,6 +300,88 @@ static void store_number(int32_t dtype, double x, uint8_t *p) {
   }
 }
 
+/* GatherND: data as [batch, D, inner] where D spans the m indexed dims;
+ * each index row (negatives wrapped) becomes one linear row number, and
+ * one tosa.gather takes the rows.  Out-of-range indices are undefined in
+ * ONNX, as in tosa.gather. */
+static te_value_t gathernd_rows(onnx_ctx_t *c, te_value_t idx, const int64_t *dims, int64_t m,
+                                int64_t batch, int64_t n) {
+  int64_t stride[TE_MAX_RANK], size[TE_MAX_RANK], s = 1;
+  for (int64_t j = m - 1; j >= 0; --j) stride[j] = s, size[j] = dims[j], s *= dims[j];
+  int32_t st[TE_MAX_RANK], sz[TE_MAX_RANK];
+  for (int64_t j = 0; j < m; ++j) st[j] = (int32_t)stride[j], sz[j] = (int32_t)size[j];
+  te_type_t kt = te_type(TE_I32, 3, (int64_t[3]){1, 1, m});
+  idx = te_reshape(&c->e, te_cast(&c->e, idx, TE_I32), 3, (int64_t[3]){batch, n, m});
+  te_value_t neg = te_binary(&c->e, "tosa.greater", te_scalar_int(&c->e, TE_I32, 0), idx);
+  idx = te_select(&c->e, neg, te_binary(&c->e, "tosa.add", idx, te_const(&c->e, &kt, sz)), idx);
+  idx = te_mul(&c->e, idx, te_const(&c->e, &kt, st), 0);
+  idx = te_reduce(&c->e, "tosa.reduce_sum", idx, 2);
+  return te_reshape(&c->e, idx, 2, (int64_t[2]){batch, n});
+}
+
+/* All constant: copy each indexed row on the host. */
+static tinyml_status_t gathernd_fold(onnx_ctx_t *c, const onnx_value_t *v, int64_t b, int64_t m,
+                                     uint32_t r, const int64_t *dims) {
+  const onnx_value_t *iv = onnx_input(c, 1);
+  int64_t ni = numel(iv->rank, iv->dims), *idx = alloc_map(c, ni);
+  if (!idx) return c->error;
+  size_t es = onnx_dtype_size(v->dtype);
+  int64_t rows = numel((uint32_t)m, v->dims + b), n = ni / m;
+  int64_t inner = numel(v->rank - (uint32_t)(b + m), v->dims + b + m);
+  int64_t per_batch = n / numel((uint32_t)b, v->dims);
+  uint8_t *out = es ? tinyml__alloc(c->allocator, (size_t)(n * inner) * es + 1, 16) : NULL;
+  int ok = out && onnx_const_ints(c, 1, idx, (uint32_t)ni) == ni;
+  for (int64_t k = 0; ok && k < n; ++k) {
+    int64_t row = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t d = v->dims[b + j], i = idx[k * m + j] < 0 ? idx[k * m + j] + d : idx[k * m + j];
+      ok = ok && i >= 0 && i < d;
+      row = row * d + i;
+    }
+    int64_t src = ((k / per_batch) * rows + row) * inner;
+    if (ok) memcpy(out + k * inner * es, (const uint8_t *)v->data + src * es, (size_t)inner * es);
+  }
+  tinyml_status_t st = ok ? onnx_set_out_const(c, 0, v->dtype, r, dims, out)
+                          : c->error ? c->error : onnx_fail(c, "an index is out of range");
+  tinyml__free(c->allocator, idx);
+  tinyml__free(c->allocator, out);
+  return st;
+}
+
+static tinyml_status_t lower_gather_nd(onnx_ctx_t *c) {
+  onnx_value_t *v = need_input(c, 0), *iv = onnx_input(c, 1);
+  if (!v) return c->error;
+  if (!iv || iv->rank < 1) return onnx_fail(c, "indices must be at least 1-D");
+  int64_t b = onnx_attr_int(c, "batch_dims", 0), m = iv->dims[iv->rank - 1];
+  if (b < 0 || b >= iv->rank || b + m > v->rank || m < 1)
+    return onnx_fail(c, "batch_dims %lld and index depth %lld do not fit the data", (long long)b,
+                     (long long)m);
+  if (iv->dtype != ONNX_INT64 && iv->dtype != ONNX_INT32)
+    return onnx_fail(c, "indices must be INT32 or INT64");
+  for (int64_t d = 0; d < b; ++d)
+    if (iv->dims[d] != v->dims[d]) return onnx_fail(c, "batch dims of data and indices differ");
+  int64_t dims[TE_MAX_RANK];
+  uint32_t r = 0;
+  for (uint32_t d = 0; d + 1 < iv->rank; ++d) dims[r++] = iv->dims[d];
+  for (uint32_t d = (uint32_t)(b + m); d < v->rank; ++d) dims[r++] = v->dims[d];
+  if (r > TE_MAX_RANK) return onnx_fail(c, "the result rank is over %d", TE_MAX_RANK);
+  int64_t batch = numel((uint32_t)b, v->dims), rows = numel((uint32_t)m, v->dims + b);
+  int64_t inner = numel(v->rank - (uint32_t)(b + m), v->dims + b + m);
+  int64_t n = numel(iv->rank - 1 - (uint32_t)b, iv->dims + b);
+  if (v->data && iv->data && numel(r, dims) > 0 && numel(r, dims) <= MAX_MAP)
+    return gathernd_fold(c, v, b, m, r, dims);
+  if (rows > INT32_MAX || numel(r, dims) == 0 || v->dtype == ONNX_BOOL || v->dtype == ONNX_INT64)
+    return onnx_fail(c, "empty, BOOL, INT64 or very large gathers are not supported");
+  te_value_t x = onnx_in(c, 0), idx = onnx_in(c, 1);
+  if (!x.id || !idx.id) return c->error;
+  idx = gathernd_rows(c, idx, v->dims + b, m, batch, n);
+  x = te_reshape(&c->e, x, 3, (int64_t[3]){batch, rows, inner});
+  te_type_t gt = te_type(x.type.elem, 3, (int64_t[3]){batch, n, inner});
+  te_value_t ops[2] = {x, idx};
+  te_value_t y = te_op(&c->e, "tosa.gather", ops, 2, NULL, &gt);
+  return onnx_set_out_typed(c, 0, te_reshape(&c->e, y, r, dims), v->dtype);
+}
+
 static tinyml_status_t lower_range(onnx_ctx_t *c) {
   double s, l, d;
   const onnx_value_t *sv = onnx_const_input(c, 0);
@@ -336,10 +418,39 @@ static tinyml_status_t lower_eye_like(onnx_ctx_t *c) {
   return st;
 }
 
+/* A k known only at run time: keep x where (j - i) >= k (upper) or
+ * (j - i) <= k (lower), comparing in int64 so no k is clipped. */
+static tinyml_status_t trilu_runtime_k(onnx_ctx_t *c, const onnx_value_t *v, int upper) {
+  const onnx_value_t *kv = onnx_input(c, 1);
+  if (kv->dtype != ONNX_INT64 || numel(kv->rank, kv->dims) != 1)
+    return onnx_fail(c, "k must be a single int64");
+  uint32_t r = v->rank;
+  int64_t rows = v->dims[r - 2], cols = v->dims[r - 1];
+  if (rows * cols > MAX_MAP) return onnx_fail(c, "the matrix is too large");
+  int64_t *diff = tinyml__alloc(c->allocator, (size_t)(rows * cols) * 8 + 8, 16);
+  if (!diff) return onnx_oom(c);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) diff[i * cols + j] = j - i;
+  te_type_t dt2 = te_type(TE_I64, 2, (int64_t[2]){rows, cols});
+  te_value_t d = te_const(&c->e, &dt2, diff);
+  tinyml__free(c->allocator, diff);
+  te_value_t x = onnx_in(c, 0), k = onnx_in(c, 1);
+  if (!x.id || !k.id) return c->error;
+  k = te_reshape(&c->e, k, 2, (int64_t[2]){1, 1});
+  te_value_t m = upper ? te_binary(&c->e, "tosa.greater_equal", d, k)
+                       : te_binary(&c->e, "tosa.greater_equal", k, d);
+  te_type_t zt = te_type(x.type.elem, 1, (int64_t[1]){1});
+  te_value_t zero = x.type.elem == TE_F32 ? te_splat_f32(&c->e, &zt, 0.0f)
+                                          : te_splat_int(&c->e, &zt, 0);
+  return onnx_set_out_typed(c, 0, te_select(&c->e, m, x, zero), v->dtype);
+}
+
 static tinyml_status_t lower_trilu(onnx_ctx_t *c) {
   onnx_value_t *v = need_input(c, 0);
   if (!v) return c->error;
   int64_t k = 0;
+  if (v->rank >= 2 && onnx_input(c, 1) && !onnx_const_input(c, 1))
+    return trilu_runtime_k(c, v, (int)onnx_attr_int(c, "upper", 1));
   if (onnx_input(c, 1) && onnx_const_ints(c, 1, &k, 1) != 1)
     return onnx_fail(c, "k must be a constant scalar");
   int upper = (int)onnx_attr_int(c, "upper", 1);
@@ -373,5 +484,6 @@ const onnx_lowering_t onnx_lowerings_shape_index[] = {
     {"Range", 11, 23, lower_range},
     {"EyeLike", 9, 23, lower_eye_like},
     {"Trilu", 14, 23, lower_trilu},
+    {"GatherND", 11, 23, lower_gather_nd},
     {NULL, 0, 0, NULL},
 };
