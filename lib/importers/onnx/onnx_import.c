@@ -15,6 +15,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_elementwise, onnx_lowerings_activation, onnx_lowerings_nn, onnx_lowerings_norm, onnx_lowerings_shape,
     onnx_lowerings_shape_index, onnx_lowerings_resize,
     onnx_lowerings_reduce, onnx_lowerings_quant,
+    onnx_lowerings_rnn,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
