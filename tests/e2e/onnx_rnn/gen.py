@@ -48,7 +48,7 @@ def arrays(op, dirs, hidden, steps, batch, inp, extras, lens=None, lens_runtime=
     return a
 
 
-def build(path, name, op, opset, a, attrs, layout, lens_runtime, outputs):
+def build(path, name, op, opset, a, attrs, layout, lens_runtime, outputs, states_runtime=False):
     """Writes the model; with layout 1, X and the states are batch-first."""
     swap = (lambda v: np.swapaxes(v, 0, 1)) if layout else (lambda v: v)
     order = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
@@ -59,12 +59,17 @@ def build(path, name, op, opset, a, attrs, layout, lens_runtime, outputs):
     for k in names:
         if k in ("", "X") or (k == "sequence_lens" and lens_runtime):
             continue
+        if k.startswith("initial") and states_runtime:
+            continue
         inits.append(const(k, swap(a[k]) if k.startswith("initial") else a[k]))
     steps, batch = a["X"].shape[:2]
     dirs, hidden = a["R"].shape[0], a["R"].shape[2]
     inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(swap(a["X"]).shape))]
     if lens_runtime:
         inputs.append(helper.make_tensor_value_info("sequence_lens", TensorProto.INT32, [batch]))
+    states = [k for k in ("initial_h", "initial_c") if k in a and states_runtime]
+    for k in states:
+        inputs.append(helper.make_tensor_value_info(k, TensorProto.FLOAT, list(swap(a[k]).shape)))
     if layout:
         attrs = dict(attrs, layout=1)
     node = helper.make_node(op, names, list(outputs), hidden_size=int(hidden), **attrs)
@@ -77,7 +82,8 @@ def build(path, name, op, opset, a, attrs, layout, lens_runtime, outputs):
                           producer_name="libtinyml tests/e2e/onnx_rnn/gen.py")
     m.ir_version = 7
     save(m, path)
-    return [swap(a["X"])] + ([a["sequence_lens"]] if lens_runtime else [])
+    return ([swap(a["X"])] + ([a["sequence_lens"]] if lens_runtime else []) +
+            [swap(a[k]) for k in states])
 
 
 MODELS = [
@@ -124,6 +130,12 @@ MODELS = [
     dict(name="gru_thresholded_relu", op="GRU", opset=14, dirs=1, hidden=4, steps=3, batch=2,
          inp=3, attrs=dict(activations=["Sigmoid", "ThresholdedRelu"], activation_alpha=[0.1]),
          extras=("B",)),
+    # Silero VAD's form (silero_vad_16k_op15): one step, the state carried
+    # in and out as run-time initial_h/initial_c, B present, no
+    # sequence_lens, all three outputs.
+    dict(name="lstm_silero_form", op="LSTM", opset=15, dirs=1, hidden=16, steps=1, batch=1,
+         inp=16, attrs={}, extras=("B", "initial_h", "initial_c"), states_runtime=True,
+         outputs=("Y", "Y_h", "Y_c")),
 ]
 
 
@@ -151,15 +163,15 @@ def main():
         name, op, opset = spec.pop("name"), spec.pop("op"), spec.pop("opset")
         attrs, layout = spec.pop("attrs"), spec.pop("layout", 0)
         outputs = spec.pop("outputs", ("Y", "Y_h"))
+        srt = spec.pop("states_runtime", False)
         a = arrays(op, **spec)
         rt = spec.get("lens_runtime", False)
         path = os.path.join(HERE, "models", name + ".onnx")
-        ins = build(path, name, op, opset, a, attrs, layout, rt, outputs)
+        ins = build(path, name, op, opset, a, attrs, layout, rt, outputs, srt)
         # onnxruntime runs batch-first layers only for LSTM, so its outputs
         # come from the time-major twin, made batch-first as the spec says.
         twin = os.path.join(tmp, name + ".onnx")
-        build(twin, name, op, opset, a, attrs, 0, rt, outputs)
-        twin_ins = [a["X"]] + ins[1:]
+        twin_ins = build(twin, name, op, opset, a, attrs, 0, rt, outputs, srt)
         got = run_ort(ort, twin, twin_ins, os.path.join(tmp, name))
         if layout:
             got = [np.transpose(y, (2, 0, 1, 3)) if y.ndim == 4 else np.swapaxes(y, 0, 1) for y in got]
