@@ -210,6 +210,9 @@ static int float_operand(onnx_ctx_t *c, uint32_t i, const char *name, uint32_t r
 static int read_sizes(onnx_ctx_t *c, rnn_t *r) {
   const onnx_value_t *x = onnx_input(c, 0), *w = onnx_input(c, 1), *rr = onnx_input(c, 2);
   if (!x || !w || !rr) return onnx_fail(c, "X, W and R are required"), 0;
+  /* Its products would all be of constants, which belong on the host: a
+   * fold this lowering does not implement. */
+  if (x->data) return onnx_fail(c, "a constant X is not supported"), 0;
   if (x->rank != 3 || w->rank != 3 || rr->rank != 3)
     return onnx_fail(c, "X, W and R must have rank 3"), 0;
   for (uint32_t d = 0; d < 3; ++d)
@@ -224,11 +227,24 @@ static int read_sizes(onnx_ctx_t *c, rnn_t *r) {
   if (r->steps > RNN_MAX_STEPS)
     return onnx_fail(c, "%lld steps: sequences longer than %d steps are not unrolled",
                      (long long)r->steps, RNN_MAX_STEPS), 0;
-  int64_t gh = r->gates * r->hidden;
+  /* X·W^T is the largest value: declared dims must not make it overflow. */
+  int64_t gh = onnx_mul_sat(r->gates, r->hidden);
+  int64_t xw = onnx_mul_sat(onnx_mul_sat(r->steps, r->batch), onnx_mul_sat(r->dirs, gh));
+  if (xw > (int64_t)(c->limits.max_tensor_bytes / sizeof(float)))
+    return onnx_fail(c, "the gates of all steps (%lld elements) exceed max_tensor_bytes",
+                     (long long)xw), 0;
   int64_t wd[3] = {r->dirs, gh, r->input}, rd[3] = {r->dirs, gh, r->hidden};
   int64_t xd[3] = {x->dims[0], x->dims[1], x->dims[2]};
   return float_operand(c, 0, "X", 3, xd) && float_operand(c, 1, "W", 3, wd) &&
          float_operand(c, 2, "R", 3, rd);
+}
+
+/* A 0/1 attribute (0 when absent, or when the opset predates it). */
+static int flag(onnx_ctx_t *c, const char *name, int exists, int *out) {
+  int64_t v = exists ? onnx_attr_int(c, name, 0) : 0;
+  if (v != 0 && v != 1) return onnx_fail(c, "%s = %lld is not valid", name, (long long)v), 0;
+  *out = (int)v;
+  return 1;
 }
 
 static int read_attrs(onnx_ctx_t *c, rnn_t *r) {
@@ -238,10 +254,10 @@ static int read_attrs(onnx_ctx_t *c, rnn_t *r) {
     return onnx_fail(c, "direction '%s' is not valid", dir), 0;
   r->dirs = strcmp(dir, "bidirectional") ? 1 : 2;
   r->reverse_only = strcmp(dir, "reverse") == 0;
-  r->layout = c->opset >= 14 ? (int)onnx_attr_int(c, "layout", 0) : 0;
-  if (r->layout != 0 && r->layout != 1) return onnx_fail(c, "layout %d is not valid", r->layout), 0;
-  r->linear_before_reset = (int)onnx_attr_int(c, "linear_before_reset", 0);
-  r->input_forget = (int)onnx_attr_int(c, "input_forget", 0);
+  if (!flag(c, "layout", c->opset >= 14, &r->layout) ||
+      !flag(c, "linear_before_reset", 1, &r->linear_before_reset) ||
+      !flag(c, "input_forget", 1, &r->input_forget))
+    return 0;
   const Onnx__AttributeProto *clip = onnx_attr(c, "clip");
   r->has_clip = clip && clip->has_f;
   r->clip = r->has_clip ? clip->f : 0.0f;
