@@ -18,6 +18,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_reduce, onnx_lowerings_quant,
     onnx_lowerings_loss,
     onnx_lowerings_control,
+    onnx_lowerings_rnn,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
