@@ -206,6 +206,32 @@ def check_loop(tc, tr, work, x=(-20.0, 0.25, 3.0, -0.7), n=5):
     print(f"PASS while_loop.mlir: {n} trips as computed in Python")
 
 
+SWAP_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "while_swap.mlir")
+
+
+def check_swap(tc, tr, work, a=(1.0, 2.0, 3.0, 4.0), b=(0.5, 1.0, -1.0, 2.0), n=5):
+    d = os.path.join(work, "swap_inputs")
+    os.makedirs(d, exist_ok=True)
+    files = [("a.bin", struct.pack("<4f", *a)), ("b.bin", struct.pack("<4f", *b)),
+             ("n.bin", struct.pack("<i", n))]
+    for name, blob in files:
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(blob)
+    shutil.copy(SWAP_MODEL, os.path.join(d, "while_swap.mlir"))
+    manifest = [{"model": "while_swap.mlir",
+                 "cases": [{"inputs": [{"file": name} for name, _ in files]}]}]
+    check_model(tc, tr, d, work, "while_swap.mlir", manifest)
+    x, y = [f32(v) for v in a], [f32(v) for v in b]
+    for _ in range(n):
+        x, y = y, [f32(p + q) for p, q in zip(x, y)]
+    ref = os.path.join(work, "while_swap", "ref")
+    got = [list(struct.unpack("<4f", open(os.path.join(ref, "output_%d.bin" % i), "rb").read()))
+           for i in (0, 1)]
+    if got != [x, y]:
+        raise RuntimeError(f"while_swap: {got}; expected {[x, y]}")
+    print(f"PASS while_swap.mlir: {n} trips of a swapping body as computed in Python")
+
+
 # tosa.cond_if from TOSA text becomes scf.if (tosa-to-scf), kept whole in
 # one dispatch like a loop: each branch taken, against Python.
 IF_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cond_if.mlir")
@@ -274,11 +300,16 @@ def main():
         failures += 1
         print(f"FAIL while_loop.mlir: {e}")
     try:
+        check_swap(tc, tr, work)
+    except Exception as e:
+        failures += 1
+        print(f"FAIL while_swap.mlir: {e}")
+    try:
         check_cond_if(tc, tr, work)
     except Exception as e:
         failures += 1
         print(f"FAIL cond_if.mlir: {e}")
-    print(f"emit: {len(MODELS) + len(STATEFUL) + 3 - failures} passed, {failures} failed")
+    print(f"emit: {len(MODELS) + len(STATEFUL) + 4 - failures} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
 
