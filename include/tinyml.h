@@ -330,7 +330,9 @@ typedef struct tinyml_compile_options_s {
    * through `note`; any other unbound dynamic dimension fails the compile
    * with UNSUPPORTED, listing every unbound name and the inputs that use
    * it.  Unnamed dynamic dimensions (no dim_param, or "None") can only be
-   * set by `input_shapes`.  A binding no input uses is INVALID_ARGUMENT.
+   * set by `input_shapes`.  INVALID_ARGUMENT: a binding no input uses,
+   * a name or input bound twice, or an `input_shapes` size that differs
+   * from the `dims` value of that dimension's name.
    * Shapes then follow through the graph as for a static model.  The
    * arrays and their strings are the caller's, read during the call only.
    * NULL / 0 (the default): none. */
@@ -338,10 +340,11 @@ typedef struct tinyml_compile_options_s {
   size_t dim_count;
   const tinyml_input_shape_t *input_shapes;
   size_t input_shape_count;
-  /* Receives each diagnostic a successful compile has to report (e.g. a
-   * batch dimension defaulted to 1), as one NUL-terminated line borrowed
-   * for the call; called on the compiling thread.  NULL (default): none.
-   * The library itself never prints. */
+  /* Receives each diagnostic the compile has to report (e.g. a batch
+   * dimension defaulted to 1; a later stage may still fail the compile),
+   * as one NUL-terminated line borrowed for the call; called on the
+   * compiling thread.  NULL (default): none, and the defaults still
+   * apply.  The library itself never prints. */
   void (*note)(void *user, const char *message);
   void *note_user;
 } tinyml_compile_options_t;

@@ -218,6 +218,21 @@ static void bad_bindings_are_refused(void **state) {
   api_expect_error(compile(&o, &blob), TINYML_STATUS_INVALID_ARGUMENT, "'w'");
   o.input_shapes = NULL;
   api_expect_error(compile(&o, &blob), TINYML_STATUS_INVALID_ARGUMENT, "NULL");
+  /* Bound twice, or two sizes for one name: never "the first one wins". */
+  o.input_shapes = (const tinyml_input_shape_t[]){{"u", 2, (const int64_t[]){1, 3}},
+                                                  {"u", 2, (const int64_t[]){1, 4}}};
+  o.input_shape_count = 2;
+  api_expect_error(compile(&o, &blob), TINYML_STATUS_INVALID_ARGUMENT, "two shapes", "'u'");
+  o.input_shapes = NULL;
+  o.input_shape_count = 0;
+  o.dims = (const tinyml_dim_binding_t[]){{"seq", 3}, {"seq", 4}};
+  o.dim_count = 2;
+  api_expect_error(compile(&o, &blob), TINYML_STATUS_INVALID_ARGUMENT, "twice", "'seq'");
+  o.dim_count = 1;
+  o.input_shapes = (const tinyml_input_shape_t[]){{"x", 3, (const int64_t[]){1, 6, 3}}};
+  o.input_shape_count = 1;
+  api_expect_error(compile(&o, &blob), TINYML_STATUS_INVALID_ARGUMENT, "contradicts dims",
+                   "'x'");
   /* Not an ONNX model: nothing to bind. */
   size_t size;
   char *text = api_read_model("add_mul_broadcast", &size);

@@ -132,6 +132,11 @@ static tinyml_status_t check_shape_binding(onnx_ctx_t *c, const Onnx__GraphProto
     if (s && dim_static(s->dim[i]) && s->dim[i]->dim_value != b->dims[i])
       return invalid(c, "input_shapes (--input-shape) contradicts a static dimension of input",
                      b->input);
+    /* A name is one size everywhere: the graph may rely on it. */
+    const tinyml_dim_binding_t *named = s ? dim_binding(c->bindings, dim_name(s->dim[i])) : NULL;
+    if (named && named->value != b->dims[i])
+      return invalid(c, "input_shapes (--input-shape) contradicts dims (--dim) for input",
+                     b->input);
   }
   return TINYML_OK;
 }
@@ -232,9 +237,17 @@ static tinyml_status_t report(onnx_ctx_t *c, const Onnx__GraphProto *g) {
 
 tinyml_status_t onnx_check_input_dims(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   const te_bindings_t *b = c->bindings;
-  for (size_t i = 0; b && i < b->input_shape_count; ++i)
+  /* A second binding of the same name would be ignored: refuse it. */
+  for (size_t i = 0; b && i < b->input_shape_count; ++i) {
+    if (b->input_shapes[i].input && shape_binding(b, b->input_shapes[i].input) != &b->input_shapes[i])
+      return invalid(c, "input_shapes (--input-shape) gives two shapes for input",
+                     b->input_shapes[i].input);
     TINYML_RETURN_IF_ERROR(check_shape_binding(c, g, &b->input_shapes[i]));
-  for (size_t i = 0; b && i < b->dim_count; ++i)
+  }
+  for (size_t i = 0; b && i < b->dim_count; ++i) {
+    if (b->dims[i].name && dim_binding(b, b->dims[i].name) != &b->dims[i])
+      return invalid(c, "dims (--dim) binds a dimension twice:", b->dims[i].name);
     TINYML_RETURN_IF_ERROR(check_dim_binding(c, g, &b->dims[i]));
+  }
   return report(c, g);
 }
