@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
+#include "onnx_elt_util.h"
 #include "onnx_lower.h"
 
 enum { RED_NONE, RED_SUM, RED_MEAN };
@@ -92,18 +93,6 @@ static int read_args(onnx_ctx_t *c, loss_args_t *a) {
 
 /* ---- emit helpers ---- */
 
-/* A tensor of `rank` with every dim 1, which broadcasts against any. */
-static te_type_t ones(te_elem_t elem, uint32_t rank) {
-  int64_t dims[TE_MAX_RANK];
-  for (uint32_t d = 0; d < TE_MAX_RANK; ++d) dims[d] = 1;
-  return te_type(elem, rank, dims);
-}
-
-static te_value_t kf(onnx_ctx_t *c, uint32_t rank, float v) {
-  te_type_t t = ones(TE_F32, rank);
-  return te_splat_f32(&c->e, &t, v);
-}
-
 /* [C] values placed on axis 1 of a tensor of `rank`: [1, C, 1, ...]. */
 static te_value_t on_class_axis(onnx_ctx_t *c, te_value_t v, uint32_t rank) {
   int64_t dims[TE_MAX_RANK];
@@ -138,14 +127,8 @@ static te_value_t one_hot(onnx_ctx_t *c, te_value_t t_nc, int64_t classes) {
 
 /* sum over C of (hit ? v : 0), [N, 1, d1..dk]. */
 static te_value_t pick(onnx_ctx_t *c, te_value_t hit, te_value_t v) {
-  te_value_t zero = kf(c, hit.type.rank, 0.0f);
+  te_value_t zero = kf(c, hit, 0.0f);
   return te_reduce(&c->e, "tosa.reduce_sum", te_select(&c->e, hit, v, zero), 1);
-}
-
-static te_value_t negate(onnx_ctx_t *c, te_value_t x) {
-  te_value_t zp = te_scalar_f32(&c->e, 0.0f);
-  te_value_t ops[3] = {x, zp, zp};
-  return te_op(&c->e, "tosa.negate", ops, 3, NULL, &x.type);
 }
 
 static te_value_t sum_all(onnx_ctx_t *c, te_value_t x) {
@@ -162,24 +145,24 @@ static te_value_t nll(onnx_ctx_t *c, const loss_args_t *a, te_value_t logp) {
   te_value_t t_nc = target_nc(c, a->target);
   te_value_t hit = one_hot(c, t_nc, logp.type.dims[1]);
   if (!hit.id) return hit;
-  te_value_t loss = negate(c, pick(c, hit, logp)), w = {0};
+  te_value_t loss = neg(c, pick(c, hit, logp)), w = {0};
   if (a->weight.id) {
     w = pick(c, hit, on_class_axis(c, a->weight, rank));
     loss = te_mul(&c->e, loss, w, 0);
   }
   if (a->has_ignore) {
-    te_type_t it = ones(t_nc.type.elem, rank);
+    te_type_t it = ones_type(t_nc, t_nc.type.elem);
     te_value_t ii = te_splat_int(&c->e, &it, a->ignore);
     te_value_t keep = te_unary(&c->e, "tosa.logical_not", te_binary(&c->e, "tosa.equal", t_nc, ii));
-    te_value_t zero = kf(c, rank, 0.0f);
+    te_value_t zero = kf(c, loss, 0.0f);
     loss = te_select(&c->e, keep, loss, zero);
-    w = te_select(&c->e, keep, w.id ? w : kf(c, rank, 1.0f), zero);
+    w = te_select(&c->e, keep, w.id ? w : kf(c, loss, 1.0f), zero);
   }
   if (a->reduction == RED_NONE)
     return te_reshape(&c->e, loss, a->target.type.rank, a->target.type.dims);
   te_value_t total = sum_all(c, loss);
   if (a->reduction == RED_SUM) return total;
-  if (!w.id) return te_divf(&c->e, total, kf(c, 0, (float)te_numel(&a->target.type)));
+  if (!w.id) return te_divf(&c->e, total, kf(c, total, (float)te_numel(&a->target.type)));
   return te_divf(&c->e, total, sum_all(c, w));
 }
 
