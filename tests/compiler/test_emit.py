@@ -173,60 +173,57 @@ def check_model(tc, tr, shared, work, model, manifest, stateful=False):
           f"); files {sizes}")
 
 
-# A WHILE whose trip count is a model input (tosa.while_loop, compiled as one
-# scf.while dispatch), beside this file: the module runs it n times, checked
-# against the same float32 steps in Python, and the emitted forms must give
-# the module's bytes, as for every model above.
-LOOP_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "while_loop.mlir")
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def f32(v):
     return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
-def check_loop(tc, tr, work, x=(-20.0, 0.25, 3.0, -0.7), n=5):
-    d = os.path.join(work, "loop_inputs")
+def run_mlir_case(tc, tr, work, model, files, tag=""):
+    """Checks the TOSA text `model` (beside this file) on one case whose
+    inputs are `files` [(name, bytes)], as check_model does for the shared
+    models, and returns the module's outputs as {file name: bytes}."""
+    d = os.path.join(work, os.path.splitext(model)[0] + "_inputs" + tag)
     os.makedirs(d, exist_ok=True)
-    files = [("x.bin", struct.pack("<4f", *x)), ("n.bin", struct.pack("<i", n))]
     for name, blob in files:
         with open(os.path.join(d, name), "wb") as f:
             f.write(blob)
-    shutil.copy(LOOP_MODEL, os.path.join(d, "while_loop.mlir"))
-    manifest = [{"model": "while_loop.mlir",
-                 "cases": [{"inputs": [{"file": name} for name, _ in files]}]}]
-    check_model(tc, tr, d, work, "while_loop.mlir", manifest)
+    shutil.copy(os.path.join(HERE, model), os.path.join(d, model))
+    manifest = [{"model": model, "cases": [{"inputs": [{"file": n} for n, _ in files]}]}]
+    check_model(tc, tr, d, work, model, manifest)
+    return outputs_of(os.path.join(work, os.path.splitext(model)[0], "ref"))
+
+
+def floats(blob):
+    return list(struct.unpack("<%df" % (len(blob) // 4), blob))
+
+
+# A WHILE whose trip count is a model input (tosa.while_loop, compiled as one
+# scf.while dispatch): the module runs it n times, checked against the same
+# float32 steps in Python, and the emitted forms must give the module's
+# bytes, as for every model above.
+def check_loop(tc, tr, work, x=(-20.0, 0.25, 3.0, -0.7), n=5):
+    out = run_mlir_case(tc, tr, work, "while_loop.mlir",
+                        [("x.bin", struct.pack("<4f", *x)), ("n.bin", struct.pack("<i", n))])
     want = [f32(v) for v in x]
     for _ in range(n):
         want = [f32(f32(v * 0.5) + 1.0) for v in want]
-    ref = os.path.join(work, "while_loop", "ref")
-    got = struct.unpack("<4f", open(os.path.join(ref, "output_0.bin"), "rb").read())
-    count = struct.unpack("<i", open(os.path.join(ref, "output_1.bin"), "rb").read())[0]
-    if list(got) != want or count != n:
-        raise RuntimeError(f"while_loop: {list(got)}, {count} trips; expected {want}, {n}")
+    got, count = floats(out["output_0.bin"]), struct.unpack("<i", out["output_1.bin"])[0]
+    if got != want or count != n:
+        raise RuntimeError(f"while_loop: {got}, {count} trips; expected {want}, {n}")
     print(f"PASS while_loop.mlir: {n} trips as computed in Python")
 
 
-SWAP_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "while_swap.mlir")
-
-
+# A body that yields its values in another order: (x, y) = (y, x + y).
 def check_swap(tc, tr, work, a=(1.0, 2.0, 3.0, 4.0), b=(0.5, 1.0, -1.0, 2.0), n=5):
-    d = os.path.join(work, "swap_inputs")
-    os.makedirs(d, exist_ok=True)
-    files = [("a.bin", struct.pack("<4f", *a)), ("b.bin", struct.pack("<4f", *b)),
-             ("n.bin", struct.pack("<i", n))]
-    for name, blob in files:
-        with open(os.path.join(d, name), "wb") as f:
-            f.write(blob)
-    shutil.copy(SWAP_MODEL, os.path.join(d, "while_swap.mlir"))
-    manifest = [{"model": "while_swap.mlir",
-                 "cases": [{"inputs": [{"file": name} for name, _ in files]}]}]
-    check_model(tc, tr, d, work, "while_swap.mlir", manifest)
+    out = run_mlir_case(tc, tr, work, "while_swap.mlir",
+                        [("a.bin", struct.pack("<4f", *a)), ("b.bin", struct.pack("<4f", *b)),
+                         ("n.bin", struct.pack("<i", n))])
     x, y = [f32(v) for v in a], [f32(v) for v in b]
     for _ in range(n):
         x, y = y, [f32(p + q) for p, q in zip(x, y)]
-    ref = os.path.join(work, "while_swap", "ref")
-    got = [list(struct.unpack("<4f", open(os.path.join(ref, "output_%d.bin" % i), "rb").read()))
-           for i in (0, 1)]
+    got = [floats(out["output_0.bin"]), floats(out["output_1.bin"])]
     if got != [x, y]:
         raise RuntimeError(f"while_swap: {got}; expected {[x, y]}")
     print(f"PASS while_swap.mlir: {n} trips of a swapping body as computed in Python")
@@ -234,24 +231,13 @@ def check_swap(tc, tr, work, a=(1.0, 2.0, 3.0, 4.0), b=(0.5, 1.0, -1.0, 2.0), n=
 
 # tosa.cond_if from TOSA text becomes scf.if (tosa-to-scf), kept whole in
 # one dispatch like a loop: each branch taken, against Python.
-IF_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cond_if.mlir")
-
-
 def check_cond_if(tc, tr, work, x=(-20.0, 0.25, 3.0, -0.7)):
     for c in (1, 0):
-        d = os.path.join(work, "if_inputs_%d" % c)
-        os.makedirs(d, exist_ok=True)
-        files = [("x.bin", struct.pack("<4f", *x)), ("c.bin", bytes([c]))]
-        for name, blob in files:
-            with open(os.path.join(d, name), "wb") as f:
-                f.write(blob)
-        shutil.copy(IF_MODEL, os.path.join(d, "cond_if.mlir"))
-        manifest = [{"model": "cond_if.mlir",
-                     "cases": [{"inputs": [{"file": name} for name, _ in files]}]}]
-        check_model(tc, tr, d, work, "cond_if.mlir", manifest)
+        out = run_mlir_case(tc, tr, work, "cond_if.mlir",
+                            [("x.bin", struct.pack("<4f", *x)), ("c.bin", bytes([c]))],
+                            tag="_%d" % c)
         want = [abs(f32(v)) if c else 0.0 - f32(v) for v in x]
-        ref = os.path.join(work, "cond_if", "ref", "output_0.bin")
-        got = list(struct.unpack("<4f", open(ref, "rb").read()))
+        got = floats(out["output_0.bin"])
         if got != want:
             raise RuntimeError(f"cond_if (c = {c}): {got}; expected {want}")
     print("PASS cond_if.mlir: both branches as computed in Python")
@@ -294,21 +280,13 @@ def main():
     except Exception as e:
         failures += 1
         print(f"FAIL {e}")
-    try:
-        check_loop(tc, tr, work)
-    except Exception as e:
-        failures += 1
-        print(f"FAIL while_loop.mlir: {e}")
-    try:
-        check_swap(tc, tr, work)
-    except Exception as e:
-        failures += 1
-        print(f"FAIL while_swap.mlir: {e}")
-    try:
-        check_cond_if(tc, tr, work)
-    except Exception as e:
-        failures += 1
-        print(f"FAIL cond_if.mlir: {e}")
+    for name, check in (("while_loop.mlir", check_loop), ("while_swap.mlir", check_swap),
+                        ("cond_if.mlir", check_cond_if)):
+        try:
+            check(tc, tr, work)
+        except Exception as e:
+            failures += 1
+            print(f"FAIL {name}: {e}")
     print(f"emit: {len(MODELS) + len(STATEFUL) + 4 - failures} passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
