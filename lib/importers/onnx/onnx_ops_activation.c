@@ -66,17 +66,24 @@ static tinyml_status_t lower_sign(onnx_ctx_t *c) {
 
 static te_value_t exp_neg(onnx_ctx_t *c, te_value_t x) { return un(c, "tosa.exp", neg(c, x)); }
 
-/* Below |x| = 0.1 the exp difference cancels; the Taylor series to x^5 is
- * exact to f32 there. */
+/* Where a closed form cancels near 0, |x| < 0.1 takes the odd Taylor series
+ * x + x^3 (k[0] + x^2 (k[1] + ...)) instead: its next term is below f32's
+ * precision there. */
+static te_value_t near_zero_series(onnx_ctx_t *c, te_value_t x, te_value_t y, const float *k,
+                                   int n) {
+  te_value_t x2 = mul(c, x, x), poly = kf(c, x, k[n - 1]);
+  for (int i = n - 2; i >= 0; i--) poly = addk(c, mul(c, poly, x2), k[i]);
+  te_value_t small = add(c, x, mul(c, mul(c, x, x2), poly));
+  te_value_t is_small = bin(c, "tosa.greater", kf(c, x, 0.1f), un(c, "tosa.abs", x));
+  return te_select(&c->e, is_small, small, y);
+}
+
 static tinyml_status_t lower_sinh(onnx_ctx_t *c) {
   te_value_t x = float_in(c);
   if (!x.id) return c->error;
   te_value_t big = mulk(c, sub(c, un(c, "tosa.exp", x), exp_neg(c, x)), 0.5f);
-  te_value_t x2 = mul(c, x, x);
-  te_value_t poly = addk(c, mulk(c, x2, 1.0f / 120.0f), 1.0f / 6.0f);
-  te_value_t small = add(c, x, mul(c, mul(c, x, x2), poly));
-  te_value_t is_small = bin(c, "tosa.greater", kf(c, x, 0.1f), un(c, "tosa.abs", x));
-  return out_like(c, te_select(&c->e, is_small, small, big), 0);
+  static const float k[] = {1.0f / 6.0f, 1.0f / 120.0f};
+  return out_like(c, near_zero_series(c, x, big, k, 2), 0);
 }
 
 static tinyml_status_t lower_cosh(onnx_ctx_t *c) {
@@ -131,22 +138,18 @@ static tinyml_status_t lower_acos(onnx_ctx_t *c) {
   return out_like(c, mulk(c, atan_(c, r), 2.0f), 0);
 }
 
-/* Below |x| = 0.1 the log of a value near 1 loses the low bits: an odd
- * Taylor series (next term under 1e-9 relative) takes over there.  Above
- * 1e4 x*x would overflow first, and the dropped 1/x^2 terms are below
+/* Above 1e4 x*x would overflow first, and the dropped 1/x^2 terms are below
  * f32's precision. */
 static tinyml_status_t lower_asinh(onnx_ctx_t *c) {
   te_value_t x = float_in(c);
   if (!x.id) return c->error;
-  te_value_t ax = un(c, "tosa.abs", x), x2 = mul(c, x, x);
-  te_value_t mid = un(c, "tosa.log", add(c, ax, fsqrt(c, addk(c, x2, 1.0f))));
+  te_value_t ax = un(c, "tosa.abs", x);
+  te_value_t mid = un(c, "tosa.log", add(c, ax, fsqrt(c, addk(c, mul(c, x, x), 1.0f))));
   te_value_t big = addk(c, un(c, "tosa.log", ax), 0.693147180559945f);
   te_value_t y = te_select(&c->e, bin(c, "tosa.greater", ax, kf(c, x, 1e4f)), big, mid);
   y = te_select(&c->e, bin(c, "tosa.greater", kf(c, x, 0.0f), x), neg(c, y), y);
-  te_value_t poly = addk(c, mulk(c, x2, 3.0f / 40.0f), -1.0f / 6.0f);
-  te_value_t small = add(c, x, mul(c, mul(c, x, x2), poly));
-  te_value_t is_small = bin(c, "tosa.greater", kf(c, x, 0.1f), ax);
-  return out_like(c, te_select(&c->e, is_small, small, y), 0);
+  static const float k[] = {-1.0f / 6.0f, 3.0f / 40.0f};
+  return out_like(c, near_zero_series(c, x, y, k, 2), 0);
 }
 
 /* (x-1)(x+1) is exact where x*x-1 cancels near 1; NaN below 1. */
@@ -165,12 +168,8 @@ static tinyml_status_t lower_atanh(onnx_ctx_t *c) {
   if (!x.id) return c->error;
   te_value_t lp = un(c, "tosa.log", addk(c, x, 1.0f));
   te_value_t lm = un(c, "tosa.log", addk(c, neg(c, x), 1.0f));
-  te_value_t y = mulk(c, sub(c, lp, lm), 0.5f), x2 = mul(c, x, x);
-  te_value_t poly = addk(c, mulk(c, x2, 1.0f / 7.0f), 1.0f / 5.0f);
-  poly = addk(c, mul(c, poly, x2), 1.0f / 3.0f);
-  te_value_t small = add(c, x, mul(c, mul(c, x, x2), poly));
-  te_value_t is_small = bin(c, "tosa.greater", kf(c, x, 0.1f), un(c, "tosa.abs", x));
-  return out_like(c, te_select(&c->e, is_small, small, y), 0);
+  static const float k[] = {1.0f / 3.0f, 1.0f / 5.0f, 1.0f / 7.0f};
+  return out_like(c, near_zero_series(c, x, mulk(c, sub(c, lp, lm), 0.5f), k, 3), 0);
 }
 
 /* x < -lambd: x + bias; x > lambd: x - bias; else 0 (NaN stays NaN). */
