@@ -19,6 +19,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_loss,
     onnx_lowerings_control,
     onnx_lowerings_rnn,
+    onnx_lowerings_misc,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -400,6 +401,13 @@ static int64_t default_opset(const Onnx__ModelProto *m) {
   return -1;
 }
 
+static int64_t domain_opset(const Onnx__ModelProto *m, const char *domain) {
+  for (size_t i = 0; i < m->n_opset_import; ++i)
+    if (m->opset_import[i]->domain && strcmp(m->opset_import[i]->domain, domain) == 0)
+      return m->opset_import[i]->version;
+  return -1;
+}
+
 static int is_initializer(const Onnx__GraphProto *g, const char *name) {
   for (size_t i = 0; i < g->n_initializer; ++i)
     if (g->initializer[i]->name && strcmp(g->initializer[i]->name, name) == 0) return 1;
@@ -478,6 +486,13 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
     c->node_index = (uint32_t)k;
     const char *op = c->node->op_type ? c->node->op_type : "";
     const char *domain = c->node->domain ? c->node->domain : "";
+    if (strcmp(domain, "ai.onnx.preview.training") == 0) {
+      set_loc(c);
+      TINYML_RETURN_IF_ERROR(onnx_lower_training(c));
+      continue;
+    }
+    if (c->opset == 0)
+      return onnx_fail(c, "the model imports no default-domain opset");
     if (domain[0] && strcmp(domain, "ai.onnx") != 0)
       return onnx_fail(c, "operators of domain '%s' are not supported", domain);
     int wrong_opset;
@@ -589,6 +604,11 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
   const Onnx__GraphProto *g = m->graph;
   if (!g) return onnx_fail(c, "the model has no graph");
   c->opset = default_opset(m);
+  c->training_opset = domain_opset(m, "ai.onnx.preview.training");
+  /* A model of training operators alone imports no default opset: 0 then
+   * refuses any default-domain node it has (lower_nodes). */
+  int training_only = c->opset == -1 && c->training_opset >= 1;
+  if (training_only) c->opset = 0;
   /* Each lowering states the opsets it implements; these bounds only
    * reject nonsense. */
   /* Training-domain tests import ai.onnx.preview.training alone: say so
@@ -596,7 +616,7 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
   if (c->opset == -1 && m->n_opset_import)
     return onnx_fail(c, "the model imports no default-domain opset (it imports domain '%s')",
                      m->opset_import[0]->domain ? m->opset_import[0]->domain : "");
-  if (c->opset < 1 || c->opset > 23)
+  if ((c->opset < 1 && !training_only) || c->opset > 23)
     return onnx_fail(c, "default-domain opset %lld is not supported (1 to 23 are)",
                      (long long)c->opset);
   if (g->n_output == 0) return onnx_fail(c, "the graph has no outputs");

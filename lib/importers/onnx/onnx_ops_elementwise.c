@@ -40,13 +40,41 @@ static tinyml_status_t lower_div(onnx_ctx_t *c) {
   return out_like(c, te_cast(&c->e, q, a.type.elem), 0);
 }
 
+/* C fmod(x, y): q = trunc(x / y), then x - q*y with q*y split exactly
+ * into p + err (Dekker), so the remainder is exact; a quotient rounded up
+ * to the next integer leaves a remainder of the wrong sign, which one step
+ * of |y| mends.  Exact while |x / y| < 2^24 (q an exact float). */
+static te_value_t fmod_f32(onnx_ctx_t *c, te_value_t x, te_value_t y) {
+  te_value_t q = te_cast(&c->e, te_trunc_to_int(&c->e, fdiv(c, x, y), TE_I32), TE_F32);
+  te_value_t big = bin(c, "tosa.greater", un(c, "tosa.abs", fdiv(c, x, y)), kf(c, x, 16777216.0f));
+  q = te_select(&c->e, big, fdiv(c, x, y), q);
+  te_value_t p = mul(c, q, y);
+  te_value_t qh = split_hi(c, q), ql = sub(c, q, qh), yh = split_hi(c, y), yl = sub(c, y, yh);
+  te_value_t err = sub(c, mul(c, qh, yh), p);
+  err = add(c, add(c, add(c, err, mul(c, qh, yl)), mul(c, ql, yh)), mul(c, ql, yl));
+  te_value_t r = sub(c, sub(c, x, p), err);
+  te_value_t ay = un(c, "tosa.abs", y), z = kf(c, x, 0.0f);
+  te_value_t xneg = bin(c, "tosa.greater", z, x);
+  te_value_t low = bin(c, "tosa.logical_and", lnot(c, xneg), bin(c, "tosa.greater", z, r));
+  te_value_t high = bin(c, "tosa.logical_and", xneg, bin(c, "tosa.greater", r, z));
+  r = te_select(&c->e, low, add(c, r, ay), te_select(&c->e, high, sub(c, r, ay), r));
+  /* The sign of a zero remainder is x's, as C's fmod gives it. */
+  te_value_t zero = bin(c, "tosa.equal", r, z);
+  return te_select(&c->e, zero, mul(c, x, z), r);
+}
+
 /* ONNX Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the
  * dividend's (C fmod).  Float fmod cannot be had exactly from TOSA. */
 static tinyml_status_t lower_mod(onnx_ctx_t *c) {
   int64_t fmod_ = onnx_attr_int(c, "fmod", 0);
   if (!check(c, 2, T_SI | T_I64 | T_U8 | T_F, 1)) return c->error;
-  if (dt(c, 0) == ONNX_FLOAT) return onnx_fail(c, "float Mod is not supported");
   if (fmod_ != 0 && fmod_ != 1) return onnx_fail(c, "fmod=%lld is invalid", (long long)fmod_);
+  if (dt(c, 0) == ONNX_FLOAT) {
+    /* The spec requires fmod=1 for floats. */
+    if (!fmod_) return onnx_fail(c, "float Mod requires fmod=1");
+    te_value_t x = onnx_in(c, 0), y = in_b(c, x);
+    return x.id && y.id ? out_like(c, fmod_f32(c, x, y), 0) : c->error;
+  }
   if (!fmod_ && try_fold(c, F_MOD, 2, dt(c, 0))) return c->error;
   te_value_t a = onnx_in(c, 0), b = in_b(c, a);
   if (!a.id || !b.id) return c->error;
@@ -65,9 +93,62 @@ static tinyml_status_t lower_mod(onnx_ctx_t *c) {
   return out_like(c, te_cast(&c->e, r, elem), 0);
 }
 
+/* x ** e for an integer base x and an i32 exponent e >= 0, exactly (with
+ * wrap-around where the power overflows): square and multiply over e's 31
+ * bits. */
+static te_value_t int_pow_bits(onnx_ctx_t *c, te_value_t x, te_value_t e) {
+  te_value_t acc = ki(c, x, 1), one = ki(c, e, 1);
+  for (int k = 0; k < 31; ++k) {
+    te_value_t bit = bin(c, "tosa.equal", bin(c, "tosa.bitwise_and", e, one), one);
+    acc = te_select(&c->e, bit, mul(c, acc, x), acc);
+    if (k < 30) x = mul(c, x, x), e = bin(c, "tosa.logical_right_shift", e, one);
+  }
+  return acc;
+}
+
+/* An integer base with integer exponent e (its own type, `odd` its
+ * parity).  A negative e gives what onnxruntime's truncated double pow
+ * gives: 1 for x = 1, +-1 for x = -1, 0 otherwise (0 ** -n included, which
+ * is undefined there). */
+static te_value_t int_pow(onnx_ctx_t *c, te_value_t x, te_value_t e, te_value_t odd) {
+  te_value_t ec = te_clamp_int(&c->e, e, 0, INT32_MAX);
+  if (ec.type.elem != TE_I32) ec = te_cast(&c->e, ec, TE_I32);
+  te_value_t pos = int_pow_bits(c, x, ec);
+  te_value_t m1 = te_select(&c->e, odd, ki(c, x, -1), ki(c, x, 1));
+  te_value_t small = te_select(&c->e, bin(c, "tosa.equal", x, ki(c, x, 1)), ki(c, x, 1), ki(c, x, 0));
+  small = te_select(&c->e, bin(c, "tosa.equal", x, ki(c, x, -1)), m1, small);
+  return te_select(&c->e, bin(c, "tosa.greater", ki(c, e, 0), e), small, pos);
+}
+
+/* Integer base: onnxruntime computes pow in double and truncates to the
+ * base's type.  Integral exponents (also as floats) go through int_pow,
+ * exact; a fractional one truncates the f32 pow, which can differ from
+ * the double one only where the power is within f32 rounding of an
+ * integer. */
+static tinyml_status_t lower_int_pow(onnx_ctx_t *c) {
+  te_value_t x = onnx_in(c, 0), y = in_b(c, x);
+  if (!x.id || !y.id) return c->error;
+  if (dt(c, 0) == ONNX_UINT8 || dt(c, 1) == ONNX_UINT8)
+    return onnx_fail(c, "uint8 Pow is not supported");
+  if (y.type.elem != TE_F32) {
+    te_value_t half = intdiv(c, y, ki(c, y, 2));
+    te_value_t odd = lnot(c, bin(c, "tosa.equal", y, mul(c, half, ki(c, y, 2))));
+    return out_like(c, int_pow(c, x, y, odd), 0);
+  }
+  te_value_t integral = bin(c, "tosa.equal", un(c, "tosa.floor", y), y);
+  te_value_t yc = te_clamp_f32(&c->e, y, -2147483648.0f, 2147483520.0f);
+  te_value_t e = te_trunc_to_int(&c->e, yc, TE_I32);
+  te_value_t half = intdiv(c, e, ki(c, e, 2));
+  te_value_t odd = lnot(c, bin(c, "tosa.equal", e, mul(c, half, ki(c, e, 2))));
+  te_value_t exact = int_pow(c, x, e, odd);
+  te_value_t xf = te_cast(&c->e, x, TE_F32);
+  te_value_t approx = te_trunc_to_int(&c->e, bin(c, "tosa.pow", xf, y), x.type.elem);
+  return out_like(c, te_select(&c->e, integral, exact, approx), 0);
+}
+
 static tinyml_status_t lower_pow(onnx_ctx_t *c) {
   if (!check(c, 2, T_F | T_INT, 0)) return c->error;
-  if (dt(c, 0) != ONNX_FLOAT) return onnx_fail(c, "integer Pow base is not supported");
+  if (dt(c, 0) != ONNX_FLOAT) return lower_int_pow(c);
   te_value_t a = onnx_in(c, 0), b = in_b(c, a);
   if (!a.id || !b.id) return c->error;
   /* Integer exponents are exact in f32 up to 2^24; larger ones overflow

@@ -58,15 +58,46 @@ static int batchnorm_fold(onnx_ctx_t *c, int64_t ch, float eps, uint32_t rank, t
   return 1;
 }
 
+/* Mean of x over every axis but 1, kept as 1 ([1, C, 1, ...]). */
+static te_value_t mean_but1(onnx_ctx_t *c, te_value_t x) {
+  te_value_t s = x;
+  for (uint32_t d = 0; d < x.type.rank; ++d)
+    if (d != 1) s = te_reduce(&c->e, "tosa.reduce_sum", s, (int32_t)d);
+  return mul(c, s, f32(c, (float)((double)x.type.dims[1] / (double)te_numel(&x.type))));
+}
+
+/* training_mode = 1 (opset 14 on), as onnx's reference: Y normalises with
+ * the batch's own mean and (population) variance; the running statistics
+ * come out as mean * momentum + batch * (1 - momentum). */
+static tinyml_status_t batchnorm_training(onnx_ctx_t *c, te_value_t x, int64_t ch, float eps) {
+  uint32_t r = x.type.rank;
+  float momentum = onnx_attr_float(c, "momentum", 0.9f);
+  te_value_t mean = mean_but1(c, x), d = sub(c, x, mean);
+  te_value_t var = mean_but1(c, mul(c, d, d));
+  te_value_t scale = channel_param(c, 1, ch, r), bias = channel_param(c, 2, ch, r);
+  te_value_t rmean = channel_param(c, 3, ch, r), rvar = channel_param(c, 4, ch, r);
+  if (c->error) return c->error;
+  te_value_t y = add(c, mul(c, mul(c, d, rsqrt_eps(c, var, eps)), scale), bias);
+  if (onnx_set_out(c, 0, y)) return c->error;
+  te_value_t keep = f32(c, momentum), take = f32(c, 1.0f - momentum);
+  te_value_t outs[2] = {add(c, mul(c, rmean, keep), mul(c, mean, take)),
+                        add(c, mul(c, rvar, keep), mul(c, var, take))};
+  for (uint32_t i = 0; i < 2 && i + 1 < onnx_output_count(c); ++i)
+    if (c->node->output[i + 1][0] && onnx_set_out(c, i + 1, te_reshape(&c->e, outs[i], 1, &ch)))
+      return c->error;
+  return c->error;
+}
+
 static tinyml_status_t lower_batchnorm(onnx_ctx_t *c) {
   if (c->opset < 7 && onnx_attr_int(c, "is_test", 0) == 0)
     return onnx_fail(c, "is_test = 0 (training) is not supported");
   if (c->opset < 9 && onnx_attr_int(c, "spatial", 1) != 1)
     return onnx_fail(c, "spatial = 0 is not supported");
-  if (onnx_attr_int(c, "training_mode", 0) != 0)
-    return onnx_fail(c, "training_mode = 1 is not supported");
+  int training = onnx_attr_int(c, "training_mode", 0) != 0;
+  if (training && c->opset < 14)
+    return onnx_fail(c, "training_mode = 1 before opset 14 is invalid");
   te_value_t x = float_in(c, 0);
-  if (!x.id || !extra_outputs_unused(c)) return c->error;
+  if (!x.id || (!training && !extra_outputs_unused(c))) return c->error;
   if (x.type.rank < 2) return onnx_fail(c, "the input must be [N, C, ...]");
   int64_t ch = x.type.dims[1];
   uint32_t r = x.type.rank;
@@ -76,6 +107,7 @@ static tinyml_status_t lower_batchnorm(onnx_ctx_t *c) {
     if (!v || v->rank != 1 || v->dims[0] != ch || v->dtype != ONNX_FLOAT)
       return onnx_fail(c, "input %u must be a FLOAT vector of %lld", i, (long long)ch);
   }
+  if (training) return batchnorm_training(c, x, ch, eps);
   te_value_t a, b;
   if (!batchnorm_fold(c, ch, eps, r, &a, &b)) {
     if (c->error) return c->error;
@@ -247,8 +279,13 @@ static tinyml_status_t lower_dropout(onnx_ctx_t *c) {
     return onnx_fail(c, "is_test = 0 (training) is not supported");
   if (c->opset >= 12 && onnx_input(c, 2)) {
     const onnx_value_t *t = onnx_const_input(c, 2);
-    if (!t || t->dtype != ONNX_BOOL || ((const uint8_t *)t->data)[0])
-      return onnx_fail(c, "training_mode must be a constant false");
+    float ratio = 0.5f;
+    if (t && t->dtype == ONNX_BOOL && ((const uint8_t *)t->data)[0] && onnx_input(c, 1) &&
+        onnx_const_float(c, 1, &ratio) && ratio == 0.0f)
+      t = NULL; /* training with ratio 0 keeps every element: the identity */
+    else if (!t || t->dtype != ONNX_BOOL || ((const uint8_t *)t->data)[0])
+      return onnx_fail(c, "training_mode must be a constant false, or true with a constant ratio "
+                          "0: a random dropout mask cannot be reproduced");
   }
   const onnx_value_t *xv = onnx_input(c, 0);
   te_value_t x = onnx_in(c, 0);
