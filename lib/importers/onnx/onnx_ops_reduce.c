@@ -2,6 +2,7 @@
  * onnx_lower.h for the contract.  Axes must be constants; tosa.reduce_*
  * reduce one axis at a time and keep it as 1, so keepdims=0 is a final
  * reshape. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,10 +46,25 @@ static te_value_t reduce_all(onnx_ctx_t *c, const char *op, te_value_t x, uint32
 
 static te_value_t f32_const(onnx_ctx_t *c, float v) { return te_scalar_f32(&c->e, v); }
 
+/* tosa.reduce_max starts from -FLT_MAX (reduce_min from FLT_MAX), so a
+ * float row all -inf (all +inf) would give -FLT_MAX: the row's own
+ * infinity is put back, as numpy's max gives it.  A NaN fails the test
+ * and keeps the propagated NaN. */
+static te_value_t reduce_extreme(onnx_ctx_t *c, te_value_t x, uint32_t mask, int is_min) {
+  te_value_t y = reduce_all(c, is_min ? "tosa.reduce_min" : "tosa.reduce_max", x, mask);
+  if (x.type.elem != TE_F32) return y;
+  te_value_t inf = f32_const(c, is_min ? INFINITY : -INFINITY);
+  te_value_t all = reduce_all(c, "tosa.reduce_all", te_binary(&c->e, "tosa.equal", x, inf), mask);
+  return te_select(&c->e, all, inf, y);
+}
+
 /* log(sum(exp(x))) computed as m + log(sum(exp(x - m))), m the maximum, so
- * large inputs do not overflow. */
+ * large inputs do not overflow.  As the reference, a non-finite maximum
+ * shifts by 0: a row with +inf gives +inf, where inf - inf would be NaN. */
 static te_value_t log_sum_exp(onnx_ctx_t *c, te_value_t x, uint32_t mask) {
   te_value_t m = reduce_all(c, "tosa.reduce_max", x, mask);
+  te_value_t finite = te_binary(&c->e, "tosa.equal", te_binary(&c->e, "tosa.sub", m, m), f32_const(c, 0.0f));
+  m = te_select(&c->e, finite, m, f32_const(c, 0.0f));
   te_value_t e = te_unary(&c->e, "tosa.exp", te_binary(&c->e, "tosa.sub", x, m));
   te_value_t s = te_unary(&c->e, "tosa.log", reduce_all(c, "tosa.reduce_sum", e, mask));
   return te_binary(&c->e, "tosa.add", s, m);
@@ -84,8 +100,8 @@ static tinyml_status_t lower_reduce(onnx_ctx_t *c, reduce_kind_t k, int input_ax
   }
   te_value_t y;
   switch (k) {
-    case R_MAX: y = reduce_all(c, "tosa.reduce_max", x, mask); break;
-    case R_MIN: y = reduce_all(c, "tosa.reduce_min", x, mask); break;
+    case R_MAX: y = reduce_extreme(c, x, mask, 0); break;
+    case R_MIN: y = reduce_extreme(c, x, mask, 1); break;
     case R_PROD: y = reduce_all(c, "tosa.reduce_product", x, mask); break;
     case R_LOGSUMEXP: y = log_sum_exp(c, x, mask); break;
     case R_L1: y = reduce_all(c, "tosa.reduce_sum", te_unary(&c->e, "tosa.abs", x), mask); break;
