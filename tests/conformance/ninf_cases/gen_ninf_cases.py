@@ -23,7 +23,7 @@ ORT_RUN = "/work/shared/tools/reference/ort_run.js"
 INF = np.float32(np.inf)
 
 
-def run_ort(model_path, x, work):
+def run_ort(model_path, x, work, dtype=np.float32):
     f = os.path.join(work, "in0.bin")
     x.tofile(f)
     r = subprocess.run(["node", ORT_RUN, model_path, "--out", os.path.join(work, "ort"), "--in", f],
@@ -31,18 +31,18 @@ def run_ort(model_path, x, work):
     for line in r.stdout.splitlines():
         j = json.loads(line)
         if j.get("kind") == "output":
-            return np.fromfile(j["file"], dtype=np.float32).reshape(j["shape"])
+            return np.fromfile(j["file"], dtype=dtype).reshape(j["shape"])
     raise RuntimeError(r.stdout + r.stderr)
 
 
-def write_case(out_dir, name, op, attrs, x, opset, expect, axes=None):
+def write_case(out_dir, name, op, attrs, x, opset, expect, axes=None, out_type=TP.FLOAT):
     ins = [helper.make_tensor_value_info("x", TP.FLOAT, x.shape)]
     inits, node_ins = [], ["x"]
     if axes is not None:
         inits.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
         node_ins.append("axes")
     node = helper.make_node(op, node_ins, ["y"], **attrs)
-    graph = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", TP.FLOAT, None)],
+    graph = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", out_type, None)],
                               initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -50,8 +50,8 @@ def write_case(out_dir, name, op, attrs, x, opset, expect, axes=None):
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     onnx.save(model, os.path.join(d, "model.onnx"))
     with tempfile.TemporaryDirectory() as work:
-        y = run_ort(os.path.join(d, "model.onnx"), x, work)
-    np.testing.assert_allclose(y, expect.astype(np.float32), rtol=1e-6)  # NaN and inf in place
+        y = run_ort(os.path.join(d, "model.onnx"), x, work, np.int64 if out_type == TP.INT64 else np.float32)
+    np.testing.assert_allclose(y, expect.astype(y.dtype), rtol=1e-6)  # NaN and inf in place
     for kind, a, n in (("input", x, "x"), ("output", y, "y")):
         with open(os.path.join(d, "test_data_set_0", "%s_0.pb" % kind), "wb") as f:
             f.write(numpy_helper.from_array(a, n).SerializeToString())
@@ -82,6 +82,17 @@ def main():
         write_case(out, "test_ninf_reduce_log_sum_exp_rows", "ReduceLogSumExp", {}, x, 18, lse, axes=[1])
         e = np.exp(x - mx)
         write_case(out, "test_ninf_softmax_rows", "Softmax", {"axis": 1}, x, 13, e / e.sum(axis=1, keepdims=True))
+        # tosa.argmax compares from -FLT_MAX: a -FLT_MAX after a leading -inf
+        # must still win.  (onnxruntime skips NaN where numpy picks the first
+        # NaN, so no NaN here.)
+        F = np.finfo(np.float32).max
+        xa = np.array([[-INF, -F, -INF], [-INF, -INF, -INF], [2, -INF, 2]], np.float32)
+        for last in (0, 1):
+            ref = np.argmax(xa, axis=1) if not last else 2 - np.argmax(xa[:, ::-1], axis=1)
+            write_case(out, "test_ninf_argmax_rows_last%d" % last, "ArgMax",
+                       {"axis": 1, "keepdims": 0, "select_last_index": last}, xa, 13, ref, out_type=TP.INT64)
+            write_case(out, "test_ninf_argmin_rows_last%d" % last, "ArgMin",
+                       {"axis": 1, "keepdims": 0, "select_last_index": last}, -xa, 13, ref, out_type=TP.INT64)
         write_case(out, "test_ninf_log_softmax_rows", "LogSoftmax", {"axis": -1}, x, 13,
                    (x - mx) - np.log(e.sum(axis=1, keepdims=True)))
 
