@@ -20,6 +20,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_control,
     onnx_lowerings_rnn,
     onnx_lowerings_misc,
+    onnx_lowerings_attention,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */

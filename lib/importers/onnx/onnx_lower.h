@@ -94,6 +94,7 @@ extern const onnx_lowering_t onnx_lowerings_rnn[];
 extern const onnx_lowering_t onnx_lowerings_misc[];
 /* Lowers a node of domain ai.onnx.preview.training (onnx_ops_training.c). */
 tinyml_status_t onnx_lower_training(onnx_ctx_t *c);
+extern const onnx_lowering_t onnx_lowerings_attention[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */

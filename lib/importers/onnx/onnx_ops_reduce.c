@@ -2,9 +2,11 @@
  * onnx_lower.h for the contract.  Axes must be constants; tosa.reduce_*
  * reduce one axis at a time and keep it as 1, so keepdims=0 is a final
  * reshape. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../../common/alloc.h"
 #include "onnx_lower.h"
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LOGSUMEXP,
@@ -45,10 +47,25 @@ static te_value_t reduce_all(onnx_ctx_t *c, const char *op, te_value_t x, uint32
 
 static te_value_t f32_const(onnx_ctx_t *c, float v) { return te_scalar_f32(&c->e, v); }
 
+/* tosa.reduce_max starts from -FLT_MAX (reduce_min from FLT_MAX), so a
+ * float row all -inf (all +inf) would give -FLT_MAX: the row's own
+ * infinity is put back, as numpy's max gives it.  A NaN fails the test
+ * and keeps the propagated NaN. */
+static te_value_t reduce_extreme(onnx_ctx_t *c, te_value_t x, uint32_t mask, int is_min) {
+  te_value_t y = reduce_all(c, is_min ? "tosa.reduce_min" : "tosa.reduce_max", x, mask);
+  if (x.type.elem != TE_F32) return y;
+  te_value_t inf = f32_const(c, is_min ? INFINITY : -INFINITY);
+  te_value_t all = reduce_all(c, "tosa.reduce_all", te_binary(&c->e, "tosa.equal", x, inf), mask);
+  return te_select(&c->e, all, inf, y);
+}
+
 /* log(sum(exp(x))) computed as m + log(sum(exp(x - m))), m the maximum, so
- * large inputs do not overflow. */
+ * large inputs do not overflow.  As the reference, a non-finite maximum
+ * shifts by 0: a row with +inf gives +inf, where inf - inf would be NaN. */
 static te_value_t log_sum_exp(onnx_ctx_t *c, te_value_t x, uint32_t mask) {
   te_value_t m = reduce_all(c, "tosa.reduce_max", x, mask);
+  te_value_t finite = te_binary(&c->e, "tosa.equal", te_binary(&c->e, "tosa.sub", m, m), f32_const(c, 0.0f));
+  m = te_select(&c->e, finite, m, f32_const(c, 0.0f));
   te_value_t e = te_unary(&c->e, "tosa.exp", te_binary(&c->e, "tosa.sub", x, m));
   te_value_t s = te_unary(&c->e, "tosa.log", reduce_all(c, "tosa.reduce_sum", e, mask));
   return te_binary(&c->e, "tosa.add", s, m);
@@ -84,8 +101,8 @@ static tinyml_status_t lower_reduce(onnx_ctx_t *c, reduce_kind_t k, int input_ax
   }
   te_value_t y;
   switch (k) {
-    case R_MAX: y = reduce_all(c, "tosa.reduce_max", x, mask); break;
-    case R_MIN: y = reduce_all(c, "tosa.reduce_min", x, mask); break;
+    case R_MAX: y = reduce_extreme(c, x, mask, 0); break;
+    case R_MIN: y = reduce_extreme(c, x, mask, 1); break;
     case R_PROD: y = reduce_all(c, "tosa.reduce_product", x, mask); break;
     case R_LOGSUMEXP: y = log_sum_exp(c, x, mask); break;
     case R_L1: y = reduce_all(c, "tosa.reduce_sum", te_unary(&c->e, "tosa.abs", x), mask); break;
@@ -129,6 +146,34 @@ static te_value_t reverse(onnx_ctx_t *c, te_value_t x, int32_t axis) {
   return te_op(&c->e, "tosa.reverse", &x, 1, props, &x.type);
 }
 
+/* The first (or last) index along `axis` of a float x's maximum, as
+ * numpy's argmax: the first NaN when there is one, and index 0 of a row all
+ * -inf.  tosa.argmax compares from -FLT_MAX, so it would skip a -FLT_MAX
+ * after a leading -inf: the index is instead the least (greatest) position
+ * holding the row's maximum, or a NaN. */
+static te_value_t argmax_f32(onnx_ctx_t *c, te_value_t x, int32_t axis, int last) {
+  int64_t n = x.type.dims[axis];
+  te_value_t m = reduce_extreme(c, x, 1u << axis, 0);
+  te_value_t hit = te_binary(&c->e, "tosa.logical_or", te_binary(&c->e, "tosa.equal", x, m),
+                             te_unary(&c->e, "tosa.logical_not", te_binary(&c->e, "tosa.equal", x, x)));
+  int32_t *iota = tinyml__calloc(c->allocator, (size_t)n + 1, 4, 4);
+  if (!iota) return onnx_oom(c), (te_value_t){0};
+  for (int64_t i = 0; i < n; ++i) iota[i] = (int32_t)i;
+  int64_t d[TE_MAX_RANK];
+  for (uint32_t k = 0; k < x.type.rank; ++k) d[k] = k == (uint32_t)axis ? n : 1;
+  te_type_t it = te_type(TE_I32, x.type.rank, d);
+  te_value_t pos = te_const(&c->e, &it, iota);
+  tinyml__free(c->allocator, iota);
+  te_value_t none = te_scalar_int(&c->e, TE_I32, last ? -1 : n);
+  te_value_t y = te_reduce(&c->e, last ? "tosa.reduce_max" : "tosa.reduce_min",
+                           te_select(&c->e, hit, pos, none), axis);
+  int64_t od[TE_MAX_RANK];
+  uint32_t r = 0;
+  for (uint32_t k = 0; k < x.type.rank; ++k)
+    if (k != (uint32_t)axis) od[r++] = x.type.dims[k];
+  return te_reshape(&c->e, y, r, od);
+}
+
 /* tosa.argmax keeps the first of equal maxima, as ONNX does by default;
  * the last one is the first of the reversed axis. */
 static tinyml_status_t lower_arg(onnx_ctx_t *c, int is_min) {
@@ -146,9 +191,15 @@ static tinyml_status_t lower_arg(onnx_ctx_t *c, int is_min) {
   if (is_min) /* order-reversing and exact: -x for floats, ~x = -x-1 for ints */
     x = x.type.elem == TE_F32 ? te_mul(&c->e, x, f32_const(c, -1.0f), 0)
                               : te_unary(&c->e, "tosa.bitwise_not", x);
-  if (last) x = reverse(c, x, axis);
-  te_value_t y = te_argmax(&c->e, x, axis);
-  if (last) y = te_binary(&c->e, "tosa.sub", te_scalar_int(&c->e, TE_I32, n - 1), y);
+  te_value_t y;
+  if (x.type.elem == TE_F32) {
+    y = argmax_f32(c, x, axis, last);
+    if (!y.id) return c->error;
+  } else {
+    if (last) x = reverse(c, x, axis);
+    y = te_argmax(&c->e, x, axis);
+    if (last) y = te_binary(&c->e, "tosa.sub", te_scalar_int(&c->e, TE_I32, n - 1), y);
+  }
   if (onnx_attr_int(c, "keepdims", 1)) {
     int64_t dims[TE_MAX_RANK];
     memcpy(dims, x.type.dims, sizeof dims);
