@@ -4,7 +4,7 @@
  * tinyml_compile_options_t.input_values.
  *
  * OneHot compares each index with two constant iotas, j and j - depth (the
- * negative form, opset 11), rather than normalising the index: no
+ * negative form), rather than normalising the index: no
  * arithmetic on the indices, so an index of any size outside [-depth,
  * depth) matches nothing and gives all off_value, as the spec says.
  *
@@ -12,8 +12,8 @@
  * value would tie with real ones): element i's rank along the axis is the
  * number of elements j that come before it, x_j > x_i or x_j == x_i with
  * j < i (ties keep the lower index first, as the spec says).  Output r
- * takes the element of rank r, its index summed and its value taken by a
- * max over the one selected element, both exact.  That compares every pair
+ * takes the element of rank r: its index is a sum of zeros and that index,
+ * its value one gather at the index.  That compares every pair
  * along the axis, so large axes are refused. */
 #include <math.h>
 #include <string.h>
@@ -43,7 +43,7 @@ typedef struct onehot {
   int32_t axis;           /* of the output */
   uint32_t rank;          /* of the output */
   int64_t dims[TE_MAX_RANK];
-  int negative;           /* indices in [-depth, 0) count from the end (opset 11) */
+  int negative;           /* indices in [-depth, 0) count from the end */
 } onehot_t;
 
 static int read_depth(onnx_ctx_t *c, int64_t *depth) {
@@ -79,11 +79,14 @@ static int onehot_args(onnx_ctx_t *c, onehot_t *h) {
   if (h->axis < 0) return onnx_fail(c, "axis out of range"), 0;
   for (uint32_t d = 0, s = 0; d < h->rank; ++d)
     h->dims[d] = (int32_t)d == h->axis ? h->depth : ind->dims[s++];
-  h->negative = c->opset >= 11;
+  /* Opset 9's text gives negative indices all off_value, but onnxruntime
+   * and the ONNX reference count them from the end there too. */
+  h->negative = 1;
   return 1;
 }
 
-/* Which of [0, depth) index `x` selects; -1 for none. */
+/* Which of [0, depth) index `x` selects; -1 for none.  A float index
+ * that is not an integer selects none, as in onnxruntime. */
 static int64_t onehot_target(const onehot_t *h, double x) {
   if (h->negative && x < 0) x += (double)h->depth;
   return x >= 0 && x < (double)h->depth && x == floor(x) ? (int64_t)x : -1;
@@ -196,9 +199,12 @@ static int topk_args(onnx_ctx_t *c, topk_t *t) {
   return 1;
 }
 
-/* Whether element a comes before element b of one slice. */
+/* Whether element a comes before element b of one slice.  NaN is above
+ * every number, as the ONNX reference's sort has it. */
 static int before(const topk_t *t, double xa, int64_t a, double xb, int64_t b) {
-  if (xa != xb) return t->largest ? xa > xb : xa < xb;
+  int na = xa != xa, nb = xb != xb;
+  if (na != nb) return t->largest ? na : nb;
+  if (!na && xa != xb) return t->largest ? xa > xb : xa < xb;
   return a < b;
 }
 
@@ -214,7 +220,6 @@ static tinyml_status_t topk_fold(onnx_ctx_t *c, const topk_t *t) {
     int64_t o = s / t->inner, in = s % t->inner, base = o * t->n * t->inner + in;
     for (int64_t i = 0; !st && i < t->n; ++i) {
       double xi = elem(x, base + i * t->inner);
-      if (xi != xi) st = onnx_fail(c, "a constant input holding NaN is not supported");
       int64_t rank = 0;
       for (int64_t j = 0; j < t->n; ++j) rank += before(t, elem(x, base + j * t->inner), j, xi, i);
       if (rank >= t->k) continue;
@@ -248,6 +253,35 @@ static te_value_t grid_i32(onnx_ctx_t *c, const int64_t dims[4], int64_t rows, i
   return v;
 }
 
+/* NaN above every number and equal to NaN, as in before(). */
+static void nan_order(onnx_ctx_t *c, const topk_t *t, te_value_t xj, te_value_t xi,
+                      te_value_t *wins, te_value_t *same) {
+  te_t *e = &c->e;
+  te_value_t nj = te_unary(e, "tosa.logical_not", te_binary(e, "tosa.equal", xj, xj));
+  te_value_t ni = te_unary(e, "tosa.logical_not", te_binary(e, "tosa.equal", xi, xi));
+  te_value_t hi = t->largest ? nj : ni, lo = t->largest ? ni : nj;
+  te_value_t nan_wins = te_binary(e, "tosa.logical_and", hi, te_unary(e, "tosa.logical_not", lo));
+  *wins = te_binary(e, "tosa.logical_or", *wins, nan_wins);
+  *same = te_binary(e, "tosa.logical_or", *same, te_binary(e, "tosa.logical_and", nj, ni));
+}
+
+/* The elements at `idx` ([outer, K, 1, inner] positions along the axis):
+ * one gather from x seen flat, a copy, so -0.0, infinities and NaN come
+ * through as they are. */
+static te_value_t take_along(onnx_ctx_t *c, const topk_t *t, te_value_t x, te_value_t idx) {
+  int64_t dims[4] = {t->outer, t->k, 1, t->inner}, count = t->outer * t->k * t->inner;
+  int32_t *base = tinyml__alloc(c->allocator, (size_t)count * 4, 16);
+  if (!base) return onnx_oom(c), (te_value_t){0};
+  for (int64_t at = 0; at < count; ++at) /* o * n * inner + in: under 2^24 */
+    base[at] = (int32_t)(at / (t->k * t->inner) * t->n * t->inner + at % t->inner);
+  te_type_t bt = te_type(TE_I32, 4, dims);
+  te_value_t flat = te_const(&c->e, &bt, base);
+  tinyml__free(c->allocator, base);
+  if (t->inner > 1) idx = te_mul(&c->e, idx, te_scalar_int(&c->e, TE_I32, t->inner), 0);
+  flat = te_binary(&c->e, "tosa.add", idx, flat);
+  return te_gather_axis(&c->e, x, 1, t->outer * t->n * t->inner, 1, flat, t->rank, t->dims);
+}
+
 static tinyml_status_t lower_topk(onnx_ctx_t *c) {
   topk_t t;
   if (!topk_args(c, &t)) return c->error;
@@ -260,18 +294,18 @@ static tinyml_status_t lower_topk(onnx_ctx_t *c) {
   te_value_t xi = te_reshape(e, x, 4, (int64_t[4]){t.outer, 1, n, t.inner});
   te_value_t wins = t.largest ? te_binary(e, "tosa.greater", xj, xi)
                               : te_binary(e, "tosa.greater", xi, xj);
-  te_value_t tie = te_binary(e, "tosa.logical_and", te_binary(e, "tosa.equal", xj, xi),
+  te_value_t same = te_binary(e, "tosa.equal", xj, xi);
+  if (x.type.elem == TE_F32) nan_order(c, &t, xj, xi, &wins, &same);
+  te_value_t tie = te_binary(e, "tosa.logical_and", same,
                              grid_i32(c, (int64_t[4]){1, n, n, 1}, n, n, 1));
   te_value_t first = te_cast(e, te_binary(e, "tosa.logical_or", wins, tie), TE_I32);
   te_value_t rank = te_reduce(e, "tosa.reduce_sum", first, 1); /* [outer, 1, n, inner] */
   te_value_t pick = te_binary(e, "tosa.equal", rank, grid_i32(c, (int64_t[4]){1, k, 1, 1}, k, 1, 0));
   te_value_t pos = grid_i32(c, (int64_t[4]){1, 1, n, 1}, 1, n, 0);
   te_value_t idx = te_reduce(e, "tosa.reduce_sum", te_select(e, pick, pos, te_scalar_int(e, TE_I32, 0)), 2);
-  te_value_t low = x.type.elem == TE_F32 ? te_scalar_f32(e, -INFINITY)
-                                         : te_scalar_int(e, TE_I32, INT32_MIN);
-  te_value_t val = te_reduce(e, "tosa.reduce_max", te_select(e, pick, xi, low), 2);
+  te_value_t val = take_along(c, &t, x, idx);
   if (c->error) return c->error;
-  TINYML_RETURN_IF_ERROR(onnx_set_out(c, 0, te_reshape(e, val, t.rank, t.dims)));
+  TINYML_RETURN_IF_ERROR(onnx_set_out(c, 0, val));
   if (onnx_output_count(c) < 2) return TINYML_OK;
   return onnx_set_out(c, 1, te_cast(e, te_reshape(e, idx, t.rank, t.dims), TE_I64));
 }
