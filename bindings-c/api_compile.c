@@ -184,6 +184,13 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
     r->bindings.note = o->note;
     r->bindings.note_user = o->note_user;
   }
+  if (HAS_FIELD(o, input_value_count)) {
+    r->bindings.input_values = o->input_values;
+    r->bindings.input_value_count = o->input_value_count;
+  }
+  if (r->bindings.input_value_count && !r->bindings.input_values)
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "compile: input_values is NULL with a non-zero count");
   if ((r->bindings.dim_count && !r->bindings.dims) ||
       (r->bindings.input_shape_count && !r->bindings.input_shapes))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,

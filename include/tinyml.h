@@ -266,6 +266,20 @@ typedef struct tinyml_input_shape_s {
   const int64_t *dims; /* `rank` values, each 1 .. 2^31 */
 } tinyml_input_shape_t;
 
+/* The value of one model input, bound at compile time; see
+ * tinyml_compile_options_t.input_values.  Give either `text` or
+ * `dtype`, `data` and `byte_size`. */
+typedef struct tinyml_input_value_s {
+  const char *input;    /* the graph input's name */
+  tinyml_dtype_t dtype; /* the input's element type */
+  const void *data;     /* its elements, dense, row-major, host byte order */
+  size_t byte_size;     /* element count times tinyml_dtype_size(dtype) */
+  /* NULL: the value is `data`.  Otherwise the elements as decimal text,
+   * "v0,v1,...", read in the input's element type (a bool is 0/1 or
+   * false/true); dtype, data and byte_size are then ignored. */
+  const char *text;
+} tinyml_input_value_t;
+
 typedef struct tinyml_compile_options_s {
   size_t struct_size;  /* set by tinyml_compile_options_init() */
   const char *target;  /* backend name, e.g. "x86-64"; NULL = host default */
@@ -347,6 +361,23 @@ typedef struct tinyml_compile_options_s {
    * apply.  The library itself never prints. */
   void (*note)(void *user, const char *message);
   void *note_user;
+  /* Model inputs whose values are bound at compile time (ONNX models
+   * only, like dims): each such input becomes a constant of the model, so
+   * everything computed from it folds (a Reshape's shape, a Slice's
+   * starts, a TopK's K ...), and it is no longer an input of the module:
+   * the module's inputs are the remaining ones, in the model's order.
+   * The value has the input's shape (its declared shape with `dims` and
+   * `input_shapes` applied; a 1-D input whose one dimension is dynamic and
+   * otherwise unbound takes the value's element count) and its element
+   * type.  An operator that needs such a value and finds a graph input
+   * refuses with UNSUPPORTED, naming the input to bind.
+   * INVALID_ARGUMENT: a name that is no input of the model, an input bound
+   * twice, a dtype other than the input's, an element count other than its
+   * shape's, text that does not read as that type, or data NULL with a
+   * non-zero byte_size.  The array, its strings and data are the caller's,
+   * read during the call only.  NULL / 0 (the default): none. */
+  const tinyml_input_value_t *input_values;
+  size_t input_value_count;
 } tinyml_compile_options_t;
 
 /* The defaults of the limits above.  Generous for a host compiler: a model

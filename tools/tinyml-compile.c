@@ -7,6 +7,7 @@
  *   tinyml-compile MODEL -o MODULE --input-image WxH [--pixels F] [--mean M]
  *                  [--std S] [--dequantize] [--softmax] [--argmax] [--top-k K]
  *   tinyml-compile MODEL.onnx -o MODULE [--dim NAME=N]... [--input-shape NAME=D0,D1,...]...
+ *                  [--input-value NAME=V0,V1,...]...
  *
  * A thin shell over tinyml_compile(): the library checks the options and
  * words the compile errors, so the tool and the API cannot disagree.
@@ -39,6 +40,7 @@ typedef struct compile_args {
   tinyml_dim_binding_t dims[MAX_BINDINGS];
   tinyml_input_shape_t shapes[MAX_BINDINGS];
   int64_t shape_dims[MAX_BINDINGS][MAX_SHAPE_RANK];
+  tinyml_input_value_t values[MAX_BINDINGS]; /* --input-value, as text */
 } compile_args_t;
 
 static void print_usage(void) {
@@ -91,6 +93,11 @@ static void print_usage(void) {
       "                       An unbound dynamic first dimension (the batch)\n"
       "                       is compiled as 1, with a note on stderr; any\n"
       "                       other must be bound\n"
+      "      --input-value NAME=V0,V1,...\n"
+      "                       input NAME is this constant (repeatable): it is\n"
+      "                       no longer an input of the module, and what the\n"
+      "                       model computes from it (a shape, axes, K) folds;\n"
+      "                       the values are read in the input's element type\n"
       "\n"
       "Pre- and post-processing compiled into the model (docs/PREPOST.md):\n"
       "      --input-image WxH\n"
@@ -129,6 +136,7 @@ enum {
   OPT_MAX_ARENA_BYTES,
   OPT_DIM,
   OPT_INPUT_SHAPE,
+  OPT_INPUT_VALUE,
 };
 
 static const struct option kLongOptions[] = {
@@ -158,6 +166,7 @@ static const struct option kLongOptions[] = {
     {"max-arena-bytes", required_argument, NULL, OPT_MAX_ARENA_BYTES},
     {"dim", required_argument, NULL, OPT_DIM},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
+    {"input-value", required_argument, NULL, OPT_INPUT_VALUE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -257,6 +266,20 @@ static int parse_input_shape(char *value, compile_args_t *args) {
   args->shapes[i] = (tinyml_input_shape_t){value, rank, args->shape_dims[i]};
   o->input_shapes = args->shapes;
   o->input_shape_count++;
+  return 0;
+}
+
+/* The library reads the values in the input's element type, which only
+ * it knows: the tool passes the text. */
+static int parse_input_value(char *value, compile_args_t *args) {
+  tinyml_compile_options_t *o = &args->options;
+  size_t i = o->input_value_count;
+  char *rest;
+  if (i == MAX_BINDINGS) return tool_usage_error("at most %d --input-value", MAX_BINDINGS);
+  if (split_binding(value, "--input-value", "NAME=V0,V1,...", &rest)) return TOOL_EXIT_USAGE;
+  args->values[i] = (tinyml_input_value_t){.input = value, .text = rest};
+  o->input_values = args->values;
+  o->input_value_count++;
   return 0;
 }
 
@@ -387,6 +410,7 @@ static int apply_option(int opt, char *value, char **argv,
       return parse_limit(value, "--max-arena-bytes", 1, &args->options.max_arena_bytes);
     case OPT_DIM: return parse_dim(value, args);
     case OPT_INPUT_SHAPE: return parse_input_shape(value, args);
+    case OPT_INPUT_VALUE: return parse_input_value(value, args);
     case OPT_IMAGE: case OPT_PIXELS: case OPT_RESIZE: case OPT_INT16:
     case OPT_MEAN: case OPT_STD: case OPT_LAYOUT:
       return apply_pre_option(opt, value, args);

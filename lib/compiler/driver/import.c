@@ -53,6 +53,9 @@ tinyml_status_t tc_import(const tc_import_t *im, const void *model, size_t size,
   int is_onnx = !(size >= 8 && memcmp(p + 4, "TFL3", 4) == 0) && !looks_like_mlir_text(p, size) &&
                 onnx_looks_like(p, size);
   /* Other formats have static shapes: a binding there is a caller's mistake. */
+  if (!is_onnx && im->bindings && im->bindings->input_value_count)
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "compile: input_values (--input-value) apply to ONNX models only");
   if (!is_onnx && te_bindings_any(im->bindings))
     return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
                                "compile: dims and input_shapes (--dim, --input-shape) apply "

@@ -15,10 +15,13 @@ typedef struct te_bindings {
   size_t input_shape_count;
   void (*note)(void *user, const char *message); /* NULL: notes are dropped */
   void *note_user;
+  const tinyml_input_value_t *input_values; /* inputs bound to constants */
+  size_t input_value_count;
 } te_bindings_t;
 
 /* Whether `b` binds anything (a note callback alone does not). */
 static inline int te_bindings_any(const te_bindings_t *b) {
+  if (b && b->input_value_count) return 1;
   return b && (b->dim_count || b->input_shape_count);
 }
 

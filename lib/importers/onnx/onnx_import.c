@@ -10,6 +10,7 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "onnx_inputs.h"
+#include "onnx_input_values.h"
 #include "onnx_lower.h"
 
 static const onnx_lowering_t *const kFamilies[] = {
@@ -21,6 +22,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_rnn,
     onnx_lowerings_misc,
     onnx_lowerings_attention,
+    onnx_lowerings_select,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -80,6 +82,8 @@ tinyml_status_t onnx_fail(onnx_ctx_t *c, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  char hint[sizeof msg];
+  if (c->node && onnx_bind_hint(c, msg, hint, sizeof hint)) memcpy(msg, hint, sizeof msg);
   if (c->node)
     c->error = tinyml__status_make(c->allocator, TINYML_STATUS_UNSUPPORTED,
                                    "onnx: node %u (%s '%s'): %s", c->node_index,
@@ -263,6 +267,7 @@ te_value_t onnx_in(onnx_ctx_t *c, uint32_t i) {
 
 const onnx_value_t *onnx_const_input(onnx_ctx_t *c, uint32_t i) {
   onnx_value_t *v = onnx_input(c, i);
+  if (v && !v->data) c->wanted_const = i + 1;
   return v && v->data ? v : NULL;
 }
 
@@ -438,6 +443,7 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
   in->types = tinyml__calloc(c->allocator, g->n_input + 1, sizeof(te_type_t), 8);
   in->ids = tinyml__calloc(c->allocator, g->n_input + 1, sizeof(uint32_t), 4);
   if (!in->types || !in->ids) return onnx_oom(c);
+  TINYML_RETURN_IF_ERROR(onnx_check_input_values(c, g));
   TINYML_RETURN_IF_ERROR(onnx_check_input_dims(c, g));
   for (size_t i = 0; i < g->n_input; ++i) {
     const Onnx__ValueInfoProto *vi = g->input[i];
@@ -455,6 +461,12 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
     v->dtype = dtype;
     v->rank = rank;
     memcpy(v->dims, dims, sizeof(int64_t) * rank);
+    /* A bound input is a constant like an initializer: not in the signature. */
+    const tinyml_input_value_t *bound = onnx_input_value(c, vi->name);
+    if (bound) {
+      TINYML_RETURN_IF_ERROR(onnx_bind_input_value(c, vi, bound, v));
+      continue;
+    }
     v->v = (te_value_t){++c->e.next_id, te_type(elem, rank, dims)};
     in->types[in->count] = v->v.type;
     in->ids[in->count++] = v->v.id;
@@ -502,6 +514,7 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
       return wrong_opset ? onnx_fail(c, "not supported at opset %lld", (long long)c->opset)
                          : onnx_fail(c, "operator not supported");
     set_loc(c);
+    c->wanted_const = 0;
     TINYML_RETURN_IF_ERROR(l->fn(c));
     for (size_t j = 0; j < c->node->n_output && !c->error; ++j)
       if (c->node->output[j][0] && !find_value(c, c->node->output[j]))
@@ -515,6 +528,7 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
 tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   const Onnx__NodeProto *node = c->node;
   uint32_t index = c->node_index;
+  uint32_t wanted = c->wanted_const;
   /* Each level is a C stack frame or three; a hostile file can nest deep. */
   if (c->graph_depth >= 32) return onnx_fail(c, "subgraphs nested more than 32 deep");
   for (size_t i = 0; i < g->n_initializer && !c->error; ++i) {
@@ -530,6 +544,7 @@ tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   c->graph_depth--;
   c->node = node;
   c->node_index = index;
+  c->wanted_const = wanted;
   if (node) set_loc(c);
   return st;
 }
@@ -557,6 +572,7 @@ static tinyml_status_t assemble(onnx_ctx_t *c, const Onnx__GraphProto *g, const 
   uint32_t k = 0;
   for (size_t i = 0; i < g->n_input; ++i) {
     if (is_initializer(g, g->input[i]->name)) continue;
+    if (onnx_input_value(c, g->input[i]->name)) continue;
     strbuf_printf(out, "%s%%v%u: ", k ? ", " : "", in->ids[k]);
     te_print_type(&e, &in->types[k]);
     put_name_attr(out, g->input[i]->name, find_value(c, g->input[i]->name)->dtype);
@@ -604,6 +620,7 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
                                     strbuf_t *out) {
   const Onnx__GraphProto *g = m->graph;
   if (!g) return onnx_fail(c, "the model has no graph");
+  c->graph = g;
   c->opset = default_opset(m);
   c->training_opset = domain_opset(m, "ai.onnx.preview.training");
   /* A model of training operators alone imports no default opset: 0 then

@@ -10,6 +10,7 @@
 #include "../../common/status.h"
 #include "../../common/strbuf.h"
 #include "onnx_inputs.h"
+#include "onnx_input_values.h"
 
 typedef const Onnx__TensorShapeProto__Dimension dim_t;
 
@@ -170,6 +171,7 @@ static int list_uses(onnx_ctx_t *c, const Onnx__GraphProto *g, strbuf_t *sb, con
   for (size_t k = 0; (vi = true_input(g, &k));) {
     const Onnx__TensorShapeProto *s = shape_of(vi);
     if (!s || shape_binding(c->bindings, vi->name)) continue;
+    if (s->n_dim == 1 && onnx_input_value(c, vi->name)) continue; /* its value sizes it */
     for (size_t i = 0; i < s->n_dim && i < TE_MAX_RANK; ++i) {
       dim_t *d = s->dim[i];
       if (dim_static(d) || dim_binding(c->bindings, dim_name(d))) continue;

@@ -67,6 +67,11 @@ typedef struct onnx_ctx {
   const te_bindings_t *bindings; /* the caller's dynamic-dimension bindings, or NULL */
   uint32_t graph_depth;          /* If branches being lowered, nested */
   int64_t training_opset;        /* of ai.onnx.preview.training; -1 if not imported */
+  const Onnx__GraphProto *graph; /* the model's main graph */
+  /* 1 + the input of the node being lowered that onnx_const_input last
+   * found not constant, or 0: a refusal for want of a constant names the
+   * graph inputs it derives from (onnx_bind_hint). */
+  uint32_t wanted_const;
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
@@ -95,6 +100,7 @@ extern const onnx_lowering_t onnx_lowerings_misc[];
 /* Lowers a node of domain ai.onnx.preview.training (onnx_ops_training.c). */
 tinyml_status_t onnx_lower_training(onnx_ctx_t *c);
 extern const onnx_lowering_t onnx_lowerings_attention[];
+extern const onnx_lowering_t onnx_lowerings_select[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
