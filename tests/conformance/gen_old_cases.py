@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Generates tests/conformance/old_cases: opset 6-9 forms of common ops
 (BatchNormalization spatial, Upsample-7/9, Pad-2 with a pads attribute,
-Slice-1 with attributes, Concat/Flatten at opset 7) in the backend-test
+Slice-1 with attributes, Concat/Flatten at opset 7, and ImageScaler and
+Crop, dropped from ONNX after opset 9) in the backend-test
 layout.  The expected outputs are onnxruntime's (onnxruntime-node via
 /work/shared/tools/reference/ort_run.js), never ours.  Run with Debian's
 python3 (python3-onnx, python3-numpy):
@@ -42,3 +43,6 @@ case("pad2", 7, [helper.make_node("Pad", ["X"], ["Y"], pads=[0, 0, 1, 2, 0, 0, 2
 case("pad2_reflect", 7, [helper.make_node("Pad", ["X"], ["Y"], pads=[0, 0, 1, 2, 0, 0, 2, 1], mode="reflect")], [("X", x)], ["Y"])
 case("slice1", 7, [helper.make_node("Slice", ["X"], ["Y"], axes=[2, 3], starts=[1, -3], ends=[3, 100])], [("X", x)], ["Y"])
 case("concat7", 7, [helper.make_node("Concat", ["X", "X"], ["Y"], axis=1), helper.make_node("Flatten", ["Y"], ["Z"], axis=2)], [("X", x)], ["Z"])
+case("imagescaler", 7, [helper.make_node("ImageScaler", ["X"], ["Y"], scale=0.5, bias=[1.0, -2.0])], [("X", x)], ["Y"])
+case("crop", 7, [helper.make_node("Crop", ["X"], ["Y"], border=[1, 0, 1, 1])], [("X", x)], ["Y"])
+case("crop_scale", 7, [helper.make_node("Crop", ["X"], ["Y"], border=[1, 1, 0, 0], scale=[2, 2])], [("X", x)], ["Y"])

@@ -21,6 +21,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_rnn,
     onnx_lowerings_sequence,
     onnx_lowerings_loop,
+    onnx_lowerings_legacy,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */

@@ -94,6 +94,7 @@ extern const onnx_lowering_t onnx_lowerings_control[];
 extern const onnx_lowering_t onnx_lowerings_rnn[];
 extern const onnx_lowering_t onnx_lowerings_sequence[];
 extern const onnx_lowering_t onnx_lowerings_loop[];
+extern const onnx_lowering_t onnx_lowerings_legacy[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */

@@ -344,7 +344,9 @@ static int scan8_item(onnx_ctx_t *c, uint32_t k, int64_t b, onnx_value_t *v) {
     return onnx_fail(c, "input %u is missing or not a batched tensor", 1 + k), 0;
   onnx_value_t in = *x;
   if (!onnx_view_slice(c, &in, 0, b, 1, v)) return 0;
-  onnx_view_reshape(c, v, v->rank - 1, v->dims + 1);
+  int64_t dims[TE_MAX_RANK];
+  memcpy(dims, v->dims + 1, sizeof(int64_t) * (v->rank - 1));
+  onnx_view_reshape(c, v, v->rank - 1, dims);
   return 1;
 }
 

@@ -142,7 +142,9 @@ static int64_t split_sizes(onnx_ctx_t *c, int64_t len, int64_t *sizes, uint32_t 
     return len;
   }
   int64_t n = onnx_const_ints(c, 1, sizes, cap);
-  if (n < 0 || sp->rank > 1) return onnx_fail(c, "'split' must be constant integers"), -1;
+  if (n < 0 || sp->rank > 1)
+    return onnx_fail(c, "'split' is not constant integers: the sequence's length would be "
+                        "known only at run time"), -1;
   if (sp->rank == 0) {
     int64_t each = sizes[0];
     if (each <= 0) return onnx_fail(c, "'split' must be positive"), -1;
