@@ -23,6 +23,9 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_misc,
     onnx_lowerings_attention,
     onnx_lowerings_select,
+    onnx_lowerings_sequence,
+    onnx_lowerings_loop,
+    onnx_lowerings_legacy,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -230,6 +233,10 @@ size_mismatch:
 
 static te_value_t materialise(onnx_ctx_t *c, onnx_value_t *v) {
   te_elem_t elem;
+  if (v->dtype == ONNX_SEQUENCE) {
+    onnx_fail(c, "value '%s' is a sequence or optional: those exist only at compile time", v->name);
+    return (te_value_t){0};
+  }
   if (!onnx_te_elem(v->dtype, &elem)) {
     onnx_fail(c, "value '%s' has unsupported type %s", v->name, onnx_dtype_name(v->dtype));
     return (te_value_t){0};
@@ -550,6 +557,29 @@ tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
 }
 
 onnx_value_t *onnx_find(onnx_ctx_t *c, const char *name) { return find_value(c, name); }
+
+onnx_value_t *onnx_out_slot(onnx_ctx_t *c, uint32_t i) { return output_slot(c, i); }
+
+onnx_value_t *onnx_push_value(onnx_ctx_t *c, const char *name) {
+  /* A fresh entry even when the name exists: find_value sees the newest. */
+  if (c->value_count == c->value_capacity) {
+    uint32_t cap = c->value_capacity ? 2 * c->value_capacity : 64;
+    onnx_value_t *nv = tinyml__calloc(c->allocator, cap, sizeof *nv, 8);
+    if (!nv) return onnx_oom(c), NULL;
+    if (c->value_count) memcpy(nv, c->values, c->value_count * sizeof *nv);
+    tinyml__free(c->allocator, c->values);
+    c->values = nv;
+    c->value_capacity = cap;
+  }
+  onnx_value_t *v = &c->values[c->value_count++];
+  memset(v, 0, sizeof *v);
+  v->name = name;
+  return v;
+}
+
+void onnx_pop_values(onnx_ctx_t *c, uint32_t mark) {
+  while (c->value_count > mark) tinyml__free(c->allocator, c->values[--c->value_count].data);
+}
 
 te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v) {
   return v->v.id ? v->v : materialise(c, v);

@@ -39,6 +39,8 @@ enum {
   ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_STRING = 8, ONNX_BOOL = 9, ONNX_FLOAT16 = 10,
   ONNX_DOUBLE = 11, ONNX_UINT32 = 12, ONNX_UINT64 = 13
 };
+/* Not a TensorProto type: a compile-time sequence or optional (onnx_seq.h). */
+enum { ONNX_SEQUENCE = 1000 };
 
 /* A named value of the graph.  Either a runtime tensor (`v` set) or a
  * constant (initializer, Constant node or a folded result; `data` set and
@@ -101,6 +103,9 @@ extern const onnx_lowering_t onnx_lowerings_misc[];
 tinyml_status_t onnx_lower_training(onnx_ctx_t *c);
 extern const onnx_lowering_t onnx_lowerings_attention[];
 extern const onnx_lowering_t onnx_lowerings_select[];
+extern const onnx_lowering_t onnx_lowerings_sequence[];
+extern const onnx_lowering_t onnx_lowerings_loop[];
+extern const onnx_lowering_t onnx_lowerings_legacy[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
@@ -154,6 +159,15 @@ tinyml_status_t onnx_prescan(onnx_ctx_t *c, const void *bytes, size_t size);
 tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g);
 /* The value named `name`, or NULL. */
 onnx_value_t *onnx_find(onnx_ctx_t *c, const char *name);
+/* Output i's new value entry, or NULL (unused output, or an error
+ * recorded: reassigned name, out of memory). */
+onnx_value_t *onnx_out_slot(onnx_ctx_t *c, uint32_t i);
+/* Appends a value named `name` that hides any older one of that name until
+ * onnx_pop_values drops it (Loop and Scan bodies, lowered once per step);
+ * NULL on out of memory (recorded). */
+onnx_value_t *onnx_push_value(onnx_ctx_t *c, const char *name);
+/* Drops (and frees) every value added after the first `mark`. */
+void onnx_pop_values(onnx_ctx_t *c, uint32_t mark);
 /* `v` as a runtime TOSA value (a constant is materialised); id 0 and an
  * error recorded when its dtype has no TOSA type. */
 te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v);
