@@ -19,6 +19,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_loss,
     onnx_lowerings_control,
     onnx_lowerings_rnn,
+    onnx_lowerings_scatter,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */

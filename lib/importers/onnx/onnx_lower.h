@@ -90,6 +90,7 @@ extern const onnx_lowering_t onnx_lowerings_quant[];
 extern const onnx_lowering_t onnx_lowerings_loss[];
 extern const onnx_lowering_t onnx_lowerings_control[];
 extern const onnx_lowering_t onnx_lowerings_rnn[];
+extern const onnx_lowering_t onnx_lowerings_scatter[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
