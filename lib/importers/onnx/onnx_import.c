@@ -26,6 +26,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_sequence,
     onnx_lowerings_loop,
     onnx_lowerings_legacy,
+    onnx_lowerings_scatter,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */

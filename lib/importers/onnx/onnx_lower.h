@@ -106,6 +106,7 @@ extern const onnx_lowering_t onnx_lowerings_select[];
 extern const onnx_lowering_t onnx_lowerings_sequence[];
 extern const onnx_lowering_t onnx_lowerings_loop[];
 extern const onnx_lowering_t onnx_lowerings_legacy[];
+extern const onnx_lowering_t onnx_lowerings_scatter[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
