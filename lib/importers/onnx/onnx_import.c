@@ -19,6 +19,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_loss,
     onnx_lowerings_control,
     onnx_lowerings_rnn,
+    onnx_lowerings_qms,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -478,6 +479,8 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
     c->node_index = (uint32_t)k;
     const char *op = c->node->op_type ? c->node->op_type : "";
     const char *domain = c->node->domain ? c->node->domain : "";
+    c->graph = g;
+    if (strcmp(domain, "com.microsoft") == 0 && onnx_qms_op(op)) domain = "";
     if (domain[0] && strcmp(domain, "ai.onnx") != 0)
       return onnx_fail(c, "operators of domain '%s' are not supported", domain);
     int wrong_opset;

@@ -66,6 +66,7 @@ typedef struct onnx_ctx {
   uint64_t constant_bytes;       /* of the constants decoded or folded so far */
   const te_bindings_t *bindings; /* the caller's dynamic-dimension bindings, or NULL */
   uint32_t graph_depth;          /* If branches being lowered, nested */
+  const Onnx__GraphProto *graph; /* the graph whose nodes are being lowered */
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
@@ -90,6 +91,10 @@ extern const onnx_lowering_t onnx_lowerings_quant[];
 extern const onnx_lowering_t onnx_lowerings_loss[];
 extern const onnx_lowering_t onnx_lowerings_control[];
 extern const onnx_lowering_t onnx_lowerings_rnn[];
+extern const onnx_lowering_t onnx_lowerings_qms[];
+/* Whether com.microsoft's `op` is one of the quantised ops lowered (in
+ * onnx_lowerings_qms, which check the domain themselves). */
+int onnx_qms_op(const char *op);
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
