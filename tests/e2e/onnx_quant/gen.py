@@ -13,7 +13,9 @@ w_scale.  Two forms:
     GlobalAveragePool, Flatten and Gemm (as onnxruntime's quantiser writes);
   - qop: QLinearConv, com.microsoft's QLinearAdd, QLinearLeakyRelu,
     QLinearGlobalAveragePool and QGemm, and an int8 MaxPool.
-Beside them, misc_*: QLinearSigmoid, QLinearMul and QLinearMatMul.
+Beside them, misc_*: QLinearSigmoid, QLinearMul and QLinearMatMul, and
+qdq_fallback_int8: a QDQ Conv the int8 path does not take (auto_pad),
+computed in float.
 each with int8 and with uint8 activations.  Inputs and outputs are the
 quantised tensors, so the test compares within one quantisation step.
 
@@ -241,6 +243,29 @@ def write_misc(path, dtype):
     return xq, xshape
 
 
+def write_fallback(path):
+    """A QDQ Conv the int8 path leaves to float (auto_pad; stride 2, int8
+    weights with a non-zero zero point): still within a step."""
+    g = Graph(np.int8)
+    w = RNG.normal(0, 0.3, (3, 2, 3, 3)).astype(F32)
+    ws = F32(np.abs(w).max() / 120)
+    wq = np.clip(np.rint(w / ws) + 3, -128, 127).astype(np.int8)
+    xf = RNG.uniform(-1, 1, (1, 2, 5, 5)).astype(F32)
+    xs, xz = act_params(xf, np.int8)
+    x = g.node("DequantizeLinear", ["X", *g.qparams("x", xs, xz)], "x_dq")
+    wd = g.node("DequantizeLinear", [g.const("w", wq), g.const("w_s", ws), g.const("w_z", np.int8(3))], "w_dq")
+    c = g.node("Conv", [x, wd], "conv", auto_pad="SAME_UPPER", strides=[2, 2])
+    g.node("QuantizeLinear", [c, *g.qparams("y", F32(0.05), 2)], "Y")
+    graph = helper.make_graph(g.nodes, "fallback", [helper.make_tensor_value_info("X", g.ttype, [1, 2, 5, 5])],
+                              [helper.make_tensor_value_info("Y", g.ttype, [1, 3, 3, 3])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                              producer_name="tinyml onnx_quant/gen.py")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return quantise(xf, xs, xz, np.int8)
+
+
 def write_model(path, form, dtype, q, w):
     g = Graph(dtype)
     (build_qdq if form == "qdq" else build_qop)(g, q, w)
@@ -308,6 +333,19 @@ def main():
              "outputs": [{"kind": "output", "index": 0, "dtype": dname, "shape": list(y.shape), "file": fo,
                           "source": "onnxruntime-node (CPU)"}]}]})
         print(name, "ok")
+    name = "qdq_fallback_int8"
+    path = os.path.join(HERE, "models", name + ".onnx")
+    x = write_fallback(path)
+    y = run_ort(ort, path, x, os.path.join(tmp, name))
+    fi, fo = "data/%s_in.bin" % name, "data/%s_out.bin" % name
+    x.tofile(os.path.join(HERE, fi))
+    y.tofile(os.path.join(HERE, fo))
+    manifest.append({"model": "models/%s.onnx" % name, "format": "onnx", "cases": [
+        {"label": "case0",
+         "inputs": [{"kind": "input", "index": 0, "dtype": "int8", "shape": list(x.shape), "file": fi}],
+         "outputs": [{"kind": "output", "index": 0, "dtype": "int8", "shape": list(y.shape), "file": fo,
+                      "source": "onnxruntime-node (CPU)"}]}]})
+    print(name, "ok")
     with open(os.path.join(HERE, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
