@@ -25,7 +25,7 @@ static const Onnx__NodeProto *producer(onnx_ctx_t *c, const char *name, const ch
   for (size_t k = c->node_index; k-- > 0;) {
     const Onnx__NodeProto *n = g->node[k];
     if (n->n_output >= 1 && strcmp(n->output[0], name) == 0)
-      return is_default_domain(n) && strcmp(n->op_type, op) == 0 ? n : NULL;
+      return is_default_domain(n) && n->op_type && strcmp(n->op_type, op) == 0 ? n : NULL;
   }
   return NULL;
 }
@@ -183,6 +183,11 @@ static int read_quantize(onnx_ctx_t *c, onnx_qconv_t *q) {
   return odt == 0 || odt == q->y_dtype;
 }
 
+/* As onnx_import.c locates a node's ops: its name, else its first output's. */
+static const char *node_name(const Onnx__NodeProto *n) {
+  return n->name && n->name[0] ? n->name : n->n_output ? n->output[0] : NULL;
+}
+
 int onnx_qdq_fuse(onnx_ctx_t *c) {
   onnx_qconv_t q;
   memset(&q, 0, sizeof q);
@@ -194,7 +199,9 @@ int onnx_qdq_fuse(onnx_ctx_t *c) {
   const Onnx__NodeProto *self = c->node;
   te_value_t y;
   c->node = n; /* the window attributes are the Conv's */
+  te_set_loc(&c->e, n->op_type, node_name(n)); /* profiles name the Conv */
   int ok = matmul ? onnx_qmatmul_s8(c, &q, &y) : onnx_qconv_s8(c, &q, &y);
+  te_set_loc(&c->e, self->op_type, node_name(self));
   c->node = self;
   if (ok) onnx_set_out_typed(c, 0, y, q.y_dtype);
   return ok;
