@@ -528,7 +528,9 @@ TINYML_API size_t tinyml_module_dispatch_count(const tinyml_module_t *module);
  * (TFLite) or node's (ONNX) name from the model file; "tosa.conv2d line 7"
  * for a TOSA MLIR model; "pre-processing" / "post-processing" for stages
  * compiled in.  "" for a copy step, for a module compiled with `strip`, and
- * for a bad index or NULL.  Points into the module: valid while it lives. */
+ * for a bad index or NULL.  Points into the module: valid while it lives.
+ * A step that calls a hand-written microkernel also names it, e.g.
+ * "CONV_2D conv1, kernel conv_s8" (int8 conv), "kernel depthwise_s8". */
 TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
                                                 size_t index);
 

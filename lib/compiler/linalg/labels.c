@@ -59,8 +59,23 @@ static void add_loc(collect_t *c, MlirLocation loc) {
   }
 }
 
+/* A microkernel call also names its kernel ("kernel conv_s8"), so that
+ * tinyml-run --info and profiles show which steps run on the hand-written
+ * kernels and which on generated code. */
+static void add_kernel(collect_t *c, MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  if (n.length != 9 || memcmp(n.data, "tinyml.uk", 9) != 0) return;
+  MlirAttribute k = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("kind"));
+  if (mlirAttributeIsNull(k) || !mlirAttributeIsAString(k)) return;
+  MlirStringRef s = mlirStringAttrGetValue(k);
+  char name[80];
+  int len = snprintf(name, sizeof name, "kernel %.*s", (int)(s.length > 64 ? 64 : s.length), s.data);
+  add_name(c, name, (size_t)len);
+}
+
 static MlirWalkResult visit(MlirOperation op, void *user) {
   add_loc(user, mlirOperationGetLocation(op));
+  add_kernel(user, op);
   return MlirWalkResultAdvance;
 }
 

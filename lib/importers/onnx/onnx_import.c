@@ -27,6 +27,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_loop,
     onnx_lowerings_legacy,
     onnx_lowerings_scatter,
+    onnx_lowerings_qms,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -514,6 +515,8 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
     }
     if (c->opset == 0)
       return onnx_fail(c, "the model imports no default-domain opset");
+    c->graph = g;
+    if (strcmp(domain, "com.microsoft") == 0 && onnx_qms_op(op)) domain = "";
     if (domain[0] && strcmp(domain, "ai.onnx") != 0)
       return onnx_fail(c, "operators of domain '%s' are not supported", domain);
     int wrong_opset;

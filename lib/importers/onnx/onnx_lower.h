@@ -74,6 +74,7 @@ typedef struct onnx_ctx {
    * found not constant, or 0: a refusal for want of a constant names the
    * graph inputs it derives from (onnx_bind_hint). */
   uint32_t wanted_const;
+  const Onnx__GraphProto *graph; /* the graph whose nodes are being lowered */
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
@@ -107,6 +108,10 @@ extern const onnx_lowering_t onnx_lowerings_sequence[];
 extern const onnx_lowering_t onnx_lowerings_loop[];
 extern const onnx_lowering_t onnx_lowerings_legacy[];
 extern const onnx_lowering_t onnx_lowerings_scatter[];
+extern const onnx_lowering_t onnx_lowerings_qms[];
+/* Whether com.microsoft's `op` is one of the quantised ops lowered (in
+ * onnx_lowerings_qms, which check the domain themselves). */
+int onnx_qms_op(const char *op);
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */

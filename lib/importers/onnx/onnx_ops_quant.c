@@ -5,6 +5,7 @@
 
 #include "onnx_lower.h"
 #include "onnx_nn_util.h"
+#include "onnx_quant_util.h"
 
 /* Input i ([1] or [n]) reshaped to broadcast along `axis` of `rank`. */
 static te_value_t along_axis(onnx_ctx_t *c, uint32_t i, uint32_t rank, int32_t axis) {
@@ -55,6 +56,7 @@ static te_value_t zero_point(onnx_ctx_t *c, uint32_t rank, int32_t axis) {
 }
 
 static tinyml_status_t lower_quantize(onnx_ctx_t *c) {
+  if (onnx_qdq_fuse(c) || c->error) return c->error;
   te_value_t x = onnx_in(c, 0);
   int32_t axis, out = zero_point_dtype(c);
   if (!x.id || !quant_axis(c, x, &axis)) return c->error;
@@ -171,7 +173,58 @@ static te_value_t scalar_scale(onnx_ctx_t *c, uint32_t i) {
   return te_reshape(&c->e, s, 1, (int64_t[1]){1});
 }
 
+/* ---- the int8 kernels ---------------------------------------------------- */
+
+static int const_zero_point(onnx_ctx_t *c, uint32_t i, int32_t *zp) {
+  const onnx_value_t *v = onnx_input(c, i);
+  *zp = 0;
+  if (!v) return 1;
+  const onnx_value_t *k = onnx_const_input(c, i);
+  return k && onnx_numel(k->rank, k->dims) == 1 && onnx_qval_int(k, 0, zp);
+}
+
+/* QLinearConv / QLinearMatMul operands (x, x_scale, x_zp, w, w_scale,
+ * w_zp, y_scale, y_zp[, B]) as the int8 kernel's parameters; 0 unless all
+ * but x are constants and all but w's per tensor. */
+static int qlinear_operands(onnx_ctx_t *c, int64_t oc_dim, onnx_qconv_t *q) {
+  memset(q, 0, sizeof *q);
+  const onnx_value_t *ws = onnx_const_input(c, 4), *yz = onnx_input(c, 7), *b = onnx_input(c, 8);
+  const onnx_value_t *wz = onnx_input(c, 5);
+  q->x = onnx_input(c, 0);
+  q->w = onnx_const_input(c, 3);
+  if (!q->x || !q->w || !ws || ws->dtype != ONNX_FLOAT || !onnx_const_float(c, 1, &q->x_scale) ||
+      !onnx_const_float(c, 6, &q->y_scale) || !const_zero_point(c, 2, &q->x_zp) ||
+      !const_zero_point(c, 7, &q->y_zp) || (wz && !onnx_const_input(c, 5)))
+    return 0;
+  q->y_dtype = yz ? yz->dtype : ONNX_UINT8;
+  q->act_lo = q->y_dtype == ONNX_UINT8 ? 0 : -128;
+  q->act_hi = q->y_dtype == ONNX_UINT8 ? 255 : 127;
+  q->w_scale = ws->data;
+  q->w_count = onnx_numel(ws->rank, ws->dims);
+  q->w_zp = wz;
+  if (b) {
+    const onnx_value_t *bk = onnx_const_input(c, 8);
+    if (!bk || bk->dtype != ONNX_INT32 || q->w->rank < 2 ||
+        onnx_numel(bk->rank, bk->dims) != q->w->dims[oc_dim])
+      return 0;
+    q->bias = bk->data;
+  }
+  return 1;
+}
+
+/* 1 when the node ran on the int8 kernel (output bound), 0 to compute it
+ * on exact f32 values instead; c->error on failure. */
+static int qlinear_on_kernel(onnx_ctx_t *c, int matmul) {
+  onnx_qconv_t q;
+  te_value_t y;
+  if (!qlinear_operands(c, matmul ? 1 : 0, &q)) return 0;
+  if (!(matmul ? onnx_qmatmul_s8(c, &q, &y) : onnx_qconv_s8(c, &q, &y))) return 0;
+  onnx_set_out_typed(c, 0, y, q.y_dtype);
+  return 1;
+}
+
 static tinyml_status_t lower_qlinear_matmul(onnx_ctx_t *c) {
+  if (qlinear_on_kernel(c, 1) || c->error) return c->error;
   te_value_t a = centred_f32(c, 0, 2), b = centred_f32(c, 3, 5);
   te_value_t as = scalar_scale(c, 1), bs = scalar_scale(c, 4), ys = scalar_scale(c, 6);
   const onnx_value_t *yz = onnx_input(c, 7);
@@ -249,6 +302,7 @@ static tinyml_status_t lower_conv_integer(onnx_ctx_t *c) {
 /* QLinearConv: the int32 bias joins the exact sum, then the result is
  * requantised with x_scale * w_scale / y_scale, rounding half to even. */
 static tinyml_status_t lower_qlinear_conv(onnx_ctx_t *c) {
+  if (qlinear_on_kernel(c, 0) || c->error) return c->error;
   te_value_t xs = scalar_scale(c, 1), ws = scalar_scale(c, 4), ys = scalar_scale(c, 6);
   const onnx_value_t *yz = onnx_input(c, 7), *bv = onnx_input(c, 8);
   if (!xs.id || !ws.id || !ys.id) return c->error;
