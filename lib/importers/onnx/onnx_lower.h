@@ -69,7 +69,6 @@ typedef struct onnx_ctx {
   const te_bindings_t *bindings; /* the caller's dynamic-dimension bindings, or NULL */
   uint32_t graph_depth;          /* If branches being lowered, nested */
   int64_t training_opset;        /* of ai.onnx.preview.training; -1 if not imported */
-  const Onnx__GraphProto *graph; /* the model's main graph */
   /* 1 + the input of the node being lowered that onnx_const_input last
    * found not constant, or 0: a refusal for want of a constant names the
    * graph inputs it derives from (onnx_bind_hint). */
