@@ -39,6 +39,7 @@ enum {
   ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_STRING = 8, ONNX_BOOL = 9, ONNX_FLOAT16 = 10,
   ONNX_DOUBLE = 11, ONNX_UINT32 = 12, ONNX_UINT64 = 13
 };
+enum { ONNX_BFLOAT16 = 16 };
 
 /* A named value of the graph.  Either a runtime tensor (`v` set) or a
  * constant (initializer, Constant node or a folded result; `data` set and
