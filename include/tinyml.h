@@ -119,6 +119,13 @@ typedef enum tinyml_dtype_e {
   TINYML_DTYPE_INT32 = 6,
   TINYML_DTYPE_INT64 = 7,
   TINYML_DTYPE_BOOL = 8, /* one byte per element */
+  /* FLOAT64 and BFLOAT16 appear at the boundary only: the compiled graph
+   * converts them to float32 on entry and back on exit, and computes in
+   * float32.  A float64 model therefore keeps about 7 significant digits,
+   * not 16; float16 and bfloat16 results are rounded once, at the output,
+   * instead of after every operation. */
+  TINYML_DTYPE_FLOAT64 = 9,
+  TINYML_DTYPE_BFLOAT16 = 10,
 } tinyml_dtype_t;
 
 /* Static name of a dtype, e.g. "float32". Thread-safe. */

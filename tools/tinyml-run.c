@@ -337,6 +337,16 @@ static uint64_t random_element(tinyml_dtype_t dtype, uint32_t r) {
       return bits;
     case TINYML_DTYPE_FLOAT16: /* sign, exponent 0..14 (|x| < 1), mantissa */
       return (r >> 31) << 15 | ((r >> 10) % 15) << 10 | (r & 0x3ff);
+    case TINYML_DTYPE_BFLOAT16: /* a float32's top half: |x| < 1 still */
+      f = (float)((int32_t)(r >> 8) - (1 << 23)) / (float)(1 << 23);
+      memcpy(&bits, &f, sizeof bits);
+      return bits >> 16;
+    case TINYML_DTYPE_FLOAT64: {
+      double d = (double)((int32_t)(r >> 8) - (1 << 23)) / (double)(1 << 23);
+      uint64_t wide;
+      memcpy(&wide, &d, sizeof wide);
+      return wide;
+    }
     default: return r & 1;
   }
 }

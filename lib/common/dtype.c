@@ -10,6 +10,8 @@ const char *tinyml_dtype_name(tinyml_dtype_t dtype) {
     case TINYML_DTYPE_INT32: return "int32";
     case TINYML_DTYPE_INT64: return "int64";
     case TINYML_DTYPE_BOOL: return "bool";
+    case TINYML_DTYPE_FLOAT64: return "float64";
+    case TINYML_DTYPE_BFLOAT16: return "bfloat16";
     default: return "invalid";
   }
 }
@@ -20,6 +22,8 @@ size_t tinyml_dtype_size(tinyml_dtype_t dtype) {
     case TINYML_DTYPE_FLOAT16: case TINYML_DTYPE_INT16: return 2;
     case TINYML_DTYPE_INT8: case TINYML_DTYPE_UINT8: case TINYML_DTYPE_BOOL: return 1;
     case TINYML_DTYPE_INT64: return 8;
+    case TINYML_DTYPE_FLOAT64: return 8;
+    case TINYML_DTYPE_BFLOAT16: return 2;
     default: return 0;
   }
 }

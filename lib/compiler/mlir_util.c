@@ -98,6 +98,8 @@ tinyml_status_t tc_run_pipeline(MlirContext ctx, MlirOperation op,
 tinyml_dtype_t tc_dtype_of(MlirType t) {
   if (mlirTypeIsAF32(t)) return TINYML_DTYPE_FLOAT32;
   if (mlirTypeIsAF16(t)) return TINYML_DTYPE_FLOAT16;
+  if (mlirTypeIsAF64(t)) return TINYML_DTYPE_FLOAT64;
+  if (mlirTypeIsABF16(t)) return TINYML_DTYPE_BFLOAT16;
   if (!mlirTypeIsAInteger(t)) return TINYML_DTYPE_INVALID;
   unsigned w = mlirIntegerTypeGetWidth(t);
   bool u = mlirIntegerTypeIsUnsigned(t);

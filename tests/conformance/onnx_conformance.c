@@ -67,6 +67,9 @@ static size_t dtype_size(int32_t t) {
     case 2: case 3: case 9: return 1; /* uint8, int8, bool */
     case 5: return 2;          /* int16 */
     case 7: return 8;          /* int64 */
+    case 10: case 16: return 2; /* float16, bfloat16 */
+    case 4: return 2;           /* uint16: older suites' bfloat16 data */
+    case 11: return 8;          /* double */
     default: return 0;
   }
 }
@@ -98,6 +101,9 @@ static int load_tensor(const char *path, tensor_t *t, char *why, size_t cap) {
       } else if (t->dtype == 7) {
         ok = i < p->n_int64_data;
         if (ok) memcpy(t->data + 8 * i, &p->int64_data[i], 8);
+      } else if (t->dtype == 11) {
+        ok = i < p->n_double_data;
+        if (ok) memcpy(t->data + 8 * i, &p->double_data[i], 8);
       } else if (i < p->n_int32_data) {
         int32_t x = p->int32_data[i];
         if (t->elem_size == 4) memcpy(t->data + 4 * i, &x, 4);
@@ -113,11 +119,39 @@ static int load_tensor(const char *path, tensor_t *t, char *why, size_t cap) {
 
 /* ---- one test ------------------------------------------------------------ */
 
+/* Element i of a float16 (10), bfloat16 (16) or double (11) tensor. */
+static double wide_float(int32_t dtype, const uint8_t *p, size_t i) {
+  if (dtype == 11) {
+    double d;
+    memcpy(&d, p + 8 * i, 8);
+    return d;
+  }
+  uint16_t h;
+  memcpy(&h, p + 2 * i, 2);
+  if (dtype == 16) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+  }
+  int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  double m = exp == 0x1f ? (man ? NAN : INFINITY)
+             : exp ? ldexp(1024 + man, exp - 25) : ldexp(man, -24);
+  return h >> 15 ? -m : m;
+}
+
 static int close_enough(const tensor_t *want, const uint8_t *got, size_t i) {
-  if (want->dtype == 1) {
-    float e, a;
-    memcpy(&e, want->data + 4 * i, 4);
-    memcpy(&a, got + 4 * i, 4);
+  if (want->dtype == 1 || want->dtype == 10 || want->dtype == 11 || want->dtype == 16) {
+    double e, a;
+    if (want->dtype == 1) {
+      float fe, fa;
+      memcpy(&fe, want->data + 4 * i, 4);
+      memcpy(&fa, got + 4 * i, 4);
+      e = fe, a = fa;
+    } else {
+      e = wide_float(want->dtype, want->data, i);
+      a = wide_float(want->dtype, got, i);
+    }
     if (isnan(e) || isnan(a)) return isnan(e) && isnan(a);
     if (isinf(e) || isinf(a)) return e == a;
     return fabs((double)a - (double)e) <= 1e-7 + 1e-3 * fabs((double)e);
@@ -134,6 +168,10 @@ static int dtype_matches(int32_t onnx, tinyml_dtype_t d) {
     case 6: return d == TINYML_DTYPE_INT32;
     case 7: return d == TINYML_DTYPE_INT64;
     case 9: return d == TINYML_DTYPE_BOOL;
+    case 10: return d == TINYML_DTYPE_FLOAT16;
+    case 11: return d == TINYML_DTYPE_FLOAT64;
+    case 16: return d == TINYML_DTYPE_BFLOAT16;
+    case 4: return d == TINYML_DTYPE_BFLOAT16; /* bits, compared exactly */
     default: return 0;
   }
 }

@@ -42,6 +42,8 @@ import time
 
 FORMATS = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i", "int64": "q",
            "float32": "f"}
+FORMATS.update({"float16": "e", "float64": "d"})
+FLOATS = ("float32", "float16", "float64")
 
 
 def read_values(path, dtype):
@@ -61,7 +63,7 @@ def compare(ours, want, dtype, exact_only=False):
             continue
         d = abs(a - b)
         worst = max(worst, d)
-        if dtype == "float32":
+        if dtype in FLOATS:
             if not d <= 1e-4 + 1e-3 * abs(b):
                 ok = False
         elif d > (0 if exact_only else 1):
@@ -95,7 +97,7 @@ def check_case(run_exe, module, shared, case, workdir):
         want = read_values(os.path.join(shared, out["file"]), dtype)
         good, worst, exact = compare(ours, want, dtype, case.get("exact", False))
         all_exact = all_exact and exact
-        if dtype == "float32":
+        if dtype in FLOATS:
             notes.append("out%d max|d|=%.3g" % (out["index"], worst))
         else:
             notes.append("out%d max|d|=%d%s" % (out["index"], worst, " (exact)" if exact else ""))

@@ -60,6 +60,8 @@ size_t te_elem_size(te_elem_t elem) {
     case TE_I16: return 2;
     case TE_F32: case TE_I32: return 4;
     case TE_I64: case TE_SHAPE: return 8;
+    case TE_F16: case TE_BF16: return 2;
+    case TE_F64: return 8;
   }
   return 1;
 }
@@ -73,6 +75,9 @@ const char *te_elem_name(te_elem_t elem) {
     case TE_I64: return "i64";
     case TE_I1: return "i1";
     case TE_SHAPE: return "index";
+    case TE_F16: return "f16";
+    case TE_BF16: return "bf16";
+    case TE_F64: return "f64";
   }
   return "?";
 }

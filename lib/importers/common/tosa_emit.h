@@ -15,7 +15,9 @@
 
 #define TE_MAX_RANK 8
 
-typedef enum te_elem { TE_F32, TE_I8, TE_I16, TE_I32, TE_I64, TE_I1, TE_SHAPE } te_elem_t;
+typedef enum te_elem { TE_F32, TE_I8, TE_I16, TE_I32, TE_I64, TE_I1, TE_SHAPE,
+  /* Boundary types only: graphs compute in f32 and convert at entry/exit. */
+  TE_F16, TE_BF16, TE_F64 } te_elem_t;
 
 typedef struct te_type {
   te_elem_t elem;

@@ -9,6 +9,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
+#include "onnx_float_types.h"
 #include "onnx_inputs.h"
 #include "onnx_input_values.h"
 #include "onnx_lower.h"
@@ -179,6 +180,9 @@ int onnx_check_constant(onnx_ctx_t *c, const char *name, uint64_t bytes) {
 
 /* Copies a TensorProto's elements into host order; 0 on unsupported data. */
 int onnx_decode_tensor(onnx_ctx_t *c, const Onnx__TensorProto *t, onnx_value_t *v) {
+  if (onnx_is_wide_float(t->data_type) && !t->n_external_data &&
+      (!t->has_data_location || t->data_location == 0))
+    return onnx_decode_wide_float(c, t, v);
   size_t es = onnx_dtype_size(t->data_type);
   if (!es || t->n_dims > TE_MAX_RANK || t->n_external_data ||
       (t->has_data_location && t->data_location != 0)) {
@@ -460,10 +464,10 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
     if (is_initializer(g, vi->name)) continue; /* a default, overridable in ONNX: we fold it */
     uint32_t rank;
     int64_t dims[TE_MAX_RANK];
-    te_elem_t elem;
+    te_elem_t elem = TE_F32;
     TINYML_RETURN_IF_ERROR(onnx_input_dims(c, g, vi, &rank, dims));
     int32_t dtype = vi->type->tensor_type->elem_type; /* a tensor: onnx_input_dims checked */
-    if (!onnx_te_elem(dtype, &elem))
+    if (!onnx_te_elem(dtype, &elem) && !onnx_is_wide_float(dtype))
       return onnx_fail(c, "input '%s' has unsupported type %s", vi->name, onnx_dtype_name(dtype));
     onnx_value_t *v = add_value(c, vi->name);
     if (!v) return onnx_oom(c);
@@ -474,6 +478,11 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
     const tinyml_input_value_t *bound = onnx_input_value(c, vi->name);
     if (bound) {
       TINYML_RETURN_IF_ERROR(onnx_bind_input_value(c, vi, bound, v));
+    if (onnx_is_wide_float(dtype)) {
+      TINYML_RETURN_IF_ERROR(onnx_check_wide(c, dtype, vi->name));
+      v->dtype = ONNX_FLOAT; /* computed in f32 */
+      v->v = onnx_boundary_in(c, dtype, rank, dims, &in->types[in->count], &in->ids[in->count]);
+      in->count++;
       continue;
     }
     v->v = (te_value_t){++c->e.next_id, te_type(elem, rank, dims)};
@@ -679,6 +688,7 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
   tinyml_status_t st = add_initializers(c, g);
   if (!st) st = add_inputs(c, g, &in);
   if (!st) st = lower_nodes(c, g);
+  if (!st) st = onnx_convert_outputs(c, g);
   if (!st) st = assemble(c, g, &in, body, out);
   tinyml__free(c->allocator, in.types);
   tinyml__free(c->allocator, in.ids);

@@ -41,6 +41,7 @@ enum {
 };
 /* Not a TensorProto type: a compile-time sequence or optional (onnx_seq.h). */
 enum { ONNX_SEQUENCE = 1000 };
+enum { ONNX_BFLOAT16 = 16 };
 
 /* A named value of the graph.  Either a runtime tensor (`v` set) or a
  * constant (initializer, Constant node or a folded result; `data` set and

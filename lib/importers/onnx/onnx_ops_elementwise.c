@@ -7,6 +7,7 @@
  * to exact i32 values.  When every input is a compile-time constant the
  * common arithmetic is folded (shape subgraphs). */
 #include "onnx_elt_util.h"
+#include "onnx_float_types.h"
 
 /* ---- binary arithmetic --------------------------------------------------- */
 
@@ -298,10 +299,24 @@ static tinyml_status_t cast_to(onnx_ctx_t *c, int32_t to) {
   return onnx_set_out_typed(c, 0, y, to);
 }
 
+/* float16/bfloat16/double are carried as f32: cast to f32, then round. */
+static tinyml_status_t cast_to_wide(onnx_ctx_t *c, int32_t to) {
+  tinyml_status_t st = onnx_check_wide(c, to, c->node->output[0]);
+  if (!st) st = cast_to(c, ONNX_FLOAT);
+  if (st) return st;
+  onnx_value_t *y = c->node->output[0][0] ? onnx_find(c, c->node->output[0]) : NULL;
+  if (!y) return TINYML_OK; /* unused */
+  if (y->data) onnx_round_data(to, y->data, numel_of(y));
+  else y->v = onnx_round_to(c, y->v, to);
+  return c->error;
+}
+
 static tinyml_status_t lower_cast(onnx_ctx_t *c) {
   /* "saturate" only affects float8 targets, which are refused. */
   if (onnx_attr(c, "round_mode")) return onnx_fail(c, "round_mode is not supported");
-  return cast_to(c, (int32_t)onnx_attr_int(c, "to", 0));
+  int32_t to = (int32_t)onnx_attr_int(c, "to", 0);
+  if (onnx_is_wide_float(to)) return cast_to_wide(c, to);
+  return cast_to(c, to);
 }
 
 static tinyml_status_t lower_cast_like(onnx_ctx_t *c) {

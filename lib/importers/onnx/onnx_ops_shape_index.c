@@ -1,6 +1,7 @@
 /* ONNX lowerings: the index-map half of the shape family (Gather,
  * GatherElements, Compress, Pad, Range, EyeLike, Trilu), split from
  * onnx_ops_shape.c to keep files short.  See onnx_lower.h. */
+#include "onnx_float_types.h"
 #include "onnx_shape_util.h"
 
 /* ---- Gather, GatherElements, Compress ------------------------------------- */
@@ -405,6 +406,7 @@ static tinyml_status_t lower_eye_like(onnx_ctx_t *c) {
   onnx_value_t *v = onnx_input(c, 0);
   if (!v || v->rank != 2) return onnx_fail(c, "the input must be 2-D");
   int32_t dtype = (int32_t)onnx_attr_int(c, "dtype", v->dtype);
+  if (onnx_is_wide_float(dtype)) dtype = ONNX_FLOAT; /* 0 and 1 are exact in f32 */
   int64_t k = onnx_attr_int(c, "k", 0), n = numel(2, v->dims);
   size_t es = onnx_dtype_size(dtype);
   if (!es) return onnx_fail(c, "dtype %s is not supported", onnx_dtype_name(dtype));
