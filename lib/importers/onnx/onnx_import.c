@@ -478,6 +478,8 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
     const tinyml_input_value_t *bound = onnx_input_value(c, vi->name);
     if (bound) {
       TINYML_RETURN_IF_ERROR(onnx_bind_input_value(c, vi, bound, v));
+      continue;
+    }
     if (onnx_is_wide_float(dtype)) {
       TINYML_RETURN_IF_ERROR(onnx_check_wide(c, dtype, vi->name));
       v->dtype = ONNX_FLOAT; /* computed in f32 */
