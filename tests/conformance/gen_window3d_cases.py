@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Generates tests/conformance/window3d_cases: 3-D pools and convolutions
 and ConvTranspose padding forms that Debian's suite (ONNX 1.12) does not
-cover (3-D average pooling with pads and ceil_mode, with and without
+cover (MaxPool's Indices with dilations, pads, ties, storage_order 1 and
+in 1-D; MaxUnpool with pads and duplicate indices; 3-D average pooling with pads and ceil_mode, with and without
 count_include_pad; dilated 3-D max pooling; grouped, dilated and
 run-time-weight Conv3d; ConvTranspose with SAME_LOWER and with an
 output_shape larger than the full result), in the backend-test layout
@@ -20,7 +21,7 @@ import sys
 import tempfile
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper, mapping, numpy_helper
 
 ORT_RUN = "/work/shared/tools/reference/ort_run.js"
 rng = np.random.default_rng(3)
@@ -53,6 +54,18 @@ CASES = [
     ("conv3d_same_lower_runtime_weights", 11, "Conv",
      dict(auto_pad="SAME_LOWER", strides=[2, 1, 3]),
      [("X", floats(2, 2, 5, 4, 7)), ("W", floats(3, 2, 2, 3, 2)), ("B", floats(3))], ["B"]),
+    ("maxpool_indices_dilated_pads_ties", 12, "MaxPool",
+     dict(kernel_shape=[3, 2], strides=[2, 1], dilations=[1, 2], pads=[1, 1, 1, 0]),
+     [("X", np.round(floats(2, 3, 7, 6)))], []),
+    ("maxpool_indices_storage_order_1", 12, "MaxPool",
+     dict(kernel_shape=[2, 3], strides=[2, 2], pads=[0, 1, 1, 1], storage_order=1),
+     [("X", floats(1, 2, 6, 7))], []),
+    ("maxpool_indices_1d", 12, "MaxPool", dict(kernel_shape=[3], strides=[2], pads=[1, 1]),
+     [("X", np.round(floats(2, 2, 9)))], []),
+    ("maxunpool_duplicates_pads", 11, "MaxUnpool",
+     dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 0, 1]),
+     [("X", floats(1, 2, 3, 3)), ("I", np.array([3, 0, 5, 5, 11, 14, 7, 8, 2, 30, 16, 16, 20, 21,
+                                                 29, 17, 25, 18], np.int64).reshape(1, 2, 3, 3))], []),
     ("convtranspose_same_lower_odd", 11, "ConvTranspose",
      dict(auto_pad="SAME_LOWER", strides=[2, 2]),
      [("X", floats(1, 2, 3, 4)), ("W", floats(2, 3, 3, 3))], ["W"]),
@@ -64,11 +77,13 @@ CASES = [
 
 def model(name, opset, op, attrs, inputs, consts):
     inits = [numpy_helper.from_array(a, n) for n, a in inputs if n in consts]
-    feeds = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+    feeds = [helper.make_tensor_value_info(n, mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
              for n, a in inputs if n not in consts]
-    node = helper.make_node(op, [n for n, _ in inputs], ["Y"], **attrs)
-    out = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
-    graph = helper.make_graph([node], name, feeds, [out], initializer=inits)
+    outs = ["Y", "Indices"] if "indices" in name else ["Y"]
+    node = helper.make_node(op, [n for n, _ in inputs], outs, **attrs)
+    out = [helper.make_tensor_value_info(o, TensorProto.FLOAT if o == "Y" else TensorProto.INT64, None)
+           for o in outs]
+    graph = helper.make_graph([node], name, feeds, out, initializer=inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
@@ -83,11 +98,15 @@ def ort(model_path, arrays, tmp):
     out = subprocess.run(args, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr)
+    ys = []
     for line in out.stdout.splitlines():
         rec = json.loads(line)
         if rec.get("kind") == "output":
-            return np.fromfile(rec["file"], dtype=np.float32).reshape(rec["shape"])
-    raise RuntimeError("no output from onnxruntime")
+            dt = np.int64 if rec["dtype"] == "int64" else np.float32
+            ys.append(np.fromfile(rec["file"], dtype=dt).reshape(rec["shape"]))
+    if not ys:
+        raise RuntimeError("no output from onnxruntime")
+    return ys
 
 
 def main():
@@ -105,10 +124,10 @@ def main():
             for i, a in enumerate(fed):
                 with open(os.path.join(data, "input_%d.pb" % i), "wb") as f:
                     f.write(numpy_helper.from_array(a).SerializeToString())
-            y = ort(path, fed, tmp)
-            with open(os.path.join(data, "output_0.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(y, "Y").SerializeToString())
-            print(name, y.shape)
+            for i, y in enumerate(ort(path, fed, tmp)):
+                with open(os.path.join(data, "output_%d.pb" % i), "wb") as f:
+                    f.write(numpy_helper.from_array(y).SerializeToString())
+                print(name, y.shape, y.dtype)
 
 
 if __name__ == "__main__":

@@ -553,9 +553,7 @@ static tinyml_status_t lower_pool(onnx_ctx_t *c, int is_max) {
     return onnx_fail(c, "input type %s is not supported", onnx_dtype_name(dt));
   if (xv->rank == 5) return onnx_pool3d(c, is_max);
   if (xv->rank != 3 && xv->rank != 4) return onnx_fail(c, "only 1-D, 2-D and 3-D pooling is supported");
-  if (onnx_attr_int(c, "storage_order", 0) != 0) return onnx_fail(c, "storage_order 1 is not supported");
-  if (onnx_output_count(c) > 1 && c->node->output[1][0])
-    return onnx_fail(c, "the Indices output is not supported");
+  int indices = is_max && onnx_output_count(c) > 1 && c->node->output[1][0];
   int64_t k[2];
   if (onnx_attr_ints(c, "kernel_shape", k, 2) != xv->rank - 2)
     return c->error ? c->error : onnx_fail(c, "kernel_shape does not match the input rank");
@@ -564,6 +562,7 @@ static tinyml_status_t lower_pool(onnx_ctx_t *c, int is_max) {
   te_value_t x = onnx_in(c, 0);
   if (!x.id || !read_window(c, xv->dims, xv->rank, k, (int)onnx_attr_int(c, "ceil_mode", 0), &w))
     return c->error;
+  if (indices) return onnx_max_pool_indices(c, to_nhwc(c, x), &w, dt);
   te_value_t y = onnx_pool_nhwc(c, to_nhwc(c, x), &w, is_max, cip, dt);
   return y.id ? onnx_set_out_typed(c, 0, from_nhwc(c, y, xv->rank), dt) : c->error;
 }
@@ -728,5 +727,6 @@ const onnx_lowering_t onnx_lowerings_nn[] = {
     {"GlobalLpPool", 1, 23, lower_global_lp},
     {"Gemm", 1, 23, lower_gemm},
     {"MatMul", 1, 23, lower_matmul},
+    {"MaxUnpool", 9, 23, onnx_lower_max_unpool},
     {NULL, 0, 0, NULL},
 };

@@ -83,7 +83,6 @@ static const int32_t to_ndhwc[5] = {0, 2, 3, 4, 1}, from_ndhwc[5] = {0, 4, 1, 2,
 tinyml_status_t onnx_pool3d(onnx_ctx_t *c, int is_max) {
   const onnx_value_t *xv = onnx_input(c, 0);
   int32_t dt = xv->dtype;
-  if (onnx_attr_int(c, "storage_order", 0) != 0) return onnx_fail(c, "storage_order 1 is not supported");
   if (onnx_output_count(c) > 1 && c->node->output[1][0])
     return onnx_fail(c, "the Indices output is not supported for 3-D pooling");
   int64_t k[3];

@@ -28,4 +28,8 @@ tinyml_status_t onnx_pool3d(onnx_ctx_t *c, int is_max);
 te_value_t onnx_conv3d_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value_t *wv,
                            te_value_t x, const conv_w_t *w, te_value_t bias);
 
+/* MaxPool's Indices output and MaxUnpool (onnx_ops_unpool.c). */
+tinyml_status_t onnx_max_pool_indices(onnx_ctx_t *c, te_value_t x, const win_t *w, int32_t dt);
+tinyml_status_t onnx_lower_max_unpool(onnx_ctx_t *c);
+
 #endif
