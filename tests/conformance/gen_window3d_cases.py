@@ -72,6 +72,12 @@ CASES = [
     ("convtranspose_output_shape_larger", 11, "ConvTranspose",
      dict(output_shape=[11, 8], strides=[3, 2]),
      [("X", floats(1, 1, 3, 3)), ("W", floats(1, 2, 3, 3)), ("B", floats(2))], ["W", "B"]),
+    ("convtranspose3d_strided_dilated_pads", 11, "ConvTranspose",
+     dict(strides=[2, 1, 3], dilations=[1, 2, 1], pads=[1, 0, 2, 0, 1, 1], output_padding=[1, 0, 2]),
+     [("X", floats(1, 2, 3, 4, 3)), ("W", floats(2, 3, 2, 2, 3)), ("B", floats(3))], ["W", "B"]),
+    ("convtranspose3d_runtime_weights_same_upper", 11, "ConvTranspose",
+     dict(strides=[2, 2, 1], auto_pad="SAME_UPPER"),
+     [("X", floats(2, 3, 3, 2, 4)), ("W", floats(3, 2, 3, 2, 2))], []),
 ]
 
 

@@ -338,6 +338,11 @@ static int convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t
   return 1;
 }
 
+int onnx_convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t op, int64_t want,
+                    int mode, int64_t *pb, int64_t *pe) {
+  return convt_axis(c, in, eff, s, op, want, mode, pb, pe);
+}
+
 /* [ic, oc, kh, kw] weights as TOSA's [oc, kh', kw', ic], dilated with zeros
  * (constant weights only). */
 static te_value_t convt_weights(onnx_ctx_t *c, const int64_t *wd, const int64_t *d, int64_t kh,
@@ -372,6 +377,7 @@ static tinyml_status_t lower_conv_transpose(onnx_ctx_t *c) {
   const onnx_value_t *xv = onnx_input(c, 0), *wv = onnx_input(c, 1);
   if (!xv || !wv) return onnx_fail(c, "X and W are required");
   uint32_t r = xv->rank, n = r - 2;
+  if (r == 5 && wv->rank == 5) return onnx_conv_transpose3d(c);
   if ((r != 3 && r != 4) || wv->rank != r) return onnx_fail(c, "only 1-D and 2-D are supported");
   if (wv->dtype != ONNX_FLOAT) return onnx_fail(c, "weights must be FLOAT");
   if (onnx_attr_int(c, "group", 1) != 1) return onnx_fail(c, "grouped ConvTranspose is not supported");

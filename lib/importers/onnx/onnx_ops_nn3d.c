@@ -212,3 +212,119 @@ te_value_t onnx_conv3d_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_val
                         : grouped3(c, cwt, rt, wv->dims, x, &w, pad, g, b);
   return c->error ? (te_value_t){0} : te_transpose(&c->e, y, from_ndhwc);
 }
+
+/* ---- ConvTranspose ---- */
+
+/* x with s - 1 zeros between neighbours along NDHWC axis `axis`. */
+static te_value_t dilate_axis(onnx_ctx_t *c, te_value_t x, int axis, int64_t s) {
+  if (s == 1) return x;
+  int64_t pre = 1, post = 1, len = x.type.dims[axis], dims[5];
+  for (int i = 0; i < 5; ++i) {
+    dims[i] = i == axis ? (len - 1) * s + 1 : x.type.dims[i];
+    if (i < axis) pre *= x.type.dims[i];
+    if (i > axis) post *= x.type.dims[i];
+  }
+  int64_t p[8] = {0, 0, 0, 0, 0, s - 1, 0, 0}, start[3] = {0, 0, 0};
+  te_type_t t = te_type(TE_F32, 4, (int64_t[4]){pre, len, s, post});
+  te_value_t ops[3] = {te_reshape(&c->e, x, 4, (int64_t[4]){pre, len, 1, post}),
+                       te_shape(&c->e, 8, p), f32(c, 0.0f)};
+  x = te_reshape(&c->e, te_op(&c->e, "tosa.pad", ops, 3, NULL, &t), 3,
+                 (int64_t[3]){pre, len * s, post});
+  x = slice(c, x, start, (int64_t[3]){pre, dims[axis], post});
+  return te_reshape(&c->e, x, 5, dims);
+}
+
+/* Weights [I, O, KD, KH, KW] as a conv's [O, KD, KH, KW, I], each kernel
+ * flipped: a transposed conv is a conv of the stride-dilated input. */
+static te_value_t flipped_weights(onnx_ctx_t *c, const onnx_value_t *wv) {
+  const float *src = const_floats(c, 1);
+  const int64_t *wd = wv->dims, ic = wd[0], oc = wd[1], kd = wd[2], kh = wd[3], kw = wd[4];
+  int64_t dims[5] = {oc, kd, kh, kw, ic}, kv = kd * kh * kw;
+  if (!src) {
+    static const int32_t perm[5] = {1, 2, 3, 4, 0};
+    te_value_t w = te_transpose(&c->e, onnx_in(c, 1), perm);
+    for (int a = 1; a <= 3 && w.id; ++a) {
+      char props[32];
+      snprintf(props, sizeof props, "axis = %d : i32", a);
+      w = te_op(&c->e, "tosa.reverse", &w, 1, props, &w.type);
+    }
+    return w;
+  }
+  float *t = alloc_floats(c, oc * kv * ic);
+  if (!t) return (te_value_t){0};
+  for (int64_t i = 0; i < ic; ++i)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t k = 0; k < kv; ++k) t[(o * kv + (kv - 1 - k)) * ic + i] = src[(i * oc + o) * kv + k];
+  return const_floats_value(c, t, 5, dims);
+}
+
+typedef struct convt3 {
+  int64_t in[3], k[3], s[3], d[3], op[3], want[3], pb[3], pe[3], eff[3];
+} convt3_t;
+
+static int read_convt3(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value_t *wv, convt3_t *a) {
+  int64_t s[3], d[3], p[6], op[3], os[3], ks[3];
+  int64_t ns = onnx_attr_ints(c, "strides", s, 3), nd = onnx_attr_ints(c, "dilations", d, 3);
+  int64_t np = onnx_attr_ints(c, "pads", p, 6), nop = onnx_attr_ints(c, "output_padding", op, 3);
+  int64_t nos = onnx_attr_ints(c, "output_shape", os, 3), nk = onnx_attr_ints(c, "kernel_shape", ks, 3);
+  int mode = onnx_auto_pad_mode(c);
+  if (c->error || mode < 0) return 0;
+  if ((ns >= 0 && ns != 3) || (nd >= 0 && nd != 3) || (np >= 0 && np != 6) ||
+      (nop >= 0 && nop != 3) || (nos >= 0 && nos != 3) || (nk >= 0 && nk != 3)) {
+    onnx_fail(c, "attributes do not match the spatial rank");
+    return 0;
+  }
+  for (int i = 0; i < 3; ++i) {
+    a->in[i] = xv->dims[2 + i], a->k[i] = wv->dims[2 + i];
+    a->s[i] = ns < 0 ? 1 : s[i], a->d[i] = nd < 0 ? 1 : d[i], a->op[i] = nop < 0 ? 0 : op[i];
+    a->want[i] = nos < 0 ? -1 : os[i];
+    a->pb[i] = np < 0 ? 0 : p[i], a->pe[i] = np < 0 ? 0 : p[i + 3];
+    if (nk >= 0 && ks[i] != a->k[i]) return !onnx_fail(c, "kernel_shape does not match the weights");
+    if (a->s[i] < 1 || a->d[i] < 1 || a->op[i] < 0 || a->s[i] > 4096 || a->d[i] > 4096 ||
+        a->k[i] > 4096 || (a->op[i] >= a->s[i] && a->op[i] >= a->d[i]))
+      return !onnx_fail(c, "invalid strides, dilations or output_padding");
+    a->eff[i] = (a->k[i] - 1) * a->d[i] + 1;
+    if ((mode != PAD_NOTSET || nos >= 0) && (a->pb[i] || a->pe[i]))
+      return !onnx_fail(c, "pads together with auto_pad or output_shape are not supported");
+    if (!onnx_convt_axis(c, a->in[i], a->eff[i], a->s[i], a->op[i], a->want[i], mode, &a->pb[i],
+                         &a->pe[i]))
+      return 0;
+  }
+  return 1;
+}
+
+/* ConvTranspose on [N, C, D, H, W]: the input dilated by the strides, then
+ * a stride-1 conv3d of the flipped kernels with pads eff - 1 - pads (and
+ * output_padding at the end); negative ones become slices. */
+tinyml_status_t onnx_conv_transpose3d(onnx_ctx_t *c) {
+  const onnx_value_t *xv = onnx_input(c, 0), *wv = onnx_input(c, 1);
+  if (wv->dtype != ONNX_FLOAT) return onnx_fail(c, "weights must be FLOAT");
+  if (onnx_attr_int(c, "group", 1) != 1) return onnx_fail(c, "grouped ConvTranspose is not supported");
+  if (wv->dims[0] != xv->dims[1]) return onnx_fail(c, "the weights do not match the input channels");
+  convt3_t a;
+  if (!read_convt3(c, xv, wv, &a)) return c->error;
+  int64_t oc = wv->dims[1];
+  const onnx_value_t *bv = onnx_input(c, 2);
+  if (bv && (bv->rank != 1 || bv->dims[0] != oc)) return onnx_fail(c, "the bias must be a vector of %lld", (long long)oc);
+  te_type_t bt = te_type(TE_F32, 1, &oc);
+  te_value_t x = float_in(c, 0), w = flipped_weights(c, wv);
+  te_value_t b = bv ? float_in(c, 2) : te_splat_f32(&c->e, &bt, 0.0f);
+  if (!x.id || !w.id || !b.id) return c->error;
+  x = te_transpose(&c->e, x, to_ndhwc);
+  int64_t start[5] = {0}, size[5], pad[6];
+  win3_t cw = {0};
+  for (int i = 0; i < 3; ++i) {
+    x = dilate_axis(c, x, 1 + i, a.s[i]);
+    int64_t len = x.type.dims[1 + i], lo = a.eff[i] - 1 - a.pb[i], hi = a.eff[i] - 1 - a.pe[i] + a.op[i];
+    start[1 + i] = lo < 0 ? -lo : 0;
+    size[1 + i] = len - start[1 + i] - (hi < 0 ? -hi : 0);
+    pad[2 * i] = lo < 0 ? 0 : lo, pad[2 * i + 1] = hi < 0 ? 0 : hi;
+    cw.k[i] = a.k[i], cw.s[i] = 1, cw.d[i] = a.d[i];
+    cw.out[i] = size[1 + i] + pad[2 * i] + pad[2 * i + 1] - a.eff[i] + 1;
+    if (size[1 + i] < 1 || cw.out[i] < 1) return onnx_fail(c, "invalid pads");
+  }
+  size[0] = x.type.dims[0], size[4] = x.type.dims[4];
+  if (memcmp(size + 1, x.type.dims + 1, 3 * sizeof *size)) x = slice(c, x, start, size);
+  te_value_t y = conv3d_op(c, x, w, b, &cw, pad, oc);
+  return onnx_set_out(c, 0, te_transpose(&c->e, y, from_ndhwc));
+}

@@ -27,6 +27,10 @@ te_value_t onnx_pool_nhwc(onnx_ctx_t *c, te_value_t x, win_t *w, int is_max, int
 tinyml_status_t onnx_pool3d(onnx_ctx_t *c, int is_max);
 te_value_t onnx_conv3d_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value_t *wv,
                            te_value_t x, const conv_w_t *w, te_value_t bias);
+/* ConvTranspose's pads for one axis (onnx_ops_nn.c), and its 3-D form. */
+int onnx_convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t op, int64_t want,
+                    int mode, int64_t *pb, int64_t *pe);
+tinyml_status_t onnx_conv_transpose3d(onnx_ctx_t *c);
 
 /* MaxPool's Indices output and MaxUnpool (onnx_ops_unpool.c). */
 tinyml_status_t onnx_max_pool_indices(onnx_ctx_t *c, te_value_t x, const win_t *w, int32_t dt);
