@@ -12,17 +12,10 @@
 #include "onnx_lower.h"
 
 #include "onnx_nn_util.h"
+#include "onnx_window.h"
 
 /* ---- windows (convolutions and pools) ---- */
 
-typedef struct win {
-  uint32_t rank;                    /* the ONNX rank: 3 (1-D) or 4 (2-D) */
-  int64_t in[2], k[2], s[2], d[2];  /* [0] is a unit height for 1-D */
-  int64_t pb[2], pe[2], out[2];
-  int ceil_extra;                   /* ceil_mode added an output row/col */
-} win_t;
-
-enum { PAD_NOTSET, PAD_VALID, PAD_SAME_UPPER, PAD_SAME_LOWER };
 
 static int auto_pad_mode(onnx_ctx_t *c) {
   char buf[32];
@@ -64,6 +57,12 @@ static int window_axis(onnx_ctx_t *c, win_t *w, int i, int mode, int ceil_mode) 
     w->ceil_extra = 1;
   }
   return 1;
+}
+
+int onnx_auto_pad_mode(onnx_ctx_t *c) { return auto_pad_mode(c); }
+
+int onnx_window_axis(onnx_ctx_t *c, win_t *w, int i, int mode, int ceil_mode) {
+  return window_axis(c, w, i, mode, ceil_mode);
 }
 
 /* Reads strides, dilations, pads and auto_pad for an input of `xdims`. */
@@ -255,6 +254,7 @@ static te_value_t conv_bias(onnx_ctx_t *c, int64_t oc) {
  * which pass exactly representable integer values. */
 te_value_t onnx_conv_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value_t *wv,
                          te_value_t x, const conv_w_t *cwt, te_value_t b) {
+  if (xv->rank == 5) return onnx_conv3d_f32(c, xv, wv, x, cwt, b);
   if (xv->rank != 3 && xv->rank != 4) {
     onnx_fail(c, "only 1-D and 2-D convolutions are supported");
     return (te_value_t){0};
@@ -305,18 +305,29 @@ static tinyml_status_t lower_conv(onnx_ctx_t *c) {
 
 /* ---- ConvTranspose ---- */
 
-/* ONNX's pads for one axis; output_shape and auto_pad only where every
- * version of the spec agrees (an even total padding). */
+/* ONNX's pads for one axis.  With auto_pad SAME_*, the reference and
+ * onnxruntime agree on a non-negative total padding (SAME_UPPER puts the
+ * odd one at the end).  With output_shape alone they agree on an even
+ * total (split) and on a negative one (the output grows at the end, where
+ * only the bias lands); an odd positive total they place differently. */
 static int convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t op,
                       int64_t want, int mode, int64_t *pb, int64_t *pe) {
-  if (want >= 0 || mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER) {
+  int same = mode == PAD_SAME_UPPER || mode == PAD_SAME_LOWER;
+  if (want >= 0 || same) {
     int64_t out = want >= 0 ? want : in * s;
     int64_t total = s * (in - 1) + op + eff - out;
-    if (total < 0 || total % 2) {
-      onnx_fail(c, "output_shape or auto_pad needing odd or negative padding is not supported");
+    if (out < 1 || total <= -s) { /* onnxruntime refuses an output a larger input would give */
+      onnx_fail(c, "output_shape does not match the input size");
       return 0;
     }
-    *pb = *pe = total / 2;
+    if (same ? total < 0 : total > 0 && total % 2) {
+      onnx_fail(c, "output_shape or auto_pad needing this padding (%lld) is not supported",
+                (long long)total);
+      return 0;
+    }
+    *pb = same ? (mode == PAD_SAME_UPPER ? total / 2 : total - total / 2) : total < 0 ? 0 : total / 2;
+    *pe = total - *pb;
+    return 1;
   } else if (mode == PAD_VALID) {
     *pb = *pe = 0;
   }
@@ -325,6 +336,11 @@ static int convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t
     return 0;
   }
   return 1;
+}
+
+int onnx_convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t op, int64_t want,
+                    int mode, int64_t *pb, int64_t *pe) {
+  return convt_axis(c, in, eff, s, op, want, mode, pb, pe);
 }
 
 /* [ic, oc, kh, kw] weights as TOSA's [oc, kh', kw', ic], dilated with zeros
@@ -361,6 +377,7 @@ static tinyml_status_t lower_conv_transpose(onnx_ctx_t *c) {
   const onnx_value_t *xv = onnx_input(c, 0), *wv = onnx_input(c, 1);
   if (!xv || !wv) return onnx_fail(c, "X and W are required");
   uint32_t r = xv->rank, n = r - 2;
+  if (r == 5 && wv->rank == 5) return onnx_conv_transpose3d(c);
   if ((r != 3 && r != 4) || wv->rank != r) return onnx_fail(c, "only 1-D and 2-D are supported");
   if (wv->dtype != ONNX_FLOAT) return onnx_fail(c, "weights must be FLOAT");
   if (onnx_attr_int(c, "group", 1) != 1) return onnx_fail(c, "grouped ConvTranspose is not supported");
@@ -486,16 +503,63 @@ static int windows_hit_input(const win_t *w) {
   return 1;
 }
 
+/* Pools NHWC x over the window w; dt is the ONNX dtype (uint8 rides in
+ * i8).  Id 0 with an error recorded when the form is not supported. */
+te_value_t onnx_pool_nhwc(onnx_ctx_t *c, te_value_t x, win_t *w, int is_max, int cip,
+                          int32_t dt) {
+  if (cip && w->ceil_extra) {
+    onnx_fail(c, "ceil_mode with count_include_pad is not supported");
+    return (te_value_t){0};
+  }
+  te_value_t flip = te_scalar_int(&c->e, TE_I8, -128);
+  /* uint8 rides in i8: flipping the top bit makes signed order agree. */
+  if (dt == ONNX_UINT8) x = te_binary(&c->e, "tosa.bitwise_xor", x, flip);
+  te_value_t y;
+  if (w->d[0] != 1 || w->d[1] != 1) {
+    if (!is_max) {
+      onnx_fail(c, "dilated average pooling is not supported");
+      return (te_value_t){0};
+    }
+    if (!windows_hit_input(w)) {
+      onnx_fail(c, "windows entirely in the padding are not supported");
+      return (te_value_t){0};
+    }
+    te_value_t lowest = dt == ONNX_FLOAT ? f32(c, -INFINITY) : te_scalar_int(&c->e, TE_I8, -128);
+    y = dilated_max(c, x, w, lowest);
+    return dt == ONNX_UINT8 ? te_binary(&c->e, "tosa.bitwise_xor", y, flip) : y;
+  }
+  if (cip) x = pad_explicit(c, x, w);
+  int64_t pad[4];
+  x = tosa_window(c, w, x, pad);
+  if (!x.id) return x;
+  for (int i = 0; i < 4; ++i)
+    if (pad[i] >= w->k[i / 2]) {
+      onnx_fail(c, "pads as large as the kernel are not supported");
+      return (te_value_t){0};
+    }
+  char props[400];
+  window_props(w, pad, is_max ? WIN_MAX : WIN_AVG, props, sizeof props);
+  int64_t od[4] = {x.type.dims[0], w->out[0], w->out[1], x.type.dims[3]};
+  te_type_t t = te_type(x.type.elem, 4, od);
+  if (is_max) {
+    y = te_op(&c->e, "tosa.max_pool2d", &x, 1, props, &t);
+    if (dt == ONNX_UINT8) y = te_binary(&c->e, "tosa.bitwise_xor", y, flip);
+  } else {
+    te_value_t ops[3] = {x, f32(c, 0.0f), f32(c, 0.0f)};
+    y = te_op(&c->e, "tosa.avg_pool2d", ops, 3, props, &t);
+  }
+  return y;
+}
+
 static tinyml_status_t lower_pool(onnx_ctx_t *c, int is_max) {
   const onnx_value_t *xv = onnx_input(c, 0);
   if (!xv) return onnx_fail(c, "X is required");
   int32_t dt = xv->dtype;
   if (dt != ONNX_FLOAT && !(is_max && (dt == ONNX_INT8 || dt == ONNX_UINT8)))
     return onnx_fail(c, "input type %s is not supported", onnx_dtype_name(dt));
-  if (xv->rank != 3 && xv->rank != 4) return onnx_fail(c, "only 1-D and 2-D pooling is supported");
-  if (onnx_attr_int(c, "storage_order", 0) != 0) return onnx_fail(c, "storage_order 1 is not supported");
-  if (onnx_output_count(c) > 1 && c->node->output[1][0])
-    return onnx_fail(c, "the Indices output is not supported");
+  if (xv->rank == 5) return onnx_pool3d(c, is_max);
+  if (xv->rank != 3 && xv->rank != 4) return onnx_fail(c, "only 1-D, 2-D and 3-D pooling is supported");
+  int indices = is_max && onnx_output_count(c) > 1 && c->node->output[1][0];
   int64_t k[2];
   if (onnx_attr_ints(c, "kernel_shape", k, 2) != xv->rank - 2)
     return c->error ? c->error : onnx_fail(c, "kernel_shape does not match the input rank");
@@ -504,39 +568,9 @@ static tinyml_status_t lower_pool(onnx_ctx_t *c, int is_max) {
   te_value_t x = onnx_in(c, 0);
   if (!x.id || !read_window(c, xv->dims, xv->rank, k, (int)onnx_attr_int(c, "ceil_mode", 0), &w))
     return c->error;
-  if (cip && w.ceil_extra)
-    return onnx_fail(c, "ceil_mode with count_include_pad is not supported");
-  x = to_nhwc(c, x);
-  te_value_t flip = te_scalar_int(&c->e, TE_I8, -128);
-  /* uint8 rides in i8: flipping the top bit makes signed order agree. */
-  if (dt == ONNX_UINT8) x = te_binary(&c->e, "tosa.bitwise_xor", x, flip);
-  if (w.d[0] != 1 || w.d[1] != 1) {
-    if (!is_max) return onnx_fail(c, "dilated average pooling is not supported");
-    if (!windows_hit_input(&w)) return onnx_fail(c, "windows entirely in the padding are not supported");
-    te_value_t lowest = dt == ONNX_FLOAT ? f32(c, -INFINITY) : te_scalar_int(&c->e, TE_I8, -128);
-    te_value_t y = dilated_max(c, x, &w, lowest);
-    if (dt == ONNX_UINT8) y = te_binary(&c->e, "tosa.bitwise_xor", y, flip);
-    return onnx_set_out_typed(c, 0, from_nhwc(c, y, xv->rank), dt);
-  }
-  if (cip) x = pad_explicit(c, x, &w);
-  int64_t pad[4];
-  x = tosa_window(c, &w, x, pad);
-  if (!x.id) return c->error;
-  for (int i = 0; i < 4; ++i)
-    if (pad[i] >= w.k[i / 2]) return onnx_fail(c, "pads as large as the kernel are not supported");
-  char props[400];
-  window_props(&w, pad, is_max ? WIN_MAX : WIN_AVG, props, sizeof props);
-  int64_t od[4] = {x.type.dims[0], w.out[0], w.out[1], x.type.dims[3]};
-  te_type_t t = te_type(x.type.elem, 4, od);
-  te_value_t y;
-  if (is_max) {
-    y = te_op(&c->e, "tosa.max_pool2d", &x, 1, props, &t);
-    if (dt == ONNX_UINT8) y = te_binary(&c->e, "tosa.bitwise_xor", y, flip);
-  } else {
-    te_value_t ops[3] = {x, f32(c, 0.0f), f32(c, 0.0f)};
-    y = te_op(&c->e, "tosa.avg_pool2d", ops, 3, props, &t);
-  }
-  return onnx_set_out_typed(c, 0, from_nhwc(c, y, xv->rank), dt);
+  if (indices) return onnx_max_pool_indices(c, to_nhwc(c, x), &w, dt);
+  te_value_t y = onnx_pool_nhwc(c, to_nhwc(c, x), &w, is_max, cip, dt);
+  return y.id ? onnx_set_out_typed(c, 0, from_nhwc(c, y, xv->rank), dt) : c->error;
 }
 
 static tinyml_status_t lower_max_pool(onnx_ctx_t *c) { return lower_pool(c, 1); }
@@ -699,5 +733,6 @@ const onnx_lowering_t onnx_lowerings_nn[] = {
     {"GlobalLpPool", 1, 23, lower_global_lp},
     {"Gemm", 1, 23, lower_gemm},
     {"MatMul", 1, 23, lower_matmul},
+    {"MaxUnpool", 9, 23, onnx_lower_max_unpool},
     {NULL, 0, 0, NULL},
 };

@@ -1,0 +1,39 @@
+/* Windows shared by the convolution and pooling lowerings
+ * (onnx_ops_nn.c, onnx_ops_nn3d.c).  Internal to the ONNX importer. */
+#ifndef TINYML_IMPORTERS_ONNX_WINDOW_H
+#define TINYML_IMPORTERS_ONNX_WINDOW_H
+
+#include "onnx_nn_util.h"
+
+typedef struct win {
+  uint32_t rank;                    /* the ONNX rank: 3 (1-D) or 4 (2-D) */
+  int64_t in[2], k[2], s[2], d[2];  /* [0] is a unit height for 1-D */
+  int64_t pb[2], pe[2], out[2];
+  int ceil_extra;                   /* ceil_mode added an output row/col */
+} win_t;
+
+enum { PAD_NOTSET, PAD_VALID, PAD_SAME_UPPER, PAD_SAME_LOWER };
+
+/* The node's auto_pad as PAD_*; -1 with an error recorded if unknown. */
+int onnx_auto_pad_mode(onnx_ctx_t *c);
+/* Axis i of w: ONNX's output size and pads from in, k, s, d and (for
+ * NOTSET) the given pads; 0 with an error recorded when invalid. */
+int onnx_window_axis(onnx_ctx_t *c, win_t *w, int i, int mode, int ceil_mode);
+/* Pools NHWC x over w (onnx_ops_nn.c); dt is the ONNX dtype. */
+te_value_t onnx_pool_nhwc(onnx_ctx_t *c, te_value_t x, win_t *w, int is_max, int cip,
+                          int32_t dt);
+
+/* 3-D forms (onnx_ops_nn3d.c). */
+tinyml_status_t onnx_pool3d(onnx_ctx_t *c, int is_max);
+te_value_t onnx_conv3d_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value_t *wv,
+                           te_value_t x, const conv_w_t *w, te_value_t bias);
+/* ConvTranspose's pads for one axis (onnx_ops_nn.c), and its 3-D form. */
+int onnx_convt_axis(onnx_ctx_t *c, int64_t in, int64_t eff, int64_t s, int64_t op, int64_t want,
+                    int mode, int64_t *pb, int64_t *pe);
+tinyml_status_t onnx_conv_transpose3d(onnx_ctx_t *c);
+
+/* MaxPool's Indices output and MaxUnpool (onnx_ops_unpool.c). */
+tinyml_status_t onnx_max_pool_indices(onnx_ctx_t *c, te_value_t x, const win_t *w, int32_t dt);
+tinyml_status_t onnx_lower_max_unpool(onnx_ctx_t *c);
+
+#endif
