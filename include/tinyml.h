@@ -275,7 +275,9 @@ typedef struct tinyml_input_shape_s {
 
 /* The value of one model input, bound at compile time; see
  * tinyml_compile_options_t.input_values.  Give either `text` or
- * `dtype`, `data` and `byte_size`. */
+ * `dtype`, `data` and `byte_size`.  Inputs of type float16, bfloat16 and
+ * float64 cannot be bound (INVALID_ARGUMENT).  An array element without a
+ * size field: this layout is fixed for good, as tinyml_dim_binding_t's. */
 typedef struct tinyml_input_value_s {
   const char *input;    /* the graph input's name */
   tinyml_dtype_t dtype; /* the input's element type */

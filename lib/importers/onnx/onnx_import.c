@@ -89,7 +89,7 @@ tinyml_status_t onnx_fail(onnx_ctx_t *c, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   char hint[sizeof msg];
-  if (c->node && onnx_bind_hint(c, msg, hint, sizeof hint)) memcpy(msg, hint, sizeof msg);
+  if (c->node && onnx_bind_hint(c, msg, hint, sizeof hint)) snprintf(msg, sizeof msg, "%s", hint);
   if (c->node)
     c->error = tinyml__status_make(c->allocator, TINYML_STATUS_UNSUPPORTED,
                                    "onnx: node %u (%s '%s'): %s", c->node_index,
@@ -551,6 +551,7 @@ tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   const Onnx__NodeProto *node = c->node;
   uint32_t index = c->node_index;
   uint32_t wanted = c->wanted_const;
+  const Onnx__GraphProto *graph = c->graph;
   /* Each level is a C stack frame or three; a hostile file can nest deep. */
   if (c->graph_depth >= 32) return onnx_fail(c, "subgraphs nested more than 32 deep");
   for (size_t i = 0; i < g->n_initializer && !c->error; ++i) {
@@ -567,6 +568,7 @@ tinyml_status_t onnx_lower_graph(onnx_ctx_t *c, const Onnx__GraphProto *g) {
   c->node = node;
   c->node_index = index;
   c->wanted_const = wanted;
+  c->graph = graph;
   if (node) set_loc(c);
   return st;
 }
@@ -672,13 +674,13 @@ static tinyml_status_t import_graph(onnx_ctx_t *c, const Onnx__ModelProto *m, st
    * refuses any default-domain node it has (lower_nodes). */
   int training_only = c->opset == -1 && c->training_opset >= 1;
   if (training_only) c->opset = 0;
-  /* Each lowering states the opsets it implements; these bounds only
-   * reject nonsense. */
-  /* Training-domain tests import ai.onnx.preview.training alone: say so
-   * rather than report an opset of -1. */
+  /* A model importing only other domains (training_only is handled above):
+   * say which rather than report an opset of -1. */
   if (c->opset == -1 && m->n_opset_import)
     return onnx_fail(c, "the model imports no default-domain opset (it imports domain '%s')",
                      m->opset_import[0]->domain ? m->opset_import[0]->domain : "");
+  /* Each lowering states the opsets it implements; these bounds only
+   * reject nonsense. */
   if ((c->opset < 1 && !training_only) || c->opset > 23)
     return onnx_fail(c, "default-domain opset %lld is not supported (1 to 23 are)",
                      (long long)c->opset);

@@ -89,15 +89,11 @@ static int stack(onnx_ctx_t *c, held_t *xs, int64_t axis_attr, int reverse, onnx
     return onnx_fail(c, "a scan output is not a tensor, or its axis is out of range"), 0;
   onnx_value_t *vs = tinyml__calloc(c->allocator, xs->n, sizeof *vs, 8);
   if (!vs) return onnx_oom(c), 0;
-  for (uint32_t k = 0; k < xs->n; ++k) {
+  for (uint32_t k = 0; k < xs->n && !c->error; ++k) {
     vs[k] = xs->v[reverse ? xs->n - 1 - k : k];
-    int64_t dims[TE_MAX_RANK];
-    memcpy(dims, vs[k].dims, sizeof dims);
-    memmove(&dims[axis + 1], &dims[axis], sizeof(int64_t) * (vs[k].rank - (uint32_t)axis));
-    dims[axis] = 1;
-    onnx_view_reshape(c, &vs[k], vs[k].rank + 1, dims);
+    onnx_view_unsqueeze(c, &vs[k], axis);
   }
-  int ok = onnx_view_concat(c, vs, xs->n, axis, out);
+  int ok = !c->error && onnx_view_concat(c, vs, xs->n, axis, out);
   tinyml__free(c->allocator, vs);
   return ok;
 }

@@ -99,10 +99,11 @@ static tinyml_status_t lower_reverse_sequence(onnx_ctx_t *c) {
   int32_t ta = (int32_t)onnx_attr_int(c, "time_axis", 0);
   if (v->rank < 2 || (ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
     return onnx_fail(c, "batch_axis and time_axis must be 0 and 1 in either order");
-  int64_t b = v->dims[ba], t = v->dims[ta], inner = onnx_numel(v->rank, v->dims) / (b * t);
+  int64_t b = v->dims[ba], t = v->dims[ta];
+  if (b * t == 0) return onnx_fail(c, "empty tensors are not supported");
+  int64_t inner = onnx_numel(v->rank, v->dims) / (b * t);
   if (l->rank != 1 || l->dims[0] != b || (l->dtype != ONNX_INT64 && l->dtype != ONNX_INT32))
     return onnx_fail(c, "sequence_lens must be an integer vector of the batch size");
-  if (b * t == 0) return onnx_fail(c, "empty tensors are not supported");
   if (t > INT32_MAX) return onnx_fail(c, "the time axis is too long");
   te_value_t x = onnx_in(c, 0);
   if (!x.id) return c->error;

@@ -79,6 +79,12 @@ static int onehot_args(onnx_ctx_t *c, onehot_t *h) {
   if (h->axis < 0) return onnx_fail(c, "axis out of range"), 0;
   for (uint32_t d = 0, s = 0; d < h->rank; ++d)
     h->dims[d] = (int32_t)d == h->axis ? h->depth : ind->dims[s++];
+  /* The result and the depth-long comparison constant are both built
+   * whole: a hostile depth must not allocate before the limit says no. */
+  uint64_t bytes = (uint64_t)onnx_numel(h->rank, h->dims) * 8u;
+  if (h->depth > (int64_t)(c->limits.max_tensor_bytes / 8) || bytes > c->limits.max_tensor_bytes)
+    return onnx_fail(c, "depth %lld makes a result larger than max_tensor_bytes",
+                     (long long)h->depth), 0;
   /* Opset 9's text gives negative indices all off_value, but onnxruntime
    * and the ONNX reference count them from the end there too. */
   h->negative = 1;

@@ -118,14 +118,8 @@ static tinyml_status_t lower_concat(onnx_ctx_t *c) {
   if (axis < 0 || xs[0].rank + new_axis > TE_MAX_RANK) {
     onnx_fail(c, "axis is out of range");
   } else {
-    for (uint32_t k = 0; new_axis && k < n; ++k) {
-      int64_t dims[TE_MAX_RANK];
-      memcpy(dims, xs[k].dims, sizeof dims);
-      memmove(&dims[axis + 1], &dims[axis], sizeof(int64_t) * (xs[k].rank - (uint32_t)axis));
-      dims[axis] = 1;
-      onnx_view_reshape(c, &xs[k], xs[k].rank + 1, dims);
-    }
-    if (onnx_view_concat(c, xs, n, axis, &out)) onnx_bind_out(c, 0, &out);
+    for (uint32_t k = 0; new_axis && k < n && !c->error; ++k) onnx_view_unsqueeze(c, &xs[k], axis);
+    if (!c->error && onnx_view_concat(c, xs, n, axis, &out)) onnx_bind_out(c, 0, &out);
   }
   tinyml__free(c->allocator, out.data);
   tinyml__free(c->allocator, xs);

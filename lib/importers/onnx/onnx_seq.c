@@ -224,8 +224,22 @@ int onnx_view_concat(onnx_ctx_t *c, onnx_value_t *xs, uint32_t n, int32_t axis,
   return !c->error;
 }
 
+int onnx_view_unsqueeze(onnx_ctx_t *c, onnx_value_t *x, int32_t axis) {
+  if (x->dtype == ONNX_SEQUENCE || axis < 0 || (uint32_t)axis > x->rank || x->rank + 1 > TE_MAX_RANK)
+    return onnx_fail(c, "items to stack differ in rank, or the axis is out of range"), 0;
+  int64_t dims[TE_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * x->rank);
+  memmove(&dims[axis + 1], &dims[axis], sizeof(int64_t) * (x->rank - (uint32_t)axis));
+  dims[axis] = 1;
+  onnx_view_reshape(c, x, x->rank + 1, dims);
+  return !c->error;
+}
+
 int onnx_view_slice(onnx_ctx_t *c, onnx_value_t *x, int32_t axis, int64_t start, int64_t len,
                     onnx_value_t *out) {
+  if (axis < 0 || (uint32_t)axis >= x->rank || start < 0 || len < 0 || start > x->dims[axis] ||
+      len > x->dims[axis] - start)
+    return onnx_fail(c, "a slice [%lld, +%lld) is outside its axis", (long long)start, (long long)len), 0;
   *out = *x;
   out->data = NULL;
   out->v = (te_value_t){0};

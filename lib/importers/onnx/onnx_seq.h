@@ -59,6 +59,10 @@ tinyml_status_t onnx_bind_out(onnx_ctx_t *c, uint32_t i, const onnx_value_t *x);
 te_value_t onnx_view_runtime(onnx_ctx_t *c, onnx_value_t *x);
 /* Reshapes x in place (same elements). */
 void onnx_view_reshape(onnx_ctx_t *c, onnx_value_t *x, uint32_t rank, const int64_t *dims);
+/* Inserts a unit axis at `axis` of `x`; 0 (error recorded) when `x` is not a
+ * tensor of a rank that axis fits: items of a sequence or of a scan output
+ * may differ in rank from the first one, which chose the axis. */
+int onnx_view_unsqueeze(onnx_ctx_t *c, onnx_value_t *x, int32_t axis);
 /* out = xs concatenated along `axis` (one dtype and rank; other dims
  * equal, checked): a constant with owned data when all are constants,
  * else a run-time value.  0 with an error recorded. */

@@ -38,7 +38,7 @@ def main():
         if not ok:
             print(info)
     print("%d of %d models use the int8 kernels as expected" % (len(models) - failed, len(models)))
-    return 1 if failed else 0
+    return 1 if failed or len(models) != 4 else 0
 
 
 if __name__ == "__main__":
