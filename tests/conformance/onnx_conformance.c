@@ -517,17 +517,20 @@ static void print_blockers(const test_t *tests, int n) {
 
 int main(int argc, char **argv) {
   options_t o = {.jobs = 2};
+  /* A floor on passes: a change that turns passes into refusals fails too. */
+  int min_pass = 0;
   snprintf(o.suites, sizeof o.suites, "node,pytorch-converted,pytorch-operator,simple");
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--suites") == 0 && i + 1 < argc) snprintf(o.suites, sizeof o.suites, "%s", argv[++i]);
     else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) o.filter = argv[++i];
     else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) o.jobs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--blockers") == 0) o.blockers = 1;
+    else if (strcmp(argv[i], "--min-pass") == 0 && i + 1 < argc) min_pass = atoi(argv[++i]);
     else if (!o.data_dir) o.data_dir = argv[i];
     else return fprintf(stderr, "unexpected argument '%s'\n", argv[i]), 2;
   }
   if (!o.data_dir || o.jobs < 1) {
-    fprintf(stderr, "usage: %s DATA_DIR [--suites a,b] [--filter TEXT] [--jobs N] [--blockers]\n", argv[0]);
+    fprintf(stderr, "usage: %s DATA_DIR [--suites a,b] [--filter TEXT] [--jobs N] [--blockers] [--min-pass N]\n", argv[0]);
     return 2;
   }
   struct stat sb;
@@ -545,5 +548,7 @@ int main(int argc, char **argv) {
   if (o.blockers) print_blockers(tests, n);
   printf("%d passed (%d with shape inputs bound at compile time), %d failed, %d unsupported\n",
          counts[0], bound, counts[1], counts[2]);
-  return counts[1] == 0 && n > 0 ? 0 : 1;
+  if (counts[0] < min_pass)
+    printf("FAIL: %d passes, fewer than the %d required (--min-pass)\n", counts[0], min_pass);
+  return counts[1] == 0 && n > 0 && counts[0] >= min_pass ? 0 : 1;
 }
