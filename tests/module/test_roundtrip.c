@@ -225,7 +225,7 @@ static void copy_to_constants(sample_t *s) {
 static void byte_size(sample_t *s) { s->inputs[0].byte_size = 47; }
 static void negative_dim(sample_t *s) { s->outputs[1].dims[1] = -3; }
 static void dtype_zero(sample_t *s) { s->outputs[0].dtype = 0; }
-static void dtype_big(sample_t *s) { s->outputs[0].dtype = 9; }
+static void dtype_big(sample_t *s) { s->outputs[0].dtype = TINYML_DTYPE_BFLOAT16 + 1; }
 static void size_overflow(sample_t *s) {
   s->outputs[0].dims[0] = INT64_C(1) << 62;
   s->outputs[0].dims[1] = 8;
@@ -275,7 +275,7 @@ static const bad_case_t bad_cases[] = {
      "input 0: byte size 47 does not match its dims and dtype (48)"},
     {"negative dim", negative_dim, "output 1: dimension 1 is negative (-3)"},
     {"dtype 0", dtype_zero, "output 0: dtype 0 is invalid"},
-    {"dtype 9", dtype_big, "output 0: dtype 9 is invalid"},
+    {"dtype 11", dtype_big, "output 0: dtype 11 is invalid"},
     {"size overflow", size_overflow, "output 0: the byte size of its dims overflows"},
     {"quant axis", quant_axis, "input 0: quantisation axis 4 is out of range for rank 4"},
     {"quant axis -1", quant_axis_negative, "quantisation axis -1 is out of range"},
