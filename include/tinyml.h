@@ -126,6 +126,10 @@ typedef enum tinyml_dtype_e {
    * instead of after every operation. */
   TINYML_DTYPE_FLOAT64 = 9,
   TINYML_DTYPE_BFLOAT16 = 10,
+  /* Unsigned integers, exact: importers keep their unsigned semantics. */
+  TINYML_DTYPE_UINT16 = 11,
+  TINYML_DTYPE_UINT32 = 12,
+  TINYML_DTYPE_UINT64 = 13,
 } tinyml_dtype_t;
 
 /* Static name of a dtype, e.g. "float32". Thread-safe. */

@@ -12,6 +12,9 @@ const char *tinyml_dtype_name(tinyml_dtype_t dtype) {
     case TINYML_DTYPE_BOOL: return "bool";
     case TINYML_DTYPE_FLOAT64: return "float64";
     case TINYML_DTYPE_BFLOAT16: return "bfloat16";
+    case TINYML_DTYPE_UINT16: return "uint16";
+    case TINYML_DTYPE_UINT32: return "uint32";
+    case TINYML_DTYPE_UINT64: return "uint64";
     default: return "invalid";
   }
 }
@@ -24,6 +27,9 @@ size_t tinyml_dtype_size(tinyml_dtype_t dtype) {
     case TINYML_DTYPE_INT64: return 8;
     case TINYML_DTYPE_FLOAT64: return 8;
     case TINYML_DTYPE_BFLOAT16: return 2;
+    case TINYML_DTYPE_UINT16: return 2;
+    case TINYML_DTYPE_UINT32: return 4;
+    case TINYML_DTYPE_UINT64: return 8;
     default: return 0;
   }
 }

@@ -295,7 +295,7 @@ static void blob(const table_t *t, unsigned id, uint32_t checksum,
 /* Element size, 0 for an invalid dtype.  Range-checked before the
  * conversion, as a hostile value need not fit the enum. */
 static uint64_t dtype_size(uint32_t dtype) {
-  if (dtype > TINYML_DTYPE_BFLOAT16) return 0;
+  if (dtype > TINYML_DTYPE_UINT64) return 0;
   return tinyml_dtype_size((tinyml_dtype_t)dtype);
 }
 

@@ -107,12 +107,14 @@ static void test_dtypes(void **state) {
       {TINYML_DTYPE_INT16, "int16", 2},     {TINYML_DTYPE_INT32, "int32", 4},
       {TINYML_DTYPE_INT64, "int64", 8},     {TINYML_DTYPE_BOOL, "bool", 1},
       {TINYML_DTYPE_FLOAT64, "float64", 8}, {TINYML_DTYPE_BFLOAT16, "bfloat16", 2},
+      {TINYML_DTYPE_UINT16, "uint16", 2},   {TINYML_DTYPE_UINT32, "uint32", 4},
+      {TINYML_DTYPE_UINT64, "uint64", 8},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
     assert_string_equal(tinyml_dtype_name(table[i].dtype), table[i].name);
     assert_int_equal(tinyml_dtype_size(table[i].dtype), table[i].size);
   }
-  tinyml_dtype_t bad[] = {TINYML_DTYPE_INVALID, (tinyml_dtype_t)11, (tinyml_dtype_t)-1};
+  tinyml_dtype_t bad[] = {TINYML_DTYPE_INVALID, (tinyml_dtype_t)14, (tinyml_dtype_t)-1};
   for (size_t i = 0; i < 3; ++i) {
     assert_int_equal(tinyml_dtype_size(bad[i]), 0);
     assert_non_null(tinyml_dtype_name(bad[i]));

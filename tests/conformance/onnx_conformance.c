@@ -70,6 +70,8 @@ static size_t dtype_size(int32_t t) {
     case 10: case 16: return 2; /* float16, bfloat16 */
     case 4: return 2;           /* uint16: older suites' bfloat16 data */
     case 11: return 8;          /* double */
+    case 12: return 4;          /* uint32 */
+    case 13: return 8;          /* uint64 */
     default: return 0;
   }
 }
@@ -101,6 +103,12 @@ static int load_tensor(const char *path, tensor_t *t, char *why, size_t cap) {
       } else if (t->dtype == 7) {
         ok = i < p->n_int64_data;
         if (ok) memcpy(t->data + 8 * i, &p->int64_data[i], 8);
+      } else if (t->dtype == 12 || t->dtype == 13) {
+        ok = i < p->n_uint64_data; /* ONNX keeps both in uint64_data */
+        uint64_t x = ok ? p->uint64_data[i] : 0;
+        uint32_t x32 = (uint32_t)x;
+        if (ok) memcpy(t->data + t->elem_size * i, t->dtype == 12 ? (void *)&x32 : (void *)&x,
+                       t->elem_size);
       } else if (t->dtype == 11) {
         ok = i < p->n_double_data;
         if (ok) memcpy(t->data + 8 * i, &p->double_data[i], 8);
@@ -171,7 +179,10 @@ static int dtype_matches(int32_t onnx, tinyml_dtype_t d) {
     case 10: return d == TINYML_DTYPE_FLOAT16;
     case 11: return d == TINYML_DTYPE_FLOAT64;
     case 16: return d == TINYML_DTYPE_BFLOAT16;
-    case 4: return d == TINYML_DTYPE_BFLOAT16; /* bits, compared exactly */
+    case 4: /* uint16, or older suites' bfloat16 data: bits, compared exactly */
+      return d == TINYML_DTYPE_BFLOAT16 || d == TINYML_DTYPE_UINT16;
+    case 12: return d == TINYML_DTYPE_UINT32;
+    case 13: return d == TINYML_DTYPE_UINT64;
     default: return 0;
   }
 }

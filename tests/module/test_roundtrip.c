@@ -225,7 +225,7 @@ static void copy_to_constants(sample_t *s) {
 static void byte_size(sample_t *s) { s->inputs[0].byte_size = 47; }
 static void negative_dim(sample_t *s) { s->outputs[1].dims[1] = -3; }
 static void dtype_zero(sample_t *s) { s->outputs[0].dtype = 0; }
-static void dtype_big(sample_t *s) { s->outputs[0].dtype = TINYML_DTYPE_BFLOAT16 + 1; }
+static void dtype_big(sample_t *s) { s->outputs[0].dtype = TINYML_DTYPE_UINT64 + 1; }
 static void size_overflow(sample_t *s) {
   s->outputs[0].dims[0] = INT64_C(1) << 62;
   s->outputs[0].dims[1] = 8;

@@ -69,6 +69,15 @@ static tinyml_status_t read_quant(const tinyml_allocator_t *a, MlirAttribute att
   return TINYML_OK;
 }
 
+static tinyml_dtype_t unsigned_of(tinyml_dtype_t d) {
+  switch (d) {
+    case TINYML_DTYPE_INT16: return TINYML_DTYPE_UINT16;
+    case TINYML_DTYPE_INT32: return TINYML_DTYPE_UINT32;
+    case TINYML_DTYPE_INT64: return TINYML_DTYPE_UINT64;
+    default: return d;
+  }
+}
+
 static tinyml_status_t read_tensor(const tinyml_allocator_t *a, MlirType type,
                                    MlirAttribute attrs, intptr_t i,
                                    const char *prefix, tmod_tensor_t *t) {
@@ -82,6 +91,9 @@ static tinyml_status_t read_tensor(const tinyml_allocator_t *a, MlirType type,
   /* TOSA 1.0 is signless: importers mark uint8 tensors carried as i8. */
   if (t->dtype == TINYML_DTYPE_INT8 && !mlirAttributeIsNull(dict_get(attrs, i, "tinyml.unsigned")))
     t->dtype = TINYML_DTYPE_UINT8;
+  /* Wider unsigned integers travel as signless i16/i32/i64 the same way. */
+  if (!mlirAttributeIsNull(dict_get(attrs, i, "tinyml.unsigned")))
+    t->dtype = unsigned_of(t->dtype);
   if (t->dtype == TINYML_DTYPE_INVALID)
     return tinyml__status_make(a, TINYML_STATUS_UNSUPPORTED,
                                "compiler: %s '%s' has an unsupported element type",
