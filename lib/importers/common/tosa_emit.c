@@ -398,6 +398,15 @@ te_value_t te_divf(te_t *e, te_value_t a, te_value_t b) {
   return te_op(e, "arith.divf", ops, 2, NULL, &t);
 }
 
+te_value_t te_arith_binary(te_t *e, const char *name, te_value_t a, te_value_t b) {
+  uint32_t r = a.type.rank > b.type.rank ? a.type.rank : b.type.rank;
+  te_value_t x = lift_rank(e, a, r), y = lift_rank(e, b, r);
+  te_type_t t = broadcast_type(x, y, a.type.elem);
+  t = broadcast_type((te_value_t){0, t}, x, a.type.elem);
+  te_value_t ops[2] = {tile_to(e, x, &t), tile_to(e, y, &t)};
+  return te_op(e, name, ops, 2, NULL, &t);
+}
+
 te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b) {
   uint32_t r = cond.type.rank;
   if (a.type.rank > r) r = a.type.rank;

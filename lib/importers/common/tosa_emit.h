@@ -90,6 +90,9 @@ te_value_t te_mul(te_t *e, te_value_t a, te_value_t b, int shift);
  * emits arith.divf on tensors after tiling both operands to the broadcast
  * shape, which the compiler turns into Linalg). */
 te_value_t te_divf(te_t *e, te_value_t a, te_value_t b);
+/* a OP b for a binary arith op (e.g. "arith.remui") of a's element type:
+ * arith has no broadcasting, so both are tiled to the broadcast shape. */
+te_value_t te_arith_binary(te_t *e, const char *name, te_value_t a, te_value_t b);
 te_value_t te_select(te_t *e, te_value_t cond, te_value_t a, te_value_t b);
 te_value_t te_unary(te_t *e, const char *name, te_value_t x);
 te_value_t te_reduce(te_t *e, const char *name, te_value_t x, int32_t axis);

@@ -10,6 +10,7 @@
 #include "../../common/alloc.h"
 #include "../../common/status.h"
 #include "onnx_float_types.h"
+#include "onnx_uint.h"
 #include "onnx_inputs.h"
 #include "onnx_input_values.h"
 #include "onnx_lower.h"
@@ -467,7 +468,7 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
     te_elem_t elem = TE_F32;
     TINYML_RETURN_IF_ERROR(onnx_input_dims(c, g, vi, &rank, dims));
     int32_t dtype = vi->type->tensor_type->elem_type; /* a tensor: onnx_input_dims checked */
-    if (!onnx_te_elem(dtype, &elem) && !onnx_is_wide_float(dtype))
+    if (!onnx_te_elem(dtype, &elem) && !onnx_is_wide_float(dtype) && !onnx_uint_elem(dtype, &elem))
       return onnx_fail(c, "input '%s' has unsupported type %s", vi->name, onnx_dtype_name(dtype));
     onnx_value_t *v = add_value(c, vi->name);
     if (!v) return onnx_oom(c);
@@ -537,6 +538,7 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
                          : onnx_fail(c, "operator not supported");
     set_loc(c);
     c->wanted_const = 0;
+    TINYML_RETURN_IF_ERROR(onnx_uint_check_node(c));
     TINYML_RETURN_IF_ERROR(l->fn(c));
     for (size_t j = 0; j < c->node->n_output && !c->error; ++j)
       if (c->node->output[j][0] && !find_value(c, c->node->output[j]))
@@ -605,7 +607,7 @@ te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v) {
 static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
   strbuf_append(sb, " {tinyml.name = ");
   strbuf_mlir_string(sb, name);
-  strbuf_append(sb, dtype == ONNX_UINT8 ? ", tinyml.unsigned}" : "}");
+  strbuf_append(sb, dtype == ONNX_UINT8 || onnx_is_wide_uint(dtype) ? ", tinyml.unsigned}" : "}");
 }
 
 /* Writes the whole function: signature (now that result types are known),

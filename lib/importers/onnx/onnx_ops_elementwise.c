@@ -8,6 +8,7 @@
  * common arithmetic is folded (shape subgraphs). */
 #include "onnx_elt_util.h"
 #include "onnx_float_types.h"
+#include "onnx_uint.h"
 
 /* ---- binary arithmetic --------------------------------------------------- */
 
@@ -67,6 +68,7 @@ static te_value_t fmod_f32(onnx_ctx_t *c, te_value_t x, te_value_t y) {
 /* ONNX Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the
  * dividend's (C fmod).  Float fmod cannot be had exactly from TOSA. */
 static tinyml_status_t lower_mod(onnx_ctx_t *c) {
+  if (onnx_is_wide_uint(dt(c, 0))) return onnx_uint_mod(c);
   int64_t fmod_ = onnx_attr_int(c, "fmod", 0);
   if (!check(c, 2, T_SI | T_I64 | T_U8 | T_F, 1)) return c->error;
   if (fmod_ != 0 && fmod_ != 1) return onnx_fail(c, "fmod=%lld is invalid", (long long)fmod_);
@@ -148,6 +150,7 @@ static tinyml_status_t lower_int_pow(onnx_ctx_t *c) {
 }
 
 static tinyml_status_t lower_pow(onnx_ctx_t *c) {
+  if (onnx_is_wide_uint(dt(c, 1))) return onnx_uint_pow_exponent(c);
   if (!check(c, 2, T_F | T_INT, 0)) return c->error;
   if (dt(c, 0) != ONNX_FLOAT) return lower_int_pow(c);
   te_value_t a = onnx_in(c, 0), b = in_b(c, a);
@@ -181,9 +184,11 @@ static tinyml_status_t variadic(onnx_ctx_t *c, enum fop op, const char *tosa, un
 }
 
 static tinyml_status_t lower_max(onnx_ctx_t *c) {
+  if (onnx_is_wide_uint(dt(c, 0))) return onnx_uint_minmax(c, "arith.maxui");
   return variadic(c, F_MAX, "tosa.maximum", T_F | T_INT | T_U8, 0);
 }
 static tinyml_status_t lower_min(onnx_ctx_t *c) {
+  if (onnx_is_wide_uint(dt(c, 0))) return onnx_uint_minmax(c, "arith.minui");
   return variadic(c, F_MIN, "tosa.minimum", T_F | T_INT | T_U8, 0);
 }
 static tinyml_status_t lower_sum(onnx_ctx_t *c) { return variadic(c, F_ADD, "tosa.add", T_F, 0); }
@@ -252,6 +257,7 @@ static tinyml_status_t lower_where(onnx_ctx_t *c) {
 static tinyml_status_t lower_bitshift(onnx_ctx_t *c) {
   char dir[16];
   const char *d = onnx_attr_string(c, "direction", "", dir, sizeof dir);
+  if (onnx_is_wide_uint(dt(c, 0))) return onnx_uint_bitshift(c, d);
   if (!check(c, 2, T_U8, 1)) return c->error;
   int left = strcmp(d, "LEFT") == 0;
   if (!left && strcmp(d, "RIGHT") != 0) return onnx_fail(c, "direction '%s' is invalid", d);
