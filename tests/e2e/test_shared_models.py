@@ -43,6 +43,7 @@ import time
 FORMATS = {"int8": "b", "uint8": "B", "int16": "h", "int32": "i", "int64": "q",
            "float32": "f"}
 FORMATS.update({"float16": "e", "float64": "d"})
+FORMATS.update({"uint16": "H", "uint32": "I", "uint64": "Q", "bool": "?"})
 FLOATS = ("float32", "float16", "float64")
 
 

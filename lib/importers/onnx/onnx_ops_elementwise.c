@@ -13,6 +13,11 @@
 /* ---- binary arithmetic --------------------------------------------------- */
 
 static tinyml_status_t arith(onnx_ctx_t *c, enum fop op, const char *tosa, unsigned ok) {
+  if (onnx_is_wide_uint(dt(c, 0))) {
+    static const char *const ops[] = {[F_ADD] = "arith.addi", [F_SUB] = "arith.subi",
+                                      [F_MUL] = "arith.muli"};
+    return onnx_uint_arith(c, ops[op]);
+  }
   if (!check(c, 2, ok, 1)) return c->error;
   if (try_fold(c, op, 2, dt(c, 0))) return c->error;
   te_value_t a = onnx_in(c, 0), b = in_b(c, a);
@@ -32,6 +37,7 @@ static tinyml_status_t lower_mul(onnx_ctx_t *c) {
 }
 
 static tinyml_status_t lower_div(onnx_ctx_t *c) {
+  if (onnx_is_wide_uint(dt(c, 0))) return onnx_uint_arith(c, "arith.divui");
   if (!check(c, 2, T_F | T_INT | T_U8, 1)) return c->error;
   if (try_fold(c, F_DIV, 2, dt(c, 0))) return c->error;
   te_value_t a = onnx_in(c, 0), b = in_b(c, a);
@@ -198,6 +204,11 @@ static tinyml_status_t lower_mean(onnx_ctx_t *c) { return variadic(c, F_ADD, "to
 
 /* a OP b via greater / greater_equal / equal, swapping for < and <=. */
 static tinyml_status_t compare(onnx_ctx_t *c, enum fop op) {
+  if (onnx_is_wide_uint(dt(c, 0))) {
+    const char *tosa = op == F_EQ ? "tosa.equal" : op == F_GT || op == F_LT ? "tosa.greater"
+                                                                             : "tosa.greater_equal";
+    return onnx_uint_compare(c, tosa, op == F_LT || op == F_LE);
+  }
   unsigned ok = T_F | T_INT | T_U8 | (op == F_EQ ? T_B : 0);
   if (!check(c, 2, ok, 1)) return c->error;
   if (try_fold(c, op, 2, ONNX_BOOL)) return c->error;
@@ -321,12 +332,14 @@ static tinyml_status_t lower_cast(onnx_ctx_t *c) {
   /* "saturate" only affects float8 targets, which are refused. */
   if (onnx_attr(c, "round_mode")) return onnx_fail(c, "round_mode is not supported");
   int32_t to = (int32_t)onnx_attr_int(c, "to", 0);
+  if (onnx_is_wide_uint(dt(c, 0)) || onnx_is_wide_uint(to)) return onnx_uint_cast(c, to);
   if (onnx_is_wide_float(to)) return cast_to_wide(c, to);
   return cast_to(c, to);
 }
 
 static tinyml_status_t lower_cast_like(onnx_ctx_t *c) {
   if (!onnx_input(c, 1)) return onnx_fail(c, "input 1 is missing");
+  if (onnx_is_wide_uint(dt(c, 0)) || onnx_is_wide_uint(dt(c, 1))) return onnx_uint_cast(c, dt(c, 1));
   return cast_to(c, dt(c, 1));
 }
 

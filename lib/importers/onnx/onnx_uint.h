@@ -21,5 +21,11 @@ tinyml_status_t onnx_uint_minmax(onnx_ctx_t *c, const char *arith_op);
 tinyml_status_t onnx_uint_mod(onnx_ctx_t *c);
 tinyml_status_t onnx_uint_bitshift(onnx_ctx_t *c, const char *direction);
 tinyml_status_t onnx_uint_pow_exponent(onnx_ctx_t *c);
+/* Add/Sub/Mul/Div ("arith.addi", "arith.subi", "arith.muli", "arith.divui"),
+ * comparisons (a TOSA compare, operands swapped for < and <=), and Cast or
+ * CastLike to `to` where the source or `to` is wide unsigned. */
+tinyml_status_t onnx_uint_arith(onnx_ctx_t *c, const char *arith_op);
+tinyml_status_t onnx_uint_compare(onnx_ctx_t *c, const char *tosa_op, int swap);
+tinyml_status_t onnx_uint_cast(onnx_ctx_t *c, int32_t to);
 
 #endif
