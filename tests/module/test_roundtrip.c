@@ -275,7 +275,7 @@ static const bad_case_t bad_cases[] = {
      "input 0: byte size 47 does not match its dims and dtype (48)"},
     {"negative dim", negative_dim, "output 1: dimension 1 is negative (-3)"},
     {"dtype 0", dtype_zero, "output 0: dtype 0 is invalid"},
-    {"dtype 11", dtype_big, "output 0: dtype 11 is invalid"},
+    {"dtype 14", dtype_big, "output 0: dtype 14 is invalid"},
     {"size overflow", size_overflow, "output 0: the byte size of its dims overflows"},
     {"quant axis", quant_axis, "input 0: quantisation axis 4 is out of range for rank 4"},
     {"quant axis -1", quant_axis_negative, "quantisation axis -1 is out of range"},
