@@ -59,6 +59,14 @@ static tinyml_status_t out_floats(onnx_ctx_t *c, uint32_t rank, const int64_t *d
   return st;
 }
 
+/* The result's size against max_tensor_bytes, before it is computed. */
+static int check_out(onnx_ctx_t *c, uint32_t rank, const int64_t *dims) {
+  int64_t n = onnx_numel(rank, dims);
+  if (n < 0 || (uint64_t)n > c->limits.max_tensor_bytes / 4)
+    return onnx_fail(c, "the result would be larger than max_tensor_bytes"), 0;
+  return 1;
+}
+
 /* ---- windows ---- */
 
 enum { HANN, HAMMING, BLACKMAN };
@@ -83,6 +91,7 @@ static tinyml_status_t lower_window(onnx_ctx_t *c, int kind) {
     return onnx_fail(c, "a window of size %lld is not supported", (long long)size);
   /* The symmetric form divides by size - 1. */
   if (!periodic && size == 1) return onnx_fail(c, "a symmetric window of size 1 divides by zero");
+  if (!check_out(c, 1, &size)) return c->error;
   double den = (double)(periodic ? size : size - 1);
   double *w = tinyml__alloc(c->allocator, (size_t)size * sizeof(double), 16);
   if (!w) return onnx_oom(c);
@@ -137,12 +146,10 @@ static int check_table(onnx_ctx_t *c, const dft_t *d) {
   return onnx_check_constant(c, name, (uint64_t)n * 4);
 }
 
-/* The result's size against max_tensor_bytes, before it is computed. */
-static int check_out(onnx_ctx_t *c, uint32_t rank, const int64_t *dims) {
-  int64_t n = onnx_numel(rank, dims);
-  if (n < 0 || (uint64_t)n > c->limits.max_tensor_bytes / 4)
-    return onnx_fail(c, "the result would be larger than max_tensor_bytes"), 0;
-  return 1;
+/* Whether r rows are few enough to transform at compile time; more run
+ * (the constant materialised) rather than stall the import. */
+static int fold_ok(int64_t r, const dft_t *d) {
+  return onnx_mul_sat(r, onnx_mul_sat(d->len * d->chans, d->bins * 2)) <= (1LL << 26);
 }
 
 /* rows [r, len * chans] times the table, to [r, bins * 2], summed in double
@@ -276,7 +283,7 @@ static tinyml_status_t lower_dft(onnx_ctx_t *c) {
   double *t = dft_table(c, &d);
   if (!t) return c->error;
   tinyml_status_t st;
-  if (v->data) {
+  if (v->data && fold_ok(s.outer * s.inner, &d)) {
     st = dft_fold(c, &d, &s, v->data, t);
   } else {
     te_value_t y = dft_emit(c, &d, &s, t);
@@ -388,7 +395,7 @@ static tinyml_status_t lower_stft(onnx_ctx_t *c) {
   if (!t) return c->error;
   const onnx_value_t *w = onnx_input(c, 2);
   tinyml_status_t st;
-  if (v->data && (!w || w->data)) {
+  if (v->data && (!w || w->data) && fold_ok(f.batch * f.frames, &f.d)) {
     st = stft_fold(c, &f, v->data, w ? w->data : NULL, t, dims);
   } else {
     te_value_t y = stft_emit(c, &f, t, dims);
@@ -441,6 +448,7 @@ static tinyml_status_t lower_mel_weight_matrix(onnx_ctx_t *c) {
       onnx_mul_sat(dims[0], dims[1]) > MAX_TABLE)
     return onnx_fail(c, "num_mel_bins %lld, dft_length %lld and sample_rate %lld are not supported",
                      (long long)m.bins, (long long)m.dft_length, (long long)m.rate);
+  if (!check_out(c, 2, dims)) return c->error;
   int64_t *edge = tinyml__alloc(c->allocator, (size_t)(m.bins + 2) * 8, 16);
   double *out = tinyml__calloc(c->allocator, (size_t)(dims[0] * dims[1]), 8, 16);
   tinyml_status_t st = edge && out ? TINYML_OK : onnx_oom(c);
