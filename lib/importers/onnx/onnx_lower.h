@@ -112,6 +112,8 @@ extern const onnx_lowering_t onnx_lowerings_qms[];
 /* Whether com.microsoft's `op` is one of the quantised ops lowered (in
  * onnx_lowerings_qms, which check the domain themselves). */
 int onnx_qms_op(const char *op);
+/* DFT, STFT, the windows and MelWeightMatrix (onnx_ops_signal.c). */
+extern const onnx_lowering_t onnx_lowerings_signal[];
 
 /* Records the first error as "onnx: node N (OpType 'name'): <message>",
  * with code UNSUPPORTED, and returns it. */
