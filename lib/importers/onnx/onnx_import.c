@@ -31,6 +31,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_scatter,
     onnx_lowerings_qms,
     onnx_lowerings_signal,
+    onnx_lowerings_sample,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
