@@ -11,15 +11,6 @@
 
 #include "onnx_quant_util.h"
 
-static const char *const kOps[] = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool",
-                                   "QLinearSigmoid", "QLinearLeakyRelu", "QGemm"};
-
-int onnx_qms_op(const char *op) {
-  for (size_t i = 0; i < sizeof kOps / sizeof kOps[0]; ++i)
-    if (op && strcmp(op, kOps[i]) == 0) return 1;
-  return 0;
-}
-
 static int ms_domain(onnx_ctx_t *c) {
   const char *d = c->node->domain;
   if (d && strcmp(d, "com.microsoft") == 0) return 1;
@@ -69,11 +60,18 @@ static te_value_t q_in_f32(onnx_ctx_t *c, uint32_t i, int32_t *dtype) {
   return te_cast(&c->e, w, TE_F32);
 }
 
+static int32_t q_lo(const qp_t *p) { return p->dtype == ONNX_UINT8 ? 0 : -128; }
+static int32_t q_hi(const qp_t *p) { return p->dtype == ONNX_UINT8 ? 255 : 127; }
+
+/* Saturates i32 values to p's type and binds them to output 0. */
+static tinyml_status_t q_bind(onnx_ctx_t *c, te_value_t r, const qp_t *p) {
+  te_value_t y = te_cast(&c->e, te_clamp_int(&c->e, r, q_lo(p), q_hi(p)), TE_I8);
+  return onnx_set_out_typed(c, 0, y, p->dtype);
+}
+
 /* Rounds a float result half to even, saturates to p's type, binds output 0. */
 static tinyml_status_t q_out(onnx_ctx_t *c, te_value_t v, const qp_t *p) {
-  te_value_t r = te_cast(&c->e, v, TE_I32);
-  int lo = p->dtype == ONNX_UINT8 ? 0 : -128, hi = p->dtype == ONNX_UINT8 ? 255 : 127;
-  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), p->dtype);
+  return q_bind(c, te_cast(&c->e, v, TE_I32), p);
 }
 
 static te_value_t fk(onnx_ctx_t *c, float v) { return te_scalar_f32(&c->e, v); }
@@ -92,9 +90,9 @@ static tinyml_status_t lower_qlinear_add(onnx_ctx_t *c) {
   te_value_t va = te_mul(&c->e, te_binary(&c->e, "tosa.sub", a, fk(c, (float)pa.zp)), fk(c, pa.scale), 0);
   te_value_t vb = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, fk(c, (float)pb.zp)), fk(c, pb.scale), 0);
   te_value_t v = te_divf(&c->e, te_binary(&c->e, "tosa.add", va, vb), fk(c, pc.scale));
-  te_value_t r = te_binary(&c->e, "tosa.add", te_cast(&c->e, v, TE_I32), te_scalar_int(&c->e, TE_I32, pc.zp));
-  int lo = pc.dtype == ONNX_UINT8 ? 0 : -128, hi = pc.dtype == ONNX_UINT8 ? 255 : 127;
-  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), pc.dtype);
+  /* The zero point joins after the rounding, as in MLAS. */
+  te_value_t r = te_cast(&c->e, v, TE_I32);
+  return q_bind(c, te_binary(&c->e, "tosa.add", r, te_scalar_int(&c->e, TE_I32, pc.zp)), &pc);
 }
 
 /* MLAS: c = (a - za) * (b - zb) * (sa * sb / sc) + zc; the integer product
@@ -149,7 +147,7 @@ static tinyml_status_t lower_table(onnx_ctx_t *c, int sigmoid) {
     return onnx_fail(c, "input 0: type %s is not supported", onnx_dtype_name(xv->dtype));
   if (!read_qp(c, 1, xv->dtype, &px) || !read_qp(c, 3, xv->dtype, &py)) return c->error;
   float alpha = onnx_attr_float(c, "alpha", 0.01f);
-  int lo = py.dtype == ONNX_UINT8 ? 0 : -128, hi = py.dtype == ONNX_UINT8 ? 255 : 127;
+  int lo = q_lo(&py), hi = q_hi(&py);
   int8_t table[256];
   for (int t = 0; t < 256; ++t) {
     int v = t - 128, q = xv->dtype == ONNX_UINT8 ? (v & 255) : v;
@@ -197,8 +195,8 @@ static tinyml_status_t lower_qgemm(onnx_ctx_t *c) {
   }
   q.x_scale = pa.scale, q.x_zp = pa.zp, q.y_scale = py.scale, q.y_zp = py.zp;
   q.y_dtype = py.dtype;
-  q.act_lo = py.dtype == ONNX_UINT8 ? 0 : -128;
-  q.act_hi = py.dtype == ONNX_UINT8 ? 255 : 127;
+  q.act_lo = q_lo(&py);
+  q.act_hi = q_hi(&py);
   q.w_scale = bs->data;
   q.w_count = onnx_numel(bs->rank, bs->dims);
   q.w_zp = bz;
@@ -218,3 +216,9 @@ const onnx_lowering_t onnx_lowerings_qms[] = {
     {"QGemm", 1, 23, lower_qgemm},
     {NULL, 0, 0, NULL},
 };
+
+int onnx_qms_op(const char *op) {
+  for (const onnx_lowering_t *l = onnx_lowerings_qms; op && l->op_type; ++l)
+    if (strcmp(op, l->op_type) == 0) return 1;
+  return 0;
+}
