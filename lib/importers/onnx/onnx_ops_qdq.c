@@ -43,20 +43,22 @@ static onnx_value_t *node_in(onnx_ctx_t *c, const Onnx__NodeProto *n, size_t i) 
   return i < n->n_input && n->input[i][0] ? onnx_find(c, n->input[i]) : NULL;
 }
 
-static const Onnx__AttributeProto *node_attr(const Onnx__NodeProto *n, const char *name) {
-  for (size_t i = 0; i < n->n_attribute; ++i)
-    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
-  return NULL;
+/* The onnx_attr helpers read c->node: another node's attributes are read
+ * with c->node pointing at it for the call. */
+static int64_t attr_int(onnx_ctx_t *c, const Onnx__NodeProto *n, const char *name, int64_t def) {
+  const Onnx__NodeProto *self = c->node;
+  c->node = n;
+  int64_t v = onnx_attr_int(c, name, def);
+  c->node = self;
+  return v;
 }
 
-static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t def) {
-  const Onnx__AttributeProto *a = node_attr(n, name);
-  return a ? a->i : def;
-}
-
-static float attr_float(const Onnx__NodeProto *n, const char *name, float def) {
-  const Onnx__AttributeProto *a = node_attr(n, name);
-  return a ? a->f : def;
+static float attr_float(onnx_ctx_t *c, const Onnx__NodeProto *n, const char *name, float def) {
+  const Onnx__NodeProto *self = c->node;
+  c->node = n;
+  float v = onnx_attr_float(c, name, def);
+  c->node = self;
+  return v;
 }
 
 static int64_t numel(const onnx_value_t *v) { return onnx_numel(v->rank, v->dims); }
@@ -76,9 +78,9 @@ static int read_dq(onnx_ctx_t *c, const char *name, dq_t *d) {
   d->zp = node_in(c, n, 2);
   if (!d->q || !d->scale || !d->scale->data || d->scale->dtype != ONNX_FLOAT ||
       (d->zp && (!d->zp->data || d->zp->dtype != d->q->dtype)) ||
-      attr_int(n, "block_size", 0) != 0)
+      attr_int(c, n, "block_size", 0) != 0)
     return 0;
-  d->axis = onnx_axis(attr_int(n, "axis", 1), d->q->rank);
+  d->axis = onnx_axis(attr_int(c, n, "axis", 1), d->q->rank);
   return 1;
 }
 
@@ -138,8 +140,8 @@ static const Onnx__NodeProto *read_activation(onnx_ctx_t *c, const Onnx__NodePro
   if (!relu && !clip) return n;
   float lo = relu ? 0.0f : -INFINITY, hi = INFINITY;
   if (clip && c->opset < 11) {
-    lo = attr_float(n, "min", -INFINITY);
-    hi = attr_float(n, "max", INFINITY);
+    lo = attr_float(c, n, "min", -INFINITY);
+    hi = attr_float(c, n, "max", INFINITY);
   } else if (clip) {
     const onnx_value_t *a = node_in(c, n, 1), *b = node_in(c, n, 2);
     if ((a && !onnx_qval_float(a, 0, &lo)) || (b && !onnx_qval_float(b, 0, &hi))) return NULL;
@@ -158,9 +160,9 @@ static int read_op(onnx_ctx_t *c, const Onnx__NodeProto *n, onnx_qconv_t *q, int
     return read_bias(c, n->n_input > 2 ? n->input[2] : NULL, q->w->dims[0], q);
   }
   int gemm = strcmp(n->op_type, "Gemm") == 0;
-  q->transpose_w = gemm && attr_int(n, "transB", 0) != 0;
-  if (gemm && (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0f) != 1.0f ||
-               (n->n_input > 2 && attr_float(n, "beta", 1.0f) != 1.0f)))
+  q->transpose_w = gemm && attr_int(c, n, "transB", 0) != 0;
+  if (gemm && (attr_int(c, n, "transA", 0) != 0 || attr_float(c, n, "alpha", 1.0f) != 1.0f ||
+               (n->n_input > 2 && attr_float(c, n, "beta", 1.0f) != 1.0f)))
     return 0;
   if (!read_inputs(c, n, q->transpose_w ? 0 : 1, q) || q->w->rank != 2) return 0;
   if (gemm && q->x->rank != 2) return 0;
