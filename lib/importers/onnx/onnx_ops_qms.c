@@ -183,6 +183,7 @@ static tinyml_status_t lower_qgemm(onnx_ctx_t *c) {
   if (!q.x || q.x->rank != 2 || !q.w || q.w->rank != 2 || !bs || bs->dtype != ONNX_FLOAT ||
       (bz && !onnx_const_input(c, 5)))
     return onnx_fail(c, "B and its parameters must be 2-D constants and A 2-D");
+  if (!onnx_zero_point_ok(c, 5, q.w->dtype)) return c->error;
   int64_t n = q.w->dims[q.transpose_w ? 0 : 1];
   qp_t pa, py;
   if (!read_qp(c, 1, q.x->dtype, &pa) || !read_qp(c, 7, yz ? yz->dtype : ONNX_UINT8, &py))

@@ -83,8 +83,7 @@ static tinyml_status_t lower_dequantize(onnx_ctx_t *c) {
   int32_t dt = xin->dtype;
   if (dt != ONNX_UINT8 && dt != ONNX_INT8 && dt != ONNX_INT32)
     return onnx_fail(c, "input type %s is not supported", onnx_dtype_name(dt));
-  if (onnx_input(c, 2) && zero_point_dtype(c) != dt)
-    return onnx_fail(c, "the zero point's type differs from the input's");
+  if (!onnx_zero_point_ok(c, 2, dt)) return c->error;
   te_value_t s = along_axis(c, 1, x.type.rank, axis);
   if (!s.id || onnx_input(c, 1)->dtype != ONNX_FLOAT) return onnx_fail(c, "the scale must be FLOAT");
   te_value_t v = te_binary(&c->e, "tosa.sub", widen(c, x, dt), zero_point(c, x.type.rank, axis));
@@ -107,8 +106,9 @@ static te_value_t centred_f32(onnx_ctx_t *c, uint32_t x_in, uint32_t zp_in) {
   if (zv) {
     te_value_t z = onnx_in(c, zp_in);
     if (!z.id) return z;
-    if (te_numel(&z.type) != 1 || zv->dtype != xv->dtype) {
-      onnx_fail(c, "only a per-tensor zero point of the input's type is supported");
+    if (!onnx_zero_point_ok(c, zp_in, xv->dtype)) return (te_value_t){0};
+    if (te_numel(&z.type) != 1) {
+      onnx_fail(c, "only a per-tensor zero point is supported");
       return (te_value_t){0};
     }
     w = te_binary(&c->e, "tosa.sub", w, te_reshape(&c->e, widen(c, z, zv->dtype), 1, (int64_t[1]){1}));
@@ -217,6 +217,9 @@ static int qlinear_operands(onnx_ctx_t *c, int64_t oc_dim, onnx_qconv_t *q) {
 static int qlinear_on_kernel(onnx_ctx_t *c, int matmul) {
   onnx_qconv_t q;
   te_value_t y;
+  const onnx_value_t *x = onnx_input(c, 0), *w = onnx_input(c, 3);
+  if ((x && !onnx_zero_point_ok(c, 2, x->dtype)) || (w && !onnx_zero_point_ok(c, 5, w->dtype)))
+    return 0;
   if (!qlinear_operands(c, matmul ? 1 : 0, &q)) return 0;
   if (!(matmul ? onnx_qmatmul_s8(c, &q, &y) : onnx_qconv_s8(c, &q, &y))) return 0;
   onnx_set_out_typed(c, 0, y, q.y_dtype);
