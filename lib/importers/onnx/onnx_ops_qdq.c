@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "onnx_elt_util.h"
 #include "onnx_quant_util.h"
 
 static int is_default_domain(const Onnx__NodeProto *n) {
@@ -61,8 +62,6 @@ static float attr_float(onnx_ctx_t *c, const Onnx__NodeProto *n, const char *nam
   return v;
 }
 
-static int64_t numel(const onnx_value_t *v) { return onnx_numel(v->rank, v->dims); }
-
 /* A DequantizeLinear producing `name`, with constant parameters. */
 typedef struct dq {
   onnx_value_t *q;
@@ -85,7 +84,7 @@ static int read_dq(onnx_ctx_t *c, const char *name, dq_t *d) {
 }
 
 static int per_tensor(const dq_t *d) {
-  return numel(d->scale) == 1 && (!d->zp || numel(d->zp) == 1);
+  return numel_of(d->scale) == 1 && (!d->zp || numel_of(d->zp) == 1);
 }
 
 /* The activation input (per tensor, int8 / uint8) and constant weights,
@@ -102,7 +101,7 @@ static int read_inputs(onnx_ctx_t *c, const Onnx__NodeProto *op, int64_t w_axis,
   if (x.zp) onnx_qval_int(x.zp, 0, &q->x_zp);
   q->w = w.q;
   q->w_scale = w.scale->data;
-  q->w_count = numel(w.scale);
+  q->w_count = numel_of(w.scale);
   q->w_zp = w.zp;
   return 1;
 }
@@ -112,13 +111,13 @@ static int read_inputs(onnx_ctx_t *c, const Onnx__NodeProto *op, int64_t w_axis,
 static int read_bias(onnx_ctx_t *c, const char *name, int64_t oc, onnx_qconv_t *q) {
   dq_t b;
   if (!name || !name[0]) return 1;
-  if (!read_dq(c, name, &b) || b.q->dtype != ONNX_INT32 || !b.q->data || numel(b.q) != oc)
+  if (!read_dq(c, name, &b) || b.q->dtype != ONNX_INT32 || !b.q->data || numel_of(b.q) != oc)
     return 0;
-  int64_t ns = numel(b.scale);
-  if ((ns != 1 && ns != oc) || (b.zp && numel(b.zp) != 1 && numel(b.zp) != oc)) return 0;
+  int64_t ns = numel_of(b.scale);
+  if ((ns != 1 && ns != oc) || (b.zp && numel_of(b.zp) != 1 && numel_of(b.zp) != oc)) return 0;
   for (int64_t k = 0; k < oc; ++k) {
     int32_t zp = 0;
-    if (b.zp) onnx_qval_int(b.zp, numel(b.zp) == 1 ? 0 : k, &zp);
+    if (b.zp) onnx_qval_int(b.zp, numel_of(b.zp) == 1 ? 0 : k, &zp);
     float want = q->x_scale * q->w_scale[q->w_count == 1 ? 0 : k];
     float have = ((const float *)b.scale->data)[ns == 1 ? 0 : k];
     if (zp != 0 || fabsf(have - want) > 1e-6f * want) return 0;
@@ -173,7 +172,7 @@ static int read_op(onnx_ctx_t *c, const Onnx__NodeProto *n, onnx_qconv_t *q, int
 /* c->node's (QuantizeLinear's) own parameters: constant, per tensor. */
 static int read_quantize(onnx_ctx_t *c, onnx_qconv_t *q) {
   const onnx_value_t *s = onnx_const_input(c, 1), *z = onnx_input(c, 2);
-  if (!s || s->dtype != ONNX_FLOAT || numel(s) != 1 || (z && (!z->data || numel(z) != 1)))
+  if (!s || s->dtype != ONNX_FLOAT || numel_of(s) != 1 || (z && (!z->data || numel_of(z) != 1)))
     return 0;
   q->y_scale = *(const float *)s->data;
   q->y_dtype = z ? z->dtype : ONNX_UINT8;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "onnx_nn_util.h"
 #include "onnx_quant_util.h"
 
 static int ms_domain(onnx_ctx_t *c) {
@@ -74,8 +75,6 @@ static tinyml_status_t q_out(onnx_ctx_t *c, te_value_t v, const qp_t *p) {
   return q_bind(c, te_cast(&c->e, v, TE_I32), p);
 }
 
-static te_value_t fk(onnx_ctx_t *c, float v) { return te_scalar_f32(&c->e, v); }
-
 /* MLAS's reference (its vector kernels use 22-bit fixed-point ratios of
  * the scales; within one step of this):
  * c = nearbyint((sa (a - za) + sb (b - zb)) / sc) + zc. */
@@ -87,9 +86,9 @@ static tinyml_status_t lower_qlinear_add(onnx_ctx_t *c) {
   if (!a.id || !b.id || !read_qp(c, 1, da, &pa) || !read_qp(c, 4, db, &pb) ||
       !read_qp(c, 6, da, &pc))
     return c->error;
-  te_value_t va = te_mul(&c->e, te_binary(&c->e, "tosa.sub", a, fk(c, (float)pa.zp)), fk(c, pa.scale), 0);
-  te_value_t vb = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, fk(c, (float)pb.zp)), fk(c, pb.scale), 0);
-  te_value_t v = te_divf(&c->e, te_binary(&c->e, "tosa.add", va, vb), fk(c, pc.scale));
+  te_value_t va = te_mul(&c->e, te_binary(&c->e, "tosa.sub", a, f32(c, (float)pa.zp)), f32(c, pa.scale), 0);
+  te_value_t vb = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, f32(c, (float)pb.zp)), f32(c, pb.scale), 0);
+  te_value_t v = te_divf(&c->e, te_binary(&c->e, "tosa.add", va, vb), f32(c, pc.scale));
   /* The zero point joins after the rounding, as in MLAS. */
   te_value_t r = te_cast(&c->e, v, TE_I32);
   return q_bind(c, te_binary(&c->e, "tosa.add", r, te_scalar_int(&c->e, TE_I32, pc.zp)), &pc);
@@ -105,10 +104,10 @@ static tinyml_status_t lower_qlinear_mul(onnx_ctx_t *c) {
   if (!a.id || !b.id || !read_qp(c, 1, da, &pa) || !read_qp(c, 4, db, &pb) ||
       !read_qp(c, 6, da, &pc))
     return c->error;
-  te_value_t ca = te_binary(&c->e, "tosa.sub", a, fk(c, (float)pa.zp));
-  te_value_t cb = te_binary(&c->e, "tosa.sub", b, fk(c, (float)pb.zp));
-  te_value_t prod = te_mul(&c->e, te_mul(&c->e, ca, cb, 0), fk(c, pa.scale * pb.scale / pc.scale), 0);
-  return q_out(c, te_binary(&c->e, "tosa.add", prod, fk(c, (float)pc.zp)), &pc);
+  te_value_t ca = te_binary(&c->e, "tosa.sub", a, f32(c, (float)pa.zp));
+  te_value_t cb = te_binary(&c->e, "tosa.sub", b, f32(c, (float)pb.zp));
+  te_value_t prod = te_mul(&c->e, te_mul(&c->e, ca, cb, 0), f32(c, pa.scale * pb.scale / pc.scale), 0);
+  return q_out(c, te_binary(&c->e, "tosa.add", prod, f32(c, (float)pc.zp)), &pc);
 }
 
 /* MLAS sums each channel's integers, then scales (sum - zx * n) by
@@ -128,9 +127,9 @@ static tinyml_status_t lower_qlinear_global_average_pool(onnx_ctx_t *c) {
   if (n < 1 || n > 65793) return onnx_fail(c, "%lld pixels: the sum would not be exact", (long long)n);
   te_value_t flat = te_reshape(&c->e, x, 3, (int64_t[3]){x.type.dims[0], x.type.dims[1], n});
   te_value_t sum = te_reduce(&c->e, "tosa.reduce_sum", flat, 2);
-  sum = te_binary(&c->e, "tosa.sub", sum, fk(c, (float)px.zp * (float)n));
+  sum = te_binary(&c->e, "tosa.sub", sum, f32(c, (float)px.zp * (float)n));
   float scale = px.scale / (py.scale * (float)n);
-  te_value_t y = te_binary(&c->e, "tosa.add", te_mul(&c->e, sum, fk(c, scale), 0), fk(c, (float)py.zp));
+  te_value_t y = te_binary(&c->e, "tosa.add", te_mul(&c->e, sum, f32(c, scale), 0), f32(c, (float)py.zp));
   for (uint32_t d = 0; d < r; ++d) od[d] = d < 2 ? x.type.dims[d] : 1;
   return q_out(c, te_reshape(&c->e, y, r, od), &py);
 }
