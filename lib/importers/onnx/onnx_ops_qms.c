@@ -75,17 +75,26 @@ static tinyml_status_t q_out(onnx_ctx_t *c, te_value_t v, const qp_t *p) {
   return q_bind(c, te_cast(&c->e, v, TE_I32), p);
 }
 
+/* QLinearAdd / QLinearMul's (a, a_scale, a_zp, b, b_scale, b_zp, c_scale,
+ * c_zp): a and b as exact f32 values and the three quantisations (c's of
+ * a's type); 0 with the error recorded. */
+static int binary_operands(onnx_ctx_t *c, te_value_t *a, te_value_t *b, qp_t *pa, qp_t *pb,
+                           qp_t *pc) {
+  int32_t da = 0, db = 0;
+  if (!ms_domain(c)) return 0;
+  *a = q_in_f32(c, 0, &da);
+  *b = q_in_f32(c, 3, &db);
+  return a->id && b->id && read_qp(c, 1, da, pa) && read_qp(c, 4, db, pb) &&
+         read_qp(c, 6, da, pc);
+}
+
 /* MLAS's reference (its vector kernels use 22-bit fixed-point ratios of
  * the scales; within one step of this):
  * c = nearbyint((sa (a - za) + sb (b - zb)) / sc) + zc. */
 static tinyml_status_t lower_qlinear_add(onnx_ctx_t *c) {
-  int32_t da = 0, db = 0;
-  if (!ms_domain(c)) return c->error;
-  te_value_t a = q_in_f32(c, 0, &da), b = q_in_f32(c, 3, &db);
+  te_value_t a, b;
   qp_t pa, pb, pc;
-  if (!a.id || !b.id || !read_qp(c, 1, da, &pa) || !read_qp(c, 4, db, &pb) ||
-      !read_qp(c, 6, da, &pc))
-    return c->error;
+  if (!binary_operands(c, &a, &b, &pa, &pb, &pc)) return c->error;
   te_value_t va = te_mul(&c->e, te_binary(&c->e, "tosa.sub", a, f32(c, (float)pa.zp)), f32(c, pa.scale), 0);
   te_value_t vb = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, f32(c, (float)pb.zp)), f32(c, pb.scale), 0);
   te_value_t v = te_divf(&c->e, te_binary(&c->e, "tosa.add", va, vb), f32(c, pc.scale));
@@ -97,13 +106,9 @@ static tinyml_status_t lower_qlinear_add(onnx_ctx_t *c) {
 /* MLAS: c = (a - za) * (b - zb) * (sa * sb / sc) + zc; the integer product
  * is exact in f32 (|value| <= 255 * 255). */
 static tinyml_status_t lower_qlinear_mul(onnx_ctx_t *c) {
-  int32_t da = 0, db = 0;
-  if (!ms_domain(c)) return c->error;
-  te_value_t a = q_in_f32(c, 0, &da), b = q_in_f32(c, 3, &db);
+  te_value_t a, b;
   qp_t pa, pb, pc;
-  if (!a.id || !b.id || !read_qp(c, 1, da, &pa) || !read_qp(c, 4, db, &pb) ||
-      !read_qp(c, 6, da, &pc))
-    return c->error;
+  if (!binary_operands(c, &a, &b, &pa, &pb, &pc)) return c->error;
   te_value_t ca = te_binary(&c->e, "tosa.sub", a, f32(c, (float)pa.zp));
   te_value_t cb = te_binary(&c->e, "tosa.sub", b, f32(c, (float)pb.zp));
   te_value_t prod = te_mul(&c->e, te_mul(&c->e, ca, cb, 0), f32(c, pa.scale * pb.scale / pc.scale), 0);
