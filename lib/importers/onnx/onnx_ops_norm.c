@@ -209,9 +209,11 @@ static tinyml_status_t lower_lpnorm(onnx_ctx_t *c) {
   int64_t p = onnx_attr_int(c, "p", 2);
   if (axis < 0) return onnx_fail(c, "invalid axis");
   if (p != 1 && p != 2) return onnx_fail(c, "p = %lld is not supported", (long long)p);
-  te_value_t norm = p == 1 ? te_reduce(&c->e, "tosa.reduce_sum", te_unary(&c->e, "tosa.abs", x), axis)
-                           : te_unary(&c->e, "tosa.sqrt", te_reduce(&c->e, "tosa.reduce_sum", mul(c, x, x), axis));
-  return onnx_set_out(c, 0, mul(c, x, te_unary(&c->e, "tosa.reciprocal", norm)));
+  te_value_t sum = te_reduce(&c->e, "tosa.reduce_sum",
+                             p == 1 ? te_unary(&c->e, "tosa.abs", x) : mul(c, x, x), axis);
+  /* TOSA has no square root: 1 / sqrt(sum) is its rsqrt. */
+  te_value_t inv = te_unary(&c->e, p == 1 ? "tosa.reciprocal" : "tosa.rsqrt", sum);
+  return onnx_set_out(c, 0, mul(c, x, inv));
 }
 
 /* ---- Softmax, LogSoftmax, Hardmax ---- */
