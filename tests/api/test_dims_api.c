@@ -16,54 +16,8 @@
 
 #include <cmocka.h>
 
+#include "api_onnx_pb.h"
 #include "api_test_util.h"
-
-/* ---- a minimal protobuf writer --------------------------------------------- */
-
-typedef struct pb {
-  uint8_t data[2048];
-  size_t len;
-} pb_t;
-
-static void pb_varint(pb_t *b, uint64_t v) {
-  do {
-    b->data[b->len++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-    v >>= 7;
-  } while (v);
-}
-
-static void pb_int(pb_t *b, int field, uint64_t v) {
-  pb_varint(b, (uint64_t)field << 3);
-  pb_varint(b, v);
-}
-
-static void pb_bytes(pb_t *b, int field, const void *p, size_t n) {
-  pb_varint(b, (uint64_t)field << 3 | 2);
-  pb_varint(b, n);
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-}
-
-static void pb_str(pb_t *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_msg(pb_t *b, int field, const pb_t *m) { pb_bytes(b, field, m->data, m->len); }
-
-/* A ValueInfoProto of a float tensor; each dim is "N" (a number), a name,
- * or "" for a dimension with neither. */
-static void value_info(pb_t *graph, int field, const char *name, int rank, const char *const *dims) {
-  pb_t shape = {0}, tensor = {0}, type = {0}, vi = {0};
-  for (int i = 0; i < rank; ++i) {
-    pb_t d = {0};
-    if (dims[i][0] >= '0' && dims[i][0] <= '9') pb_int(&d, 1, strtoull(dims[i], NULL, 10));
-    else if (dims[i][0]) pb_str(&d, 2, dims[i]);
-    pb_msg(&shape, 1, &d);
-  }
-  pb_int(&tensor, 1, 1); /* FLOAT */
-  pb_msg(&tensor, 2, &shape);
-  pb_msg(&type, 1, &tensor);
-  pb_str(&vi, 1, name);
-  pb_msg(&vi, 2, &type);
-  pb_msg(graph, field, &vi);
-}
 
 static void node(pb_t *graph, const char *op, const char *const *in, int n_in, const char *out) {
   pb_t n = {0};
@@ -77,20 +31,16 @@ static void node(pb_t *graph, const char *op, const char *const *in, int n_in, c
 static pb_t g_model;
 
 static void write_model(void) {
-  pb_t graph = {0}, opset = {0};
+  pb_t graph = {0};
   node(&graph, "Add", (const char *const[]){"x", "y"}, 2, "z");
   node(&graph, "Neg", (const char *const[]){"u"}, 1, "v");
   pb_str(&graph, 2, "dims");
-  value_info(&graph, 11, "x", 3, (const char *const[]){"batch", "seq", "3"});
-  value_info(&graph, 11, "y", 3, (const char *const[]){"1", "seq", "3"});
-  value_info(&graph, 11, "u", 2, (const char *const[]){"1", ""});
-  value_info(&graph, 12, "z", 3, (const char *const[]){"batch", "seq", "3"});
-  value_info(&graph, 12, "v", 2, (const char *const[]){"1", ""});
-  pb_int(&opset, 2, 13);
-  g_model.len = 0;
-  pb_int(&g_model, 1, 8); /* ir_version */
-  pb_msg(&g_model, 8, &opset);
-  pb_msg(&g_model, 7, &graph);
+  pb_value_info(&graph, 11, "x", 1, 3, (const char *const[]){"batch", "seq", "3"});
+  pb_value_info(&graph, 11, "y", 1, 3, (const char *const[]){"1", "seq", "3"});
+  pb_value_info(&graph, 11, "u", 1, 2, (const char *const[]){"1", ""});
+  pb_value_info(&graph, 12, "z", 1, 3, (const char *const[]){"batch", "seq", "3"});
+  pb_value_info(&graph, 12, "v", 1, 2, (const char *const[]){"1", ""});
+  pb_model(&g_model, &graph);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -104,6 +54,19 @@ static void take_note(void *user, const char *message) {
   notes_t *n = user;
   n->count++;
   snprintf(n->last, sizeof n->last, "%s", message);
+}
+
+/* Every input's whole shape (x [2, 6, 3], y [1, 6, 3], u [1, 3]) into
+ * options `o` already initialised, the notes into `notes`.  Static: the
+ * options outlive this call. */
+static const int64_t kx[3] = {2, 6, 3}, ky[3] = {1, 6, 3}, ku[2] = {1, 3};
+static const tinyml_input_shape_t kEveryShape[3] = {{"x", 3, kx}, {"y", 3, ky}, {"u", 2, ku}};
+
+static void shape_every_input(tinyml_compile_options_t *o, notes_t *notes) {
+  o->input_shapes = kEveryShape;
+  o->input_shape_count = 3;
+  o->note = take_note;
+  o->note_user = notes;
 }
 
 static tinyml_status_t compile(const tinyml_compile_options_t *o, tinyml_blob_t **blob) {
@@ -183,12 +146,7 @@ static void input_shapes_set_everything(void **state) {
   notes_t notes = {0};
   tinyml_compile_options_t o;
   tinyml_compile_options_init(&o);
-  o.input_shapes = (const tinyml_input_shape_t[]){{"x", 3, (const int64_t[]){2, 6, 3}},
-                                                  {"y", 3, (const int64_t[]){1, 6, 3}},
-                                                  {"u", 2, (const int64_t[]){1, 3}}};
-  o.input_shape_count = 3;
-  o.note = take_note;
-  o.note_user = &notes;
+  shape_every_input(&o, &notes);
   tinyml_blob_t *blob = NULL;
   api_assert_ok(compile(&o, &blob), "compile");
   assert_int_equal(notes.count, 0); /* nothing defaulted */
@@ -253,12 +211,7 @@ static void old_struct_size_still_works(void **state) {
   tinyml_compile_options_t o;
   tinyml_compile_options_init(&o);
   o.struct_size = offsetof(tinyml_compile_options_t, max_arena_bytes) + sizeof(uint64_t);
-  o.input_shapes = (const tinyml_input_shape_t[]){{"x", 3, (const int64_t[]){2, 6, 3}},
-                                                  {"y", 3, (const int64_t[]){1, 6, 3}},
-                                                  {"u", 2, (const int64_t[]){1, 3}}};
-  o.input_shape_count = 3;
-  o.note = take_note;
-  o.note_user = &notes;
+  shape_every_input(&o, &notes);
   tinyml_blob_t *blob = NULL;
   api_expect_error(compile(&o, &blob), TINYML_STATUS_UNSUPPORTED, "unbound", "'seq'");
   assert_int_equal(notes.count, 0);

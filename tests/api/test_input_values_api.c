@@ -19,75 +19,24 @@
 
 #include <cmocka.h>
 
+#include "api_onnx_pb.h"
 #include "api_test_util.h"
-
-/* ---- a minimal protobuf writer --------------------------------------------- */
-
-typedef struct pb {
-  uint8_t data[2048];
-  size_t len;
-} pb_t;
-
-static void pb_varint(pb_t *b, uint64_t v) {
-  do {
-    b->data[b->len++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-    v >>= 7;
-  } while (v);
-}
-
-static void pb_int(pb_t *b, int field, uint64_t v) {
-  pb_varint(b, (uint64_t)field << 3);
-  pb_varint(b, v);
-}
-
-static void pb_bytes(pb_t *b, int field, const void *p, size_t n) {
-  pb_varint(b, (uint64_t)field << 3 | 2);
-  pb_varint(b, n);
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-}
-
-static void pb_str(pb_t *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-static void pb_msg(pb_t *b, int field, const pb_t *m) { pb_bytes(b, field, m->data, m->len); }
-
-/* A ValueInfoProto of a tensor of ONNX type `elem`; each dim is "N" (a
- * number) or a name; rank -1 leaves the shape out. */
-static void value_info(pb_t *graph, int field, const char *name, int elem, int rank,
-                       const char *const *dims) {
-  pb_t shape = {0}, tensor = {0}, type = {0}, vi = {0};
-  for (int i = 0; i < rank; ++i) {
-    pb_t d = {0};
-    if (dims[i][0] >= '0' && dims[i][0] <= '9') pb_int(&d, 1, strtoull(dims[i], NULL, 10));
-    else pb_str(&d, 2, dims[i]);
-    pb_msg(&shape, 1, &d);
-  }
-  pb_int(&tensor, 1, (uint64_t)elem);
-  if (rank >= 0) pb_msg(&tensor, 2, &shape);
-  pb_msg(&type, 1, &tensor);
-  pb_str(&vi, 1, name);
-  pb_msg(&vi, 2, &type);
-  pb_msg(graph, field, &vi);
-}
 
 static pb_t g_fixed, g_dynamic;
 
 /* y = Reshape(x, shape); shape's one dimension is `shape_dim`. */
 static void write_model(pb_t *model, const char *shape_dim) {
-  pb_t graph = {0}, opset = {0}, n = {0};
+  pb_t graph = {0}, n = {0};
   pb_str(&n, 1, "x");
   pb_str(&n, 1, "shape");
   pb_str(&n, 2, "y");
   pb_str(&n, 4, "Reshape");
   pb_msg(&graph, 1, &n);
   pb_str(&graph, 2, "reshape");
-  value_info(&graph, 11, "x", 1, 2, (const char *const[]){"2", "6"});
-  value_info(&graph, 11, "shape", 7, 1, (const char *const[]){shape_dim});
-  value_info(&graph, 12, "y", 1, -1, NULL);
-  pb_int(&opset, 2, 13);
-  model->len = 0;
-  pb_int(model, 1, 8); /* ir_version */
-  pb_msg(model, 8, &opset);
-  pb_msg(model, 7, &graph);
+  pb_value_info(&graph, 11, "x", 1, 2, (const char *const[]){"2", "6"});
+  pb_value_info(&graph, 11, "shape", 7, 1, (const char *const[]){shape_dim});
+  pb_value_info(&graph, 12, "y", 1, -1, NULL);
+  pb_model(model, &graph);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */

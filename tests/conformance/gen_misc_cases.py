@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Generates tests/conformance/misc_cases: models in the backend-test
 layout (model.onnx, test_data_set_0/{input,output}_N.pb) for forms of Pow,
-Mod, Det, ReverseSequence and BatchNormalization (training) that Debian's
+Mod, Det, ReverseSequence, BatchNormalization (training) and
+LpNormalization that Debian's
 suite (ONNX 1.12) leaves out: integer powers with negative or large
 exponents and fractional float exponents, float fmod with large quotients,
 3x3 and 4x4 determinants (zero pivots included), run-time sequence lengths
-on batch-major input, training-mode statistics on rank 3.
+on batch-major input, training-mode statistics on rank 3, LpNormalization
+(p = 1 and 2, which Debian's suite has no test of) over first, middle and
+last axes.
 
 The expected outputs are onnxruntime's (onnxruntime-node via
 /work/shared/tools/reference/ort_run.js), never ours.  Run with Debian's
@@ -69,6 +72,12 @@ CASES = [
      {"training_mode": 1, "momentum": 0.7, "epsilon": 1e-3},
      [("x", floats(4, 3, 5)), ("scale", floats(3)), ("bias", floats(3)),
       ("mean", floats(3)), ("var", (rng.random(3) + 0.5).astype(np.float32))], 3),
+    ("lpnormalization_p2_last_axis", "LpNormalization", 1, {"p": 2, "axis": -1},
+     [("x", floats(3, 4, 5))], 1),
+    ("lpnormalization_p2_axis1", "LpNormalization", 1, {"p": 2, "axis": 1},
+     [("x", floats(2, 3, 4))], 1),
+    ("lpnormalization_p1_axis0", "LpNormalization", 1, {"p": 1, "axis": 0},
+     [("x", floats(4, 3))], 1),
 ]
 
 

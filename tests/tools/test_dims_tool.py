@@ -15,64 +15,27 @@ Usage: test_dims_tool.py TINYML_COMPILE TINYML_RUN
 
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import unittest
 
+from onnx_wire import (ONNX_FLOAT, field_bytes, field_varint, main, model, node, run, tensor,
+                       value_info)
+
 COMPILE = RUN = None  # set from the command line in main()
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | 0x80 if n else b)
-        if not n:
-            return bytes(out)
-
-
-def field_varint(number, value):
-    return varint(number << 3) + varint(value)
-
-
-def field_bytes(number, data):
-    data = data.encode() if isinstance(data, str) else data
-    return varint(number << 3 | 2) + varint(len(data)) + data
-
-
-def value_info(name, dims):
-    # TensorShapeProto.Dimension: dim_value = 1, dim_param = 2
-    shape = b"".join(field_bytes(1, field_varint(1, d) if isinstance(d, int) else field_bytes(2, d))
-                     for d in dims)
-    tensor_type = field_varint(1, 1) + field_bytes(2, shape)  # FLOAT
-    return field_bytes(1, name) + field_bytes(2, field_bytes(1, tensor_type))
-
-
-def node(op, inputs, output, attrs=b""):
-    return (b"".join(field_bytes(1, i) for i in inputs) + field_bytes(2, output) +
-            field_bytes(3, output) + field_bytes(4, op) + attrs)
 
 
 def neg_model():
     """y = Neg(x) + ConstantOfShape(Shape(x), 1.5): the shape arithmetic
     must fold once the dimensions are bound."""
-    # AttributeProto: name = 1, t = 5, type = 20 (TENSOR = 4); TensorProto:
-    # dims = 1, data_type = 2, raw_data = 9.
-    value = field_varint(1, 1) + field_varint(2, 1) + field_bytes(9, struct.pack("<f", 1.5))
-    attr = field_bytes(1, "value") + field_bytes(5, value) + field_varint(20, 4)
-    nodes = (field_bytes(1, node("Neg", ["x"], "n")) + field_bytes(1, node("Shape", ["x"], "s")) +
-             field_bytes(1, node("ConstantOfShape", ["s"], "c", field_bytes(5, attr))) +
-             field_bytes(1, node("Add", ["n", "c"], "y")))
-    graph = (nodes + field_bytes(2, "g") +
-             field_bytes(11, value_info("x", ["batch", "n"])) +
-             field_bytes(12, value_info("y", ["batch", "n"])))
-    opset = field_varint(2, 13)
-    return field_varint(1, 8) + field_bytes(8, opset) + field_bytes(7, graph)
-
-
-def run(*args):
-    return subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # AttributeProto: name = 1, t = 5, type = 20 (TENSOR = 4)
+    value = tensor("", ONNX_FLOAT, [1], struct.pack("<f", 1.5))
+    attr = field_bytes(5, field_bytes(1, "value") + field_bytes(5, value) + field_varint(20, 4))
+    return model(nodes=[node("Neg", ["x"], ["n"], "n"), node("Shape", ["x"], ["s"], "s"),
+                        node("ConstantOfShape", ["s"], ["c"], "c", attr),
+                        node("Add", ["n", "c"], ["y"], "y")],
+                 inputs=[value_info("x", ONNX_FLOAT, ["batch", "n"])],
+                 outputs=[value_info("y", ONNX_FLOAT, ["batch", "n"])])
 
 
 class DimsTool(unittest.TestCase):
@@ -129,15 +92,5 @@ class DimsTool(unittest.TestCase):
         self.assertIn("'m'", r.stderr)
 
 
-def main():
-    global COMPILE, RUN
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 2
-    COMPILE, RUN = sys.argv[1:]
-    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, globals(), ("COMPILE", "RUN")))

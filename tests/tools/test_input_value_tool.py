@@ -15,52 +15,20 @@ Usage: test_input_value_tool.py TINYML_COMPILE TINYML_RUN
 
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import unittest
 
+from onnx_wire import ONNX_FLOAT, ONNX_INT64, main, model, node, run, value_info
+
 COMPILE = RUN = None  # set from the command line in main()
 
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | 0x80 if n else b)
-        if not n:
-            return bytes(out)
-
-
-def field_varint(number, value):
-    return varint(number << 3) + varint(value)
-
-
-def field_bytes(number, data):
-    data = data.encode() if isinstance(data, str) else data
-    return varint(number << 3 | 2) + varint(len(data)) + data
-
-
-def value_info(name, elem, dims):
-    shape = b"".join(field_bytes(1, field_varint(1, d)) for d in dims)
-    tensor_type = field_varint(1, elem) + field_bytes(2, shape)
-    return field_bytes(1, name) + field_bytes(2, field_bytes(1, tensor_type))
-
-
 def slice_model():
-    node = (b"".join(field_bytes(1, i) for i in ("x", "starts", "ends")) + field_bytes(2, "y") +
-            field_bytes(3, "slice") + field_bytes(4, "Slice"))
-    graph = (field_bytes(1, node) + field_bytes(2, "g") +
-             field_bytes(11, value_info("x", 1, [6])) +
-             field_bytes(11, value_info("starts", 7, [1])) +
-             field_bytes(11, value_info("ends", 7, [1])) +
-             field_bytes(12, value_info("y", 1, [3])))
-    opset = field_varint(2, 13)
-    return field_varint(1, 8) + field_bytes(8, opset) + field_bytes(7, graph)
-
-
-def run(*args):
-    return subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return model(nodes=[node("Slice", ["x", "starts", "ends"], ["y"], "slice")],
+                 inputs=[value_info("x", ONNX_FLOAT, [6]), value_info("starts", ONNX_INT64, [1]),
+                         value_info("ends", ONNX_INT64, [1])],
+                 outputs=[value_info("y", ONNX_FLOAT, [3])])
 
 
 class InputValueTool(unittest.TestCase):
@@ -109,15 +77,5 @@ class InputValueTool(unittest.TestCase):
             self.assertIn(why, r.stderr)
 
 
-def main():
-    global COMPILE, RUN
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 2
-    COMPILE, RUN = sys.argv[1:]
-    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, globals(), ("COMPILE", "RUN")))

@@ -21,11 +21,7 @@ static inline int32_t dt(onnx_ctx_t *c, uint32_t i) {
   return v ? v->dtype : 0;
 }
 
-static inline int64_t numel_of(const onnx_value_t *v) {
-  int64_t n = 1;
-  for (uint32_t d = 0; d < v->rank; ++d) n *= v->dims[d];
-  return n;
-}
+static inline int64_t numel_of(const onnx_value_t *v) { return onnx_numel(v->rank, v->dims); }
 
 static inline unsigned dclass(int32_t d) {
   switch (d) {
@@ -126,6 +122,12 @@ static inline te_value_t widen_u8(onnx_ctx_t *c, te_value_t x) {
 static inline te_value_t to_i32(onnx_ctx_t *c, te_value_t x, int32_t dtype) {
   if (dtype == ONNX_UINT8) return widen_u8(c, x);
   return x.type.elem == TE_I64 ? x : te_cast(&c->e, x, TE_I32);
+}
+
+/* sqrt(x) = 1 / rsqrt(x) (TOSA has no square root): exact at 0 (1/inf)
+ * and NaN below 0. */
+static inline te_value_t fsqrt(onnx_ctx_t *c, te_value_t x) {
+  return un(c, "tosa.reciprocal", un(c, "tosa.rsqrt", x));
 }
 
 static inline te_value_t lnot(onnx_ctx_t *c, te_value_t x) { return un(c, "tosa.logical_not", x); }

@@ -92,10 +92,6 @@ static tinyml_status_t lower_cosh(onnx_ctx_t *c) {
   return out_like(c, mulk(c, add(c, un(c, "tosa.exp", x), exp_neg(c, x)), 0.5f), 0);
 }
 
-/* sqrt(x) = 1 / rsqrt(x): exact at 0 (1/inf) and NaN below 0. */
-static te_value_t fsqrt(onnx_ctx_t *c, te_value_t x) {
-  return un(c, "tosa.reciprocal", un(c, "tosa.rsqrt", x));
-}
 
 /* Cephes' atanf: reduce |x| past tan(3pi/8) to -1/x (+pi/2), past tan(pi/8)
  * to (x-1)/(x+1) (+pi/4), then an odd polynomial; about 1e-7 relative. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
+#include "onnx_const_util.h"
 #include "onnx_elt_util.h"
 #include "onnx_lower.h"
 
@@ -112,16 +113,8 @@ static te_value_t target_nc(onnx_ctx_t *c, te_value_t t) {
 
 /* i1 [N, C, d1..dk]: true where the class is the target. */
 static te_value_t one_hot(onnx_ctx_t *c, te_value_t t_nc, int64_t classes) {
-  size_t es = te_elem_size(t_nc.type.elem);
-  uint8_t *iota = tinyml__calloc(c->allocator, (size_t)classes, es, 8);
-  if (!iota) return onnx_oom(c), (te_value_t){0};
-  for (int64_t k = 0; k < classes; ++k) {
-    if (es == 8) memcpy(iota + 8 * k, &k, 8);
-    else { int32_t v = (int32_t)k; memcpy(iota + 4 * k, &v, 4); }
-  }
-  te_type_t it = te_type(t_nc.type.elem, 1, &classes);
-  te_value_t iv = te_const(&c->e, &it, iota);
-  tinyml__free(c->allocator, iota);
+  te_value_t iv = onnx_iota_const(c, t_nc.type.elem, 1, &classes);
+  if (!iv.id) return iv;
   return te_binary(&c->e, "tosa.equal", t_nc, on_class_axis(c, iv, t_nc.type.rank));
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
+#include "onnx_const_util.h"
 #include "onnx_elt_util.h"
 
 /* ---- Det ---- */
@@ -81,12 +82,8 @@ static te_value_t reverse_map(onnx_ctx_t *c, int64_t b, int64_t t) {
   lens = te_clamp_int(&c->e, lens, 0, t);
   if (lens.type.elem != TE_I32) lens = te_cast(&c->e, lens, TE_I32);
   lens = te_reshape(&c->e, lens, 2, (int64_t[2]){b, 1});
-  int32_t *iota = tinyml__calloc(c->allocator, (size_t)t, sizeof(int32_t), 4);
-  if (!iota) return onnx_oom(c), (te_value_t){0};
-  for (int64_t k = 0; k < t; ++k) iota[k] = (int32_t)k;
-  te_type_t it = te_type(TE_I32, 2, (int64_t[2]){1, t});
-  te_value_t steps = te_const(&c->e, &it, iota);
-  tinyml__free(c->allocator, iota);
+  te_value_t steps = onnx_iota_const(c, TE_I32, 2, (int64_t[2]){1, t});
+  if (!steps.id) return steps;
   te_value_t steps_b = sub(c, add(c, steps, lens), lens);
   te_value_t back = sub(c, sub(c, lens, ki(c, lens, 1)), steps);
   return te_select(&c->e, bin(c, "tosa.greater", lens, steps), back, steps_b);

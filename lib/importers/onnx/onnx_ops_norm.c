@@ -1,5 +1,6 @@
 /* ONNX lowerings: normalisations, Softmax/LogSoftmax/Hardmax and Dropout
  * (split from onnx_ops_nn.c to keep files short).  See onnx_lower.h. */
+#include "onnx_const_util.h"
 #include "onnx_nn_util.h"
 
 /* ---- normalisations ---- */
@@ -208,9 +209,11 @@ static tinyml_status_t lower_lpnorm(onnx_ctx_t *c) {
   int64_t p = onnx_attr_int(c, "p", 2);
   if (axis < 0) return onnx_fail(c, "invalid axis");
   if (p != 1 && p != 2) return onnx_fail(c, "p = %lld is not supported", (long long)p);
-  te_value_t norm = p == 1 ? te_reduce(&c->e, "tosa.reduce_sum", te_unary(&c->e, "tosa.abs", x), axis)
-                           : te_unary(&c->e, "tosa.sqrt", te_reduce(&c->e, "tosa.reduce_sum", mul(c, x, x), axis));
-  return onnx_set_out(c, 0, mul(c, x, te_unary(&c->e, "tosa.reciprocal", norm)));
+  te_value_t sum = te_reduce(&c->e, "tosa.reduce_sum",
+                             p == 1 ? te_unary(&c->e, "tosa.abs", x) : mul(c, x, x), axis);
+  /* TOSA has no square root: 1 / sqrt(sum) is its rsqrt. */
+  te_value_t inv = te_unary(&c->e, p == 1 ? "tosa.reciprocal" : "tosa.rsqrt", sum);
+  return onnx_set_out(c, 0, mul(c, x, inv));
 }
 
 /* ---- Softmax, LogSoftmax, Hardmax ---- */
@@ -229,15 +232,9 @@ static te_value_t hardmax(onnx_ctx_t *c, te_value_t x, int32_t axis) {
   kt.dims[axis] = 1;
   idx = te_reshape(&c->e, idx, kt.rank, kt.dims);
   int64_t n = x.type.dims[axis];
-  int32_t *iota = tinyml__calloc(c->allocator, (size_t)n + 1, 4, 4);
-  if (!iota) {
-    onnx_oom(c);
-    return (te_value_t){0};
-  }
-  for (int64_t i = 0; i < n; ++i) iota[i] = (int32_t)i;
-  te_type_t it = te_type(TE_I32, 1, &n);
-  te_value_t iv = along(c, te_const(&c->e, &it, iota), x.type.rank, (uint32_t)axis);
-  tinyml__free(c->allocator, iota);
+  te_value_t iv = onnx_iota_const(c, TE_I32, 1, &n);
+  if (!iv.id) return iv;
+  iv = along(c, iv, x.type.rank, (uint32_t)axis);
   te_value_t hit = te_binary(&c->e, "tosa.equal", idx, iv);
   return te_select(&c->e, hit, f32(c, 1.0f), f32(c, 0.0f));
 }

@@ -35,6 +35,14 @@ int onnx_qval_int(const onnx_value_t *v, int64_t i, int32_t *out) {
   }
 }
 
+int onnx_zero_point_ok(onnx_ctx_t *c, uint32_t i, int32_t want) {
+  const onnx_value_t *z = onnx_input(c, i);
+  if (!z || z->dtype == want) return 1;
+  onnx_fail(c, "input %u (zero point): type %s differs from %s, the type it quantises", i,
+            onnx_dtype_name(z->dtype), onnx_dtype_name(want));
+  return 0;
+}
+
 /* real = m * 2^-shift, m in [2^30, 2^31): the rescale's scale32 form,
  * within the kernels' shift range 2..62. */
 static int tosa_multiplier(double real, int32_t *m, int8_t *shift) {

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "onnx_elt_util.h"
 #include "onnx_quant_util.h"
 
 static int is_default_domain(const Onnx__NodeProto *n) {
@@ -43,23 +44,23 @@ static onnx_value_t *node_in(onnx_ctx_t *c, const Onnx__NodeProto *n, size_t i) 
   return i < n->n_input && n->input[i][0] ? onnx_find(c, n->input[i]) : NULL;
 }
 
-static const Onnx__AttributeProto *node_attr(const Onnx__NodeProto *n, const char *name) {
-  for (size_t i = 0; i < n->n_attribute; ++i)
-    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
-  return NULL;
+/* The onnx_attr helpers read c->node: another node's attributes are read
+ * with c->node pointing at it for the call. */
+static int64_t attr_int(onnx_ctx_t *c, const Onnx__NodeProto *n, const char *name, int64_t def) {
+  const Onnx__NodeProto *self = c->node;
+  c->node = n;
+  int64_t v = onnx_attr_int(c, name, def);
+  c->node = self;
+  return v;
 }
 
-static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t def) {
-  const Onnx__AttributeProto *a = node_attr(n, name);
-  return a ? a->i : def;
+static float attr_float(onnx_ctx_t *c, const Onnx__NodeProto *n, const char *name, float def) {
+  const Onnx__NodeProto *self = c->node;
+  c->node = n;
+  float v = onnx_attr_float(c, name, def);
+  c->node = self;
+  return v;
 }
-
-static float attr_float(const Onnx__NodeProto *n, const char *name, float def) {
-  const Onnx__AttributeProto *a = node_attr(n, name);
-  return a ? a->f : def;
-}
-
-static int64_t numel(const onnx_value_t *v) { return onnx_numel(v->rank, v->dims); }
 
 /* A DequantizeLinear producing `name`, with constant parameters. */
 typedef struct dq {
@@ -76,14 +77,14 @@ static int read_dq(onnx_ctx_t *c, const char *name, dq_t *d) {
   d->zp = node_in(c, n, 2);
   if (!d->q || !d->scale || !d->scale->data || d->scale->dtype != ONNX_FLOAT ||
       (d->zp && (!d->zp->data || d->zp->dtype != d->q->dtype)) ||
-      attr_int(n, "block_size", 0) != 0)
+      attr_int(c, n, "block_size", 0) != 0)
     return 0;
-  d->axis = onnx_axis(attr_int(n, "axis", 1), d->q->rank);
+  d->axis = onnx_axis(attr_int(c, n, "axis", 1), d->q->rank);
   return 1;
 }
 
 static int per_tensor(const dq_t *d) {
-  return numel(d->scale) == 1 && (!d->zp || numel(d->zp) == 1);
+  return numel_of(d->scale) == 1 && (!d->zp || numel_of(d->zp) == 1);
 }
 
 /* The activation input (per tensor, int8 / uint8) and constant weights,
@@ -100,7 +101,7 @@ static int read_inputs(onnx_ctx_t *c, const Onnx__NodeProto *op, int64_t w_axis,
   if (x.zp) onnx_qval_int(x.zp, 0, &q->x_zp);
   q->w = w.q;
   q->w_scale = w.scale->data;
-  q->w_count = numel(w.scale);
+  q->w_count = numel_of(w.scale);
   q->w_zp = w.zp;
   return 1;
 }
@@ -110,13 +111,13 @@ static int read_inputs(onnx_ctx_t *c, const Onnx__NodeProto *op, int64_t w_axis,
 static int read_bias(onnx_ctx_t *c, const char *name, int64_t oc, onnx_qconv_t *q) {
   dq_t b;
   if (!name || !name[0]) return 1;
-  if (!read_dq(c, name, &b) || b.q->dtype != ONNX_INT32 || !b.q->data || numel(b.q) != oc)
+  if (!read_dq(c, name, &b) || b.q->dtype != ONNX_INT32 || !b.q->data || numel_of(b.q) != oc)
     return 0;
-  int64_t ns = numel(b.scale);
-  if ((ns != 1 && ns != oc) || (b.zp && numel(b.zp) != 1 && numel(b.zp) != oc)) return 0;
+  int64_t ns = numel_of(b.scale);
+  if ((ns != 1 && ns != oc) || (b.zp && numel_of(b.zp) != 1 && numel_of(b.zp) != oc)) return 0;
   for (int64_t k = 0; k < oc; ++k) {
     int32_t zp = 0;
-    if (b.zp) onnx_qval_int(b.zp, numel(b.zp) == 1 ? 0 : k, &zp);
+    if (b.zp) onnx_qval_int(b.zp, numel_of(b.zp) == 1 ? 0 : k, &zp);
     float want = q->x_scale * q->w_scale[q->w_count == 1 ? 0 : k];
     float have = ((const float *)b.scale->data)[ns == 1 ? 0 : k];
     if (zp != 0 || fabsf(have - want) > 1e-6f * want) return 0;
@@ -138,8 +139,8 @@ static const Onnx__NodeProto *read_activation(onnx_ctx_t *c, const Onnx__NodePro
   if (!relu && !clip) return n;
   float lo = relu ? 0.0f : -INFINITY, hi = INFINITY;
   if (clip && c->opset < 11) {
-    lo = attr_float(n, "min", -INFINITY);
-    hi = attr_float(n, "max", INFINITY);
+    lo = attr_float(c, n, "min", -INFINITY);
+    hi = attr_float(c, n, "max", INFINITY);
   } else if (clip) {
     const onnx_value_t *a = node_in(c, n, 1), *b = node_in(c, n, 2);
     if ((a && !onnx_qval_float(a, 0, &lo)) || (b && !onnx_qval_float(b, 0, &hi))) return NULL;
@@ -158,9 +159,9 @@ static int read_op(onnx_ctx_t *c, const Onnx__NodeProto *n, onnx_qconv_t *q, int
     return read_bias(c, n->n_input > 2 ? n->input[2] : NULL, q->w->dims[0], q);
   }
   int gemm = strcmp(n->op_type, "Gemm") == 0;
-  q->transpose_w = gemm && attr_int(n, "transB", 0) != 0;
-  if (gemm && (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0f) != 1.0f ||
-               (n->n_input > 2 && attr_float(n, "beta", 1.0f) != 1.0f)))
+  q->transpose_w = gemm && attr_int(c, n, "transB", 0) != 0;
+  if (gemm && (attr_int(c, n, "transA", 0) != 0 || attr_float(c, n, "alpha", 1.0f) != 1.0f ||
+               (n->n_input > 2 && attr_float(c, n, "beta", 1.0f) != 1.0f)))
     return 0;
   if (!read_inputs(c, n, q->transpose_w ? 0 : 1, q) || q->w->rank != 2) return 0;
   if (gemm && q->x->rank != 2) return 0;
@@ -171,7 +172,7 @@ static int read_op(onnx_ctx_t *c, const Onnx__NodeProto *n, onnx_qconv_t *q, int
 /* c->node's (QuantizeLinear's) own parameters: constant, per tensor. */
 static int read_quantize(onnx_ctx_t *c, onnx_qconv_t *q) {
   const onnx_value_t *s = onnx_const_input(c, 1), *z = onnx_input(c, 2);
-  if (!s || s->dtype != ONNX_FLOAT || numel(s) != 1 || (z && (!z->data || numel(z) != 1)))
+  if (!s || s->dtype != ONNX_FLOAT || numel_of(s) != 1 || (z && (!z->data || numel_of(z) != 1)))
     return 0;
   q->y_scale = *(const float *)s->data;
   q->y_dtype = z ? z->dtype : ONNX_UINT8;

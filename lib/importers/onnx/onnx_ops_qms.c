@@ -9,16 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "onnx_nn_util.h"
 #include "onnx_quant_util.h"
-
-static const char *const kOps[] = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool",
-                                   "QLinearSigmoid", "QLinearLeakyRelu", "QGemm"};
-
-int onnx_qms_op(const char *op) {
-  for (size_t i = 0; i < sizeof kOps / sizeof kOps[0]; ++i)
-    if (op && strcmp(op, kOps[i]) == 0) return 1;
-  return 0;
-}
 
 static int ms_domain(onnx_ctx_t *c) {
   const char *d = c->node->domain;
@@ -69,48 +61,58 @@ static te_value_t q_in_f32(onnx_ctx_t *c, uint32_t i, int32_t *dtype) {
   return te_cast(&c->e, w, TE_F32);
 }
 
-/* Rounds a float result half to even, saturates to p's type, binds output 0. */
-static tinyml_status_t q_out(onnx_ctx_t *c, te_value_t v, const qp_t *p) {
-  te_value_t r = te_cast(&c->e, v, TE_I32);
-  int lo = p->dtype == ONNX_UINT8 ? 0 : -128, hi = p->dtype == ONNX_UINT8 ? 255 : 127;
-  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), p->dtype);
+static int32_t q_lo(const qp_t *p) { return p->dtype == ONNX_UINT8 ? 0 : -128; }
+static int32_t q_hi(const qp_t *p) { return p->dtype == ONNX_UINT8 ? 255 : 127; }
+
+/* Saturates i32 values to p's type and binds them to output 0. */
+static tinyml_status_t q_bind(onnx_ctx_t *c, te_value_t r, const qp_t *p) {
+  te_value_t y = te_cast(&c->e, te_clamp_int(&c->e, r, q_lo(p), q_hi(p)), TE_I8);
+  return onnx_set_out_typed(c, 0, y, p->dtype);
 }
 
-static te_value_t fk(onnx_ctx_t *c, float v) { return te_scalar_f32(&c->e, v); }
+/* Rounds a float result half to even, saturates to p's type, binds output 0. */
+static tinyml_status_t q_out(onnx_ctx_t *c, te_value_t v, const qp_t *p) {
+  return q_bind(c, te_cast(&c->e, v, TE_I32), p);
+}
+
+/* QLinearAdd / QLinearMul's (a, a_scale, a_zp, b, b_scale, b_zp, c_scale,
+ * c_zp): a and b as exact f32 values and the three quantisations (c's of
+ * a's type); 0 with the error recorded. */
+static int binary_operands(onnx_ctx_t *c, te_value_t *a, te_value_t *b, qp_t *pa, qp_t *pb,
+                           qp_t *pc) {
+  int32_t da = 0, db = 0;
+  if (!ms_domain(c)) return 0;
+  *a = q_in_f32(c, 0, &da);
+  *b = q_in_f32(c, 3, &db);
+  return a->id && b->id && read_qp(c, 1, da, pa) && read_qp(c, 4, db, pb) &&
+         read_qp(c, 6, da, pc);
+}
 
 /* MLAS's reference (its vector kernels use 22-bit fixed-point ratios of
  * the scales; within one step of this):
  * c = nearbyint((sa (a - za) + sb (b - zb)) / sc) + zc. */
 static tinyml_status_t lower_qlinear_add(onnx_ctx_t *c) {
-  int32_t da = 0, db = 0;
-  if (!ms_domain(c)) return c->error;
-  te_value_t a = q_in_f32(c, 0, &da), b = q_in_f32(c, 3, &db);
+  te_value_t a, b;
   qp_t pa, pb, pc;
-  if (!a.id || !b.id || !read_qp(c, 1, da, &pa) || !read_qp(c, 4, db, &pb) ||
-      !read_qp(c, 6, da, &pc))
-    return c->error;
-  te_value_t va = te_mul(&c->e, te_binary(&c->e, "tosa.sub", a, fk(c, (float)pa.zp)), fk(c, pa.scale), 0);
-  te_value_t vb = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, fk(c, (float)pb.zp)), fk(c, pb.scale), 0);
-  te_value_t v = te_divf(&c->e, te_binary(&c->e, "tosa.add", va, vb), fk(c, pc.scale));
-  te_value_t r = te_binary(&c->e, "tosa.add", te_cast(&c->e, v, TE_I32), te_scalar_int(&c->e, TE_I32, pc.zp));
-  int lo = pc.dtype == ONNX_UINT8 ? 0 : -128, hi = pc.dtype == ONNX_UINT8 ? 255 : 127;
-  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), pc.dtype);
+  if (!binary_operands(c, &a, &b, &pa, &pb, &pc)) return c->error;
+  te_value_t va = te_mul(&c->e, te_binary(&c->e, "tosa.sub", a, f32(c, (float)pa.zp)), f32(c, pa.scale), 0);
+  te_value_t vb = te_mul(&c->e, te_binary(&c->e, "tosa.sub", b, f32(c, (float)pb.zp)), f32(c, pb.scale), 0);
+  te_value_t v = te_divf(&c->e, te_binary(&c->e, "tosa.add", va, vb), f32(c, pc.scale));
+  /* The zero point joins after the rounding, as in MLAS. */
+  te_value_t r = te_cast(&c->e, v, TE_I32);
+  return q_bind(c, te_binary(&c->e, "tosa.add", r, te_scalar_int(&c->e, TE_I32, pc.zp)), &pc);
 }
 
 /* MLAS: c = (a - za) * (b - zb) * (sa * sb / sc) + zc; the integer product
  * is exact in f32 (|value| <= 255 * 255). */
 static tinyml_status_t lower_qlinear_mul(onnx_ctx_t *c) {
-  int32_t da = 0, db = 0;
-  if (!ms_domain(c)) return c->error;
-  te_value_t a = q_in_f32(c, 0, &da), b = q_in_f32(c, 3, &db);
+  te_value_t a, b;
   qp_t pa, pb, pc;
-  if (!a.id || !b.id || !read_qp(c, 1, da, &pa) || !read_qp(c, 4, db, &pb) ||
-      !read_qp(c, 6, da, &pc))
-    return c->error;
-  te_value_t ca = te_binary(&c->e, "tosa.sub", a, fk(c, (float)pa.zp));
-  te_value_t cb = te_binary(&c->e, "tosa.sub", b, fk(c, (float)pb.zp));
-  te_value_t prod = te_mul(&c->e, te_mul(&c->e, ca, cb, 0), fk(c, pa.scale * pb.scale / pc.scale), 0);
-  return q_out(c, te_binary(&c->e, "tosa.add", prod, fk(c, (float)pc.zp)), &pc);
+  if (!binary_operands(c, &a, &b, &pa, &pb, &pc)) return c->error;
+  te_value_t ca = te_binary(&c->e, "tosa.sub", a, f32(c, (float)pa.zp));
+  te_value_t cb = te_binary(&c->e, "tosa.sub", b, f32(c, (float)pb.zp));
+  te_value_t prod = te_mul(&c->e, te_mul(&c->e, ca, cb, 0), f32(c, pa.scale * pb.scale / pc.scale), 0);
+  return q_out(c, te_binary(&c->e, "tosa.add", prod, f32(c, (float)pc.zp)), &pc);
 }
 
 /* MLAS sums each channel's integers, then scales (sum - zx * n) by
@@ -130,9 +132,9 @@ static tinyml_status_t lower_qlinear_global_average_pool(onnx_ctx_t *c) {
   if (n < 1 || n > 65793) return onnx_fail(c, "%lld pixels: the sum would not be exact", (long long)n);
   te_value_t flat = te_reshape(&c->e, x, 3, (int64_t[3]){x.type.dims[0], x.type.dims[1], n});
   te_value_t sum = te_reduce(&c->e, "tosa.reduce_sum", flat, 2);
-  sum = te_binary(&c->e, "tosa.sub", sum, fk(c, (float)px.zp * (float)n));
+  sum = te_binary(&c->e, "tosa.sub", sum, f32(c, (float)px.zp * (float)n));
   float scale = px.scale / (py.scale * (float)n);
-  te_value_t y = te_binary(&c->e, "tosa.add", te_mul(&c->e, sum, fk(c, scale), 0), fk(c, (float)py.zp));
+  te_value_t y = te_binary(&c->e, "tosa.add", te_mul(&c->e, sum, f32(c, scale), 0), f32(c, (float)py.zp));
   for (uint32_t d = 0; d < r; ++d) od[d] = d < 2 ? x.type.dims[d] : 1;
   return q_out(c, te_reshape(&c->e, y, r, od), &py);
 }
@@ -149,7 +151,7 @@ static tinyml_status_t lower_table(onnx_ctx_t *c, int sigmoid) {
     return onnx_fail(c, "input 0: type %s is not supported", onnx_dtype_name(xv->dtype));
   if (!read_qp(c, 1, xv->dtype, &px) || !read_qp(c, 3, xv->dtype, &py)) return c->error;
   float alpha = onnx_attr_float(c, "alpha", 0.01f);
-  int lo = py.dtype == ONNX_UINT8 ? 0 : -128, hi = py.dtype == ONNX_UINT8 ? 255 : 127;
+  int lo = q_lo(&py), hi = q_hi(&py);
   int8_t table[256];
   for (int t = 0; t < 256; ++t) {
     int v = t - 128, q = xv->dtype == ONNX_UINT8 ? (v & 255) : v;
@@ -185,6 +187,7 @@ static tinyml_status_t lower_qgemm(onnx_ctx_t *c) {
   if (!q.x || q.x->rank != 2 || !q.w || q.w->rank != 2 || !bs || bs->dtype != ONNX_FLOAT ||
       (bz && !onnx_const_input(c, 5)))
     return onnx_fail(c, "B and its parameters must be 2-D constants and A 2-D");
+  if (!onnx_zero_point_ok(c, 5, q.w->dtype)) return c->error;
   int64_t n = q.w->dims[q.transpose_w ? 0 : 1];
   qp_t pa, py;
   if (!read_qp(c, 1, q.x->dtype, &pa) || !read_qp(c, 7, yz ? yz->dtype : ONNX_UINT8, &py))
@@ -197,8 +200,8 @@ static tinyml_status_t lower_qgemm(onnx_ctx_t *c) {
   }
   q.x_scale = pa.scale, q.x_zp = pa.zp, q.y_scale = py.scale, q.y_zp = py.zp;
   q.y_dtype = py.dtype;
-  q.act_lo = py.dtype == ONNX_UINT8 ? 0 : -128;
-  q.act_hi = py.dtype == ONNX_UINT8 ? 255 : 127;
+  q.act_lo = q_lo(&py);
+  q.act_hi = q_hi(&py);
   q.w_scale = bs->data;
   q.w_count = onnx_numel(bs->rank, bs->dims);
   q.w_zp = bz;
@@ -218,3 +221,9 @@ const onnx_lowering_t onnx_lowerings_qms[] = {
     {"QGemm", 1, 23, lower_qgemm},
     {NULL, 0, 0, NULL},
 };
+
+int onnx_qms_op(const char *op) {
+  for (const onnx_lowering_t *l = onnx_lowerings_qms; op && l->op_type; ++l)
+    if (strcmp(op, l->op_type) == 0) return 1;
+  return 0;
+}

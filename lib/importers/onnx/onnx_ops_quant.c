@@ -55,6 +55,13 @@ static te_value_t zero_point(onnx_ctx_t *c, uint32_t rank, int32_t axis) {
   return z.id ? widen(c, z, zero_point_dtype(c)) : z;
 }
 
+/* i32 values saturated to `out` (UINT8 or INT8) and bound to output 0; the
+ * i8 carries 128..255 as their wrapped bits. */
+static tinyml_status_t saturate_out(onnx_ctx_t *c, te_value_t r, int32_t out) {
+  int lo = out == ONNX_UINT8 ? 0 : -128, hi = out == ONNX_UINT8 ? 255 : 127;
+  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), out);
+}
+
 static tinyml_status_t lower_quantize(onnx_ctx_t *c) {
   if (onnx_qdq_fuse(c) || c->error) return c->error;
   te_value_t x = onnx_in(c, 0);
@@ -70,9 +77,7 @@ static tinyml_status_t lower_quantize(onnx_ctx_t *c) {
   te_value_t scaled = te_divf(&c->e, x, s);
   te_value_t r = te_cast(&c->e, scaled, TE_I32);
   r = te_binary(&c->e, "tosa.add", r, zero_point(c, x.type.rank, axis));
-  int lo = out == ONNX_UINT8 ? 0 : -128, hi = out == ONNX_UINT8 ? 255 : 127;
-  te_value_t y = te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8); /* 128..255 wrap */
-  return onnx_set_out_typed(c, 0, y, out);
+  return saturate_out(c, r, out);
 }
 
 static tinyml_status_t lower_dequantize(onnx_ctx_t *c) {
@@ -83,8 +88,7 @@ static tinyml_status_t lower_dequantize(onnx_ctx_t *c) {
   int32_t dt = xin->dtype;
   if (dt != ONNX_UINT8 && dt != ONNX_INT8 && dt != ONNX_INT32)
     return onnx_fail(c, "input type %s is not supported", onnx_dtype_name(dt));
-  if (onnx_input(c, 2) && zero_point_dtype(c) != dt)
-    return onnx_fail(c, "the zero point's type differs from the input's");
+  if (!onnx_zero_point_ok(c, 2, dt)) return c->error;
   te_value_t s = along_axis(c, 1, x.type.rank, axis);
   if (!s.id || onnx_input(c, 1)->dtype != ONNX_FLOAT) return onnx_fail(c, "the scale must be FLOAT");
   te_value_t v = te_binary(&c->e, "tosa.sub", widen(c, x, dt), zero_point(c, x.type.rank, axis));
@@ -107,8 +111,9 @@ static te_value_t centred_f32(onnx_ctx_t *c, uint32_t x_in, uint32_t zp_in) {
   if (zv) {
     te_value_t z = onnx_in(c, zp_in);
     if (!z.id) return z;
-    if (te_numel(&z.type) != 1 || zv->dtype != xv->dtype) {
-      onnx_fail(c, "only a per-tensor zero point of the input's type is supported");
+    if (!onnx_zero_point_ok(c, zp_in, xv->dtype)) return (te_value_t){0};
+    if (te_numel(&z.type) != 1) {
+      onnx_fail(c, "only a per-tensor zero point is supported");
       return (te_value_t){0};
     }
     w = te_binary(&c->e, "tosa.sub", w, te_reshape(&c->e, widen(c, z, zv->dtype), 1, (int64_t[1]){1}));
@@ -217,10 +222,26 @@ static int qlinear_operands(onnx_ctx_t *c, int64_t oc_dim, onnx_qconv_t *q) {
 static int qlinear_on_kernel(onnx_ctx_t *c, int matmul) {
   onnx_qconv_t q;
   te_value_t y;
+  const onnx_value_t *x = onnx_input(c, 0), *w = onnx_input(c, 3);
+  if ((x && !onnx_zero_point_ok(c, 2, x->dtype)) || (w && !onnx_zero_point_ok(c, 5, w->dtype)))
+    return 0;
   if (!qlinear_operands(c, matmul ? 1 : 0, &q)) return 0;
   if (!(matmul ? onnx_qmatmul_s8(c, &q, &y) : onnx_qconv_s8(c, &q, &y))) return 0;
   onnx_set_out_typed(c, 0, y, q.y_dtype);
   return 1;
+}
+
+/* An exact f32 accumulator times the requantising scale m, rounded half to
+ * even, plus the output zero point (input 7, per tensor), saturated to
+ * `out` and bound to output 0. */
+static tinyml_status_t requantise_out(onnx_ctx_t *c, te_value_t acc, te_value_t m, int32_t out) {
+  te_value_t r = te_cast(&c->e, te_mul(&c->e, acc, m, 0), TE_I32);
+  if (onnx_input(c, 7)) {
+    te_value_t z = onnx_in(c, 7);
+    if (!z.id) return c->error;
+    r = te_binary(&c->e, "tosa.add", r, te_reshape(&c->e, widen(c, z, out), 1, (int64_t[1]){1}));
+  }
+  return saturate_out(c, r, out);
 }
 
 static tinyml_status_t lower_qlinear_matmul(onnx_ctx_t *c) {
@@ -235,14 +256,7 @@ static tinyml_status_t lower_qlinear_matmul(onnx_ctx_t *c) {
   te_value_t acc = integer_matmul(c, a, b);
   if (!acc.id) return c->error;
   te_value_t m = te_mul(&c->e, te_mul(&c->e, as, bs, 0), te_unary(&c->e, "tosa.reciprocal", ys), 0);
-  te_value_t r = te_cast(&c->e, te_mul(&c->e, acc, m, 0), TE_I32); /* half to even */
-  if (yz) {
-    te_value_t z = onnx_in(c, 7);
-    if (!z.id) return c->error;
-    r = te_binary(&c->e, "tosa.add", r, te_reshape(&c->e, widen(c, z, out), 1, (int64_t[1]){1}));
-  }
-  int lo = out == ONNX_UINT8 ? 0 : -128, hi = out == ONNX_UINT8 ? 255 : 127;
-  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), out);
+  return requantise_out(c, acc, m, out);
 }
 
 /* DynamicQuantizeLinear: uint8 with a range that always includes 0. */
@@ -318,15 +332,7 @@ static tinyml_status_t lower_qlinear_conv(onnx_ctx_t *c) {
     return onnx_fail(c, "output type %s is not supported", onnx_dtype_name(out));
   te_value_t acc = integer_conv(c, 0, 2, 3, 5, bias);
   if (!acc.id) return c->error;
-  te_value_t m = te_divf(&c->e, te_mul(&c->e, xs, ws, 0), ys);
-  te_value_t r = te_cast(&c->e, te_mul(&c->e, acc, m, 0), TE_I32);
-  if (yz) {
-    te_value_t z = onnx_in(c, 7);
-    if (!z.id) return c->error;
-    r = te_binary(&c->e, "tosa.add", r, te_reshape(&c->e, widen(c, z, out), 1, (int64_t[1]){1}));
-  }
-  int lo = out == ONNX_UINT8 ? 0 : -128, hi = out == ONNX_UINT8 ? 255 : 127;
-  return onnx_set_out_typed(c, 0, te_cast(&c->e, te_clamp_int(&c->e, r, lo, hi), TE_I8), out);
+  return requantise_out(c, acc, te_divf(&c->e, te_mul(&c->e, xs, ws, 0), ys), out);
 }
 
 const onnx_lowering_t onnx_lowerings_quant[] = {

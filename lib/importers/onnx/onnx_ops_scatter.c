@@ -13,6 +13,7 @@
  * max and min apply the update rows one by one in their order, as
  * onnxruntime does, so float sums round exactly as there.  See
  * onnx_lower.h. */
+#include "onnx_const_util.h"
 #include "onnx_elt_util.h"
 #include "onnx_shape_util.h"
 
@@ -55,14 +56,14 @@ static te_value_t int_const(onnx_ctx_t *c, te_elem_t elem, uint32_t rank, const 
   return k;
 }
 
+/* 0 .. n-1 as an i32 column [n, 1] or row [1, n]; n is held to MAX_MAP
+ * as every index map here is. */
 static te_value_t iota(onnx_ctx_t *c, int64_t n, int column) {
-  int64_t *v = alloc_map(c, n);
-  if (!v) return (te_value_t){0};
-  for (int64_t i = 0; i < n; ++i) v[i] = i;
-  int64_t dims[2] = {column ? n : 1, column ? 1 : n};
-  te_value_t k = int_const(c, TE_I32, 2, dims, v);
-  tinyml__free(c->allocator, v);
-  return k;
+  if (n > MAX_MAP) {
+    onnx_fail(c, "the result is too large (%lld elements)", (long long)n);
+    return (te_value_t){0};
+  }
+  return onnx_iota_const(c, TE_I32, 2, (int64_t[2]){column ? n : 1, column ? 1 : n});
 }
 
 /* Indices `idx` (i32 or i64, last axis of length m) wrapped against

@@ -9,10 +9,6 @@
 #include "../../common/status.h"
 #include "onnx_elt_util.h"
 
-static te_value_t fsqrt(onnx_ctx_t *c, te_value_t x) {
-  return un(c, "tosa.reciprocal", un(c, "tosa.rsqrt", x));
-}
-
 /* Checks the layout R, T, then `groups` runs of n float tensors of one
  * shape each (X, G, then the optimizer's state); sets *n. */
 static int check_layout(onnx_ctx_t *c, uint32_t groups, uint32_t outs_per, uint32_t *n) {

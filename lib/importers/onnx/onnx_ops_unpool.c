@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "onnx_const_util.h"
 #include "onnx_window.h"
 
 enum { MAX_TAPS = 256, MAX_COMPARES = 1 << 22 };
@@ -188,18 +189,9 @@ static tinyml_status_t unpool_fold(onnx_ctx_t *c, const float *x, int64_t m, int
   return st;
 }
 
+/* 0 .. n-1 as an i32 column [n, 1] or row [1, n]. */
 static te_value_t iota(onnx_ctx_t *c, int64_t n, int64_t rows) {
-  int32_t *v = tinyml__calloc(c->allocator, (size_t)n + 1, sizeof *v, 16);
-  if (!v) {
-    onnx_oom(c);
-    return (te_value_t){0};
-  }
-  for (int64_t i = 0; i < n; ++i) v[i] = (int32_t)i;
-  int64_t dims[2] = {rows ? n : 1, rows ? 1 : n};
-  te_type_t t = te_type(TE_I32, 2, dims);
-  te_value_t r = te_const(&c->e, &t, v);
-  tinyml__free(c->allocator, v);
-  return r;
+  return onnx_iota_const(c, TE_I32, 2, (int64_t[2]){rows ? n : 1, rows ? 1 : n});
 }
 
 tinyml_status_t onnx_lower_max_unpool(onnx_ctx_t *c) {

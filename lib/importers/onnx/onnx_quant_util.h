@@ -35,6 +35,10 @@ int onnx_qmatmul_s8(onnx_ctx_t *c, const onnx_qconv_t *q, te_value_t *out);
 /* Element i of a constant tensor as float / int; 0 if not readable. */
 int onnx_qval_float(const onnx_value_t *v, int64_t i, float *out);
 int onnx_qval_int(const onnx_value_t *v, int64_t i, int32_t *out);
+/* 1 when input i, a zero point, is absent or of `want`, the dtype of the
+ * tensor it quantises; else 0 with a refusal naming the input (read as
+ * another type, an INT32 zero point would be silently truncated). */
+int onnx_zero_point_ok(onnx_ctx_t *c, uint32_t i, int32_t want);
 
 /* QuantizeLinear (c->node) of a DequantizeLinear -> Conv/MatMul/Gemm
  * [-> Relu/Clip] chain, computed on the int8 kernel: 1 with output 0
