@@ -196,19 +196,15 @@ static int count_files(const char *dir, const char *prefix) {
   }
 }
 
-/* Runs one data set; returns 1 on a match, else fills `why`.  Inputs with
- * bound[i] set (NULL: none) were bound at compile time: not fed. */
-static int run_data_set(const tinyml_module_t *m, const char *dir, const int *bound, char *why,
-                        size_t cap) {
-  int nin = count_files(dir, "input"), nout = count_files(dir, "output"), nbound = 0;
-  for (int i = 0; bound && i < nin && i < MAX_IO; ++i) nbound += bound[i] != 0;
-  if ((size_t)(nin - nbound) != tinyml_module_input_count(m) ||
-      (size_t)nout != tinyml_module_output_count(m))
-    return snprintf(why, cap, "%s: %d inputs/%d outputs, module has %zu/%zu", dir, nin, nout,
-                    tinyml_module_input_count(m), tinyml_module_output_count(m)), 0;
-  if (nin > MAX_IO || nout > MAX_IO) return snprintf(why, cap, "too many tensors"), 0;
-  tensor_t in[MAX_IO], want[MAX_IO];
-  void *got[MAX_IO] = {0};
+static void free_tensors(tensor_t *t, int n) {
+  for (int i = 0; i < n; ++i) free(t[i].data);
+}
+
+/* Loads data set `dir`'s tensors into in[] and want[], runs them and
+ * compares; the caller frees what it loaded. */
+static int run_loaded(const tinyml_module_t *m, const char *dir, tensor_t *in, int nin,
+                      tensor_t *want, int nout, const int *bound, void **got,
+                      tinyml_context_t **ctx, char *why, size_t cap) {
   char path[4096];
   for (int i = 0; i < nin; ++i) {
     snprintf(path, sizeof path, "%s/input_%d.pb", dir, i);
@@ -218,8 +214,7 @@ static int run_data_set(const tinyml_module_t *m, const char *dir, const int *bo
     snprintf(path, sizeof path, "%s/output_%d.pb", dir, i);
     if (!load_tensor(path, &want[i], why, cap)) return 0;
   }
-  tinyml_context_t *ctx = NULL;
-  tinyml_status_t st = tinyml_context_create(m, NULL, &ctx);
+  tinyml_status_t st = tinyml_context_create(m, NULL, ctx);
   for (int i = 0, k = 0; !st && i < nin; ++i) {
     if (bound && bound[i]) continue;
     tinyml_tensor_info_t info;
@@ -228,7 +223,7 @@ static int run_data_set(const tinyml_module_t *m, const char *dir, const int *bo
     if (!st && (!dtype_matches(in[i].dtype, info.dtype) || info.byte_size != in[i].count * in[i].elem_size))
       return snprintf(why, cap, "input %d: data type %d x %zu does not fit %s (%zu bytes)", i,
                       in[i].dtype, in[i].count, tinyml_dtype_name(info.dtype), info.byte_size), 0;
-    if (!st) st = tinyml_context_set_input(ctx, (size_t)k++, in[i].data, info.byte_size);
+    if (!st) st = tinyml_context_set_input(*ctx, (size_t)k++, in[i].data, info.byte_size);
   }
   for (int i = 0; !st && i < nout; ++i) {
     tinyml_tensor_info_t info;
@@ -240,16 +235,43 @@ static int run_data_set(const tinyml_module_t *m, const char *dir, const int *bo
                       i, want[i].dtype, want[i].count, tinyml_dtype_name(info.dtype),
                       info.byte_size), 0;
     got[i] = calloc(info.byte_size + 1, 1);
-    if (!st) st = tinyml_context_set_output(ctx, (size_t)i, got[i], info.byte_size);
+    if (!st) st = tinyml_context_set_output(*ctx, (size_t)i, got[i], info.byte_size);
   }
-  if (!st) st = tinyml_context_invoke(ctx);
-  if (st) return snprintf(why, cap, "run: %s", tinyml_status_message(st)), 0;
+  if (!st) st = tinyml_context_invoke(*ctx);
+  if (st) {
+    snprintf(why, cap, "run: %s", tinyml_status_message(st));
+    tinyml_status_free(st);
+    return 0;
+  }
   for (int i = 0; i < nout; ++i)
     for (size_t k = 0; k < want[i].count; ++k)
       if (!close_enough(&want[i], got[i], k))
         return snprintf(why, cap, "%s: output %d element %zu differs", dir, i, k), 0;
-  tinyml_context_release(ctx);
   return 1;
+}
+
+/* Runs one data set; returns 1 on a match, else fills `why`.  Inputs with
+ * bound[i] set (NULL: none) were bound at compile time: not fed. */
+static int run_data_set(const tinyml_module_t *m, const char *dir, const int *bound, char *why,
+                        size_t cap) {
+  int nin = count_files(dir, "input"), nout = count_files(dir, "output"), nbound = 0;
+  for (int i = 0; bound && i < nin && i < MAX_IO; ++i) nbound += bound[i] != 0;
+  if ((size_t)(nin - nbound) != tinyml_module_input_count(m) ||
+      (size_t)nout != tinyml_module_output_count(m))
+    return snprintf(why, cap, "%s: %d inputs/%d outputs, module has %zu/%zu", dir, nin, nout,
+                    tinyml_module_input_count(m), tinyml_module_output_count(m)), 0;
+  if (nin > MAX_IO || nout > MAX_IO) return snprintf(why, cap, "too many tensors"), 0;
+  /* Everything is freed on every path: the bound retry runs this once per
+   * data set and per compiled module. */
+  tensor_t in[MAX_IO] = {{0}}, want[MAX_IO] = {{0}};
+  void *got[MAX_IO] = {0};
+  tinyml_context_t *ctx = NULL;
+  int ok = run_loaded(m, dir, in, nin, want, nout, bound, got, &ctx, why, cap);
+  tinyml_context_release(ctx);
+  free_tensors(in, nin);
+  free_tensors(want, nout);
+  for (int i = 0; i < nout; ++i) free(got[i]);
+  return ok;
 }
 
 /* ---- inputs bound at compile time ---------------------------------------- */
@@ -303,7 +325,9 @@ static tinyml_status_t compile_bound(const char *model, size_t size, const tenso
   return tinyml_compile(model, size, &o, blob);
 }
 
-/* One data set with its own values of the bound inputs; 1 on a match. */
+/* One data set with its own values of the bound inputs; 1 on a match.
+ * Each set compiles a module of its own: all of it is freed here, or a
+ * test of many sets grows by a module per set. */
 static int run_set_bound(const char *model, size_t size, const char *dir, const int *bound,
                          char *why, size_t cap) {
   tensor_t in[MAX_IO];
@@ -313,8 +337,13 @@ static int run_set_bound(const char *model, size_t size, const char *dir, const 
   tinyml_module_t *m = NULL;
   tinyml_status_t st = compile_bound(model, size, in, nin, bound, &blob);
   if (!st) st = tinyml_module_load(tinyml_blob_data(blob), tinyml_blob_size(blob), NULL, &m);
-  if (st) return snprintf(why, cap, "%s: compile: %s", dir, tinyml_status_message(st)), 0;
-  return run_data_set(m, dir, bound, why, cap);
+  int ok = !st && run_data_set(m, dir, bound, why, cap);
+  if (st) snprintf(why, cap, "%s: compile: %s", dir, tinyml_status_message(st));
+  tinyml_status_free(st);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+  free_tensors(in, nin);
+  return ok;
 }
 
 /* A test refused only for want of graph inputs' values: binds those the
@@ -329,8 +358,13 @@ static int run_bound(const char *suite, const char *dir, const char *name, const
   snprintf(path, sizeof path, "%s/test_data_set_0", dir);
   int nin = load_inputs(path, in, why, sizeof why);
   tinyml_blob_t *blob = NULL;
-  while (st && nin > 0 && mark_wanted(tinyml_status_message(st), in, nin, bound))
-    st = compile_bound(model, size, in, nin, bound, &blob);
+  while (st && nin > 0 && mark_wanted(tinyml_status_message(st), in, nin, bound)) {
+    tinyml_status_t next = compile_bound(model, size, in, nin, bound, &blob);
+    if (st != next) tinyml_status_free(st);
+    st = next;
+  }
+  tinyml_blob_release(blob);
+  free_tensors(in, nin);
   if (st) return printf("UNSUPPORTED %s/%s: %s\n", suite, name, tinyml_status_message(st)), 2;
   int sets = 0;
   for (;; ++sets) {

@@ -138,6 +138,17 @@ static void put_dense_bools(te_t *e, const te_type_t *t, const uint8_t *b) {
   te_print_type(e, t);
 }
 
+void te_print_dense(te_t *e, const te_type_t *t, const void *data) {
+  if (te_numel(t) == 0) {
+    strbuf_append(e->sb, "dense<> : ");
+    te_print_type(e, t);
+  } else if (t->elem == TE_I1) {
+    put_dense_bools(e, t, data);
+  } else {
+    put_dense_hex(e, t, data);
+  }
+}
+
 te_value_t te_const(te_t *e, const te_type_t *t, const void *data) {
   te_value_t v = new_value(e, t);
   strbuf_append(e->sb, "\"tosa.const\"() <{values = ");

@@ -53,6 +53,9 @@ void te_print_type(te_t *e, const te_type_t *t);
 
 /* Constants.  `data` holds te_numel(t) little-endian elements. */
 te_value_t te_const(te_t *e, const te_type_t *t, const void *data);
+/* Writes `dense<...> : TYPE` of `data` (t's elements, host order), as an
+ * attribute value; a tensor with no elements is `dense<>`. */
+void te_print_dense(te_t *e, const te_type_t *t, const void *data);
 te_value_t te_splat_int(te_t *e, const te_type_t *t, int64_t v);
 te_value_t te_splat_f32(te_t *e, const te_type_t *t, float v);
 /* tensor<1xT> scalars, the form TOSA wants for zero points and shifts. */

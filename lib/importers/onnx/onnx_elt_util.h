@@ -283,7 +283,7 @@ static inline int try_fold(onnx_ctx_t *c, enum fop op, uint32_t n, int32_t out_d
   int64_t dims[TE_MAX_RANK];
   if (c->opset < 7 && onnx_attr_int(c, "broadcast", 0)) return 0;
   for (uint32_t i = 0; i < n; ++i) {
-    in[i] = onnx_const_input(c, i);
+    in[i] = onnx_const_probe(c, i);
     if (!in[i] || !foldable_dtype(in[i]->dtype)) return 0;
   }
   int brank = broadcast_dims(in, n, dims);

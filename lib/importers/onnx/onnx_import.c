@@ -12,6 +12,7 @@
 #include "onnx_float_types.h"
 #include "onnx_uint.h"
 #include "onnx_inputs.h"
+#include "onnx_derive.h"
 #include "onnx_input_values.h"
 #include "onnx_lower.h"
 
@@ -283,7 +284,13 @@ te_value_t onnx_in(onnx_ctx_t *c, uint32_t i) {
 
 const onnx_value_t *onnx_const_input(onnx_ctx_t *c, uint32_t i) {
   onnx_value_t *v = onnx_input(c, i);
+  if (v && !onnx_derive_input(c, i, v)) return NULL;
   if (v && !v->data) c->wanted_const = i + 1;
+  return v && v->data ? v : NULL;
+}
+
+const onnx_value_t *onnx_const_probe(onnx_ctx_t *c, uint32_t i) {
+  onnx_value_t *v = onnx_input(c, i);
   return v && v->data ? v : NULL;
 }
 
@@ -483,6 +490,14 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
       TINYML_RETURN_IF_ERROR(onnx_bind_input_value(c, vi, bound, v));
       continue;
     }
+    /* A zero dimension leaves one possible value: no elements.  Lowerings
+     * read it as a constant; a runtime use (v->v unset) refuses it. */
+    if (onnx_numel(rank, dims) == 0 && !onnx_is_wide_float(dtype)) {
+      if (!onnx_pin_empty(c, v)) return c->error;
+      in->types[in->count] = te_type(elem, rank, dims);
+      in->ids[in->count++] = ++c->e.next_id;
+      continue;
+    }
     if (onnx_is_wide_float(dtype)) {
       TINYML_RETURN_IF_ERROR(onnx_check_wide(c, dtype, vi->name));
       v->dtype = ONNX_FLOAT; /* computed in f32 */
@@ -606,10 +621,26 @@ te_value_t onnx_runtime(onnx_ctx_t *c, onnx_value_t *v) {
   return v->v.id ? v->v : materialise(c, v);
 }
 
-static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
+static void put_name_attrs_open(strbuf_t *sb, const char *name, int32_t dtype) {
   strbuf_append(sb, " {tinyml.name = ");
   strbuf_mlir_string(sb, name);
-  strbuf_append(sb, dtype == ONNX_UINT8 || onnx_is_wide_uint(dtype) ? ", tinyml.unsigned}" : "}");
+  if (dtype == ONNX_UINT8 || onnx_is_wide_uint(dtype)) strbuf_append(sb, ", tinyml.unsigned");
+}
+
+static void put_name_attr(strbuf_t *sb, const char *name, int32_t dtype) {
+  put_name_attrs_open(sb, name, dtype);
+  strbuf_append(sb, "}");
+}
+
+/* A pinned input's attributes also hold the only value it may take. */
+static void put_input_attrs(te_t *e, const char *name, const onnx_value_t *v,
+                            const te_type_t *t, int pinned) {
+  put_name_attrs_open(e->sb, name, v->dtype);
+  if (pinned) {
+    strbuf_append(e->sb, ", tinyml.fixed_value = ");
+    te_print_dense(e, t, v->data);
+  }
+  strbuf_append(e->sb, "}");
 }
 
 /* Writes the whole function: signature (now that result types are known),
@@ -626,7 +657,8 @@ static tinyml_status_t assemble(onnx_ctx_t *c, const Onnx__GraphProto *g, const 
     if (onnx_input_value(c, g->input[i]->name)) continue;
     strbuf_printf(out, "%s%%v%u: ", k ? ", " : "", in->ids[k]);
     te_print_type(&e, &in->types[k]);
-    put_name_attr(out, g->input[i]->name, find_value(c, g->input[i]->name)->dtype);
+    put_input_attrs(&e, g->input[i]->name, find_value(c, g->input[i]->name), &in->types[k],
+                    onnx_is_pinned(c, g->input[i]->name));
     ++k;
   }
   strbuf_append(out, ") -> (");

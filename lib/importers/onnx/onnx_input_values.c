@@ -11,6 +11,7 @@
 
 #include "../../common/alloc.h"
 #include "../../common/status.h"
+#include "onnx_graph_util.h"
 #include "onnx_input_values.h"
 
 const tinyml_input_value_t *onnx_input_value(const onnx_ctx_t *c, const char *name) {
@@ -166,13 +167,6 @@ typedef struct trace {
   int budget;           /* values still to visit: a DAG can fan out */
 } trace_t;
 
-static const Onnx__NodeProto *producer(const Onnx__GraphProto *g, const char *name) {
-  for (size_t k = 0; k < g->n_node; ++k)
-    for (size_t j = 0; j < g->node[k]->n_output; ++j)
-      if (strcmp(g->node[k]->output[j], name) == 0) return g->node[k];
-  return NULL;
-}
-
 static int has_subgraph(const Onnx__NodeProto *n) {
   for (size_t i = 0; i < n->n_attribute; ++i)
     if (n->attribute[i]->g || n->attribute[i]->n_graphs) return 1;
@@ -195,7 +189,7 @@ static int derive(onnx_ctx_t *c, trace_t *t, const char *name) {
   onnx_value_t *v = onnx_find(c, name);
   if (v && v->data) return 1;
   if (is_true_input(c->graph, name)) return add_name(t, name);
-  const Onnx__NodeProto *n = producer(c->graph, name);
+  const Onnx__NodeProto *n = onnx_producer(c->graph, name, c->graph->n_node);
   if (!n || has_subgraph(n)) return 0;
   for (size_t i = 0; i < n->n_input; ++i)
     if (n->input[i][0] && !derive(c, t, n->input[i])) return 0;

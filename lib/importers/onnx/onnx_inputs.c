@@ -101,7 +101,7 @@ tinyml_status_t onnx_input_dims(onnx_ctx_t *c, const Onnx__GraphProto *g,
   *rank = (uint32_t)s->n_dim;
   for (size_t i = 0; i < s->n_dim; ++i) {
     dims[i] = dim_size(c, g, s->dim[i], i);
-    if (dims[i] == 0)
+    if (dims[i] == 0 && !dim_static(s->dim[i]))
       return onnx_fail(c, "'%s' has %s dimension %zu; empty tensors are not supported", vi->name,
                        dim_static(s->dim[i]) ? "an empty" : "an unbound", i);
   }

@@ -75,6 +75,11 @@ typedef struct onnx_ctx {
    * graph inputs it derives from (onnx_bind_hint). */
   uint32_t wanted_const;
   const Onnx__GraphProto *graph; /* the graph whose nodes are being lowered */
+  /* Graph inputs pinned to the one value the declared shapes allow, or
+   * empty (onnx_derive.c), and the declared value that decided each. */
+  const char *pinned_input[16];
+  const char *pinned_by[16];
+  uint32_t pinned_count;
 } onnx_ctx_t;
 
 typedef tinyml_status_t (*onnx_lower_fn)(onnx_ctx_t *c);
@@ -133,6 +138,10 @@ onnx_value_t *onnx_input(onnx_ctx_t *c, uint32_t i);
 te_value_t onnx_in(onnx_ctx_t *c, uint32_t i);
 /* Input i if it is a constant (NULL otherwise). */
 const onnx_value_t *onnx_const_input(onnx_ctx_t *c, uint32_t i);
+/* Input i if it is a constant, for a lowering that merely folds when it
+ * can: unlike onnx_const_input, a runtime input is no refusal's cause
+ * (the bind hint) and derives nothing. */
+const onnx_value_t *onnx_const_probe(onnx_ctx_t *c, uint32_t i);
 /* Reads a constant integer tensor (int32/int64) input into out[cap];
  * returns its element count, or -1 (no error recorded) if it is not a
  * constant integer tensor or holds more than cap elements. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "onnx_elt_util.h"
+#include "onnx_graph_util.h"
 #include "onnx_quant_util.h"
 
 static int is_default_domain(const Onnx__NodeProto *n) {
@@ -21,14 +22,9 @@ static int is_default_domain(const Onnx__NodeProto *n) {
 
 /* The node before c->node in this graph whose first output is `name`. */
 static const Onnx__NodeProto *producer(onnx_ctx_t *c, const char *name, const char *op) {
-  const Onnx__GraphProto *g = c->graph;
-  if (!g || !name || !name[0] || c->node_index > g->n_node) return NULL;
-  for (size_t k = c->node_index; k-- > 0;) {
-    const Onnx__NodeProto *n = g->node[k];
-    if (n->n_output >= 1 && strcmp(n->output[0], name) == 0)
-      return is_default_domain(n) && n->op_type && strcmp(n->op_type, op) == 0 ? n : NULL;
-  }
-  return NULL;
+  const Onnx__NodeProto *n = onnx_producer(c->graph, name, c->node_index);
+  if (!n || strcmp(n->output[0], name) != 0) return NULL;
+  return is_default_domain(n) && n->op_type && strcmp(n->op_type, op) == 0 ? n : NULL;
 }
 
 static const Onnx__NodeProto *producer_any(onnx_ctx_t *c, const char *name) {

@@ -146,7 +146,7 @@ static te_value_t onehot_scalar(onnx_ctx_t *c, te_value_t values, int64_t at, ui
 static tinyml_status_t lower_onehot(onnx_ctx_t *c) {
   onehot_t h;
   if (!onehot_args(c, &h)) return c->error;
-  if (onnx_const_input(c, 0) && onnx_const_input(c, 2)) return onehot_fold(c, &h);
+  if (onnx_const_probe(c, 0) && onnx_const_probe(c, 2)) return onehot_fold(c, &h);
   te_value_t ind = onnx_in(c, 0), val = onnx_in(c, 2);
   if (!ind.id || !val.id) return c->error;
   int64_t dims[TE_MAX_RANK];
@@ -291,7 +291,7 @@ static te_value_t take_along(onnx_ctx_t *c, const topk_t *t, te_value_t x, te_va
 static tinyml_status_t lower_topk(onnx_ctx_t *c) {
   topk_t t;
   if (!topk_args(c, &t)) return c->error;
-  if (onnx_const_input(c, 0)) return topk_fold(c, &t);
+  if (onnx_const_probe(c, 0)) return topk_fold(c, &t);
   te_value_t x = onnx_in(c, 0);
   if (!x.id) return c->error;
   te_t *e = &c->e;

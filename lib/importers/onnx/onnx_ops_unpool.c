@@ -208,7 +208,7 @@ tinyml_status_t onnx_lower_max_unpool(onnx_ctx_t *c) {
   if (m < 1 || onnx_mul_sat(m, p) > MAX_COMPARES)
     return onnx_fail(c, "%lld inputs by %lld outputs is beyond the compare-based unpooling",
                      (long long)m, (long long)p);
-  if (const_floats(c, 0) && onnx_const_input(c, 1))
+  if (const_floats(c, 0) && onnx_const_probe(c, 1))
     return unpool_fold(c, const_floats(c, 0), m, p, xv->rank, out);
   te_value_t x = onnx_in(c, 0), idx = onnx_in(c, 1);
   if (!x.id || !idx.id) return c->error;
