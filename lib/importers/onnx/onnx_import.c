@@ -30,6 +30,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_scatter,
     onnx_lowerings_qms,
     onnx_lowerings_einsum,
+    onnx_lowerings_text,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
