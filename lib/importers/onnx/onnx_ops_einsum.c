@@ -170,6 +170,7 @@ static int label_sizes(onnx_ctx_t *c, spec_t *sp) {
 static int parse(onnx_ctx_t *c, spec_t *sp) {
   char raw[EQ_MAX];
   memset(sp, 0, sizeof *sp);
+  if (!onnx_attr(c, "equation")) return onnx_fail(c, "attribute 'equation' is missing"), 0;
   onnx_attr_string(c, "equation", "", raw, sizeof raw);
   uint32_t n = 0;
   for (const char *p = raw; *p && n + 1 < EQ_MAX; ++p)
