@@ -33,6 +33,8 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_qms,
     onnx_lowerings_signal,
     onnx_lowerings_sample,
+    onnx_lowerings_einsum,
+    onnx_lowerings_text,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
