@@ -29,6 +29,7 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_legacy,
     onnx_lowerings_scatter,
     onnx_lowerings_qms,
+    onnx_lowerings_pool,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */

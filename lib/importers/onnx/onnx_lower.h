@@ -109,6 +109,7 @@ extern const onnx_lowering_t onnx_lowerings_loop[];
 extern const onnx_lowering_t onnx_lowerings_legacy[];
 extern const onnx_lowering_t onnx_lowerings_scatter[];
 extern const onnx_lowering_t onnx_lowerings_qms[];
+extern const onnx_lowering_t onnx_lowerings_pool[];
 /* Whether com.microsoft's `op` is one of the quantised ops lowered (in
  * onnx_lowerings_qms, which check the domain themselves). */
 int onnx_qms_op(const char *op);
