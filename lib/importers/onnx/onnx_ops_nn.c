@@ -106,21 +106,27 @@ int onnx_read_window(onnx_ctx_t *c, const int64_t *xdims, uint32_t rank,
 /* TOSA wants (in + pads - effective kernel) divisible by the stride: the
  * trailing pad becomes whatever makes the output size exact, and input rows
  * no window reads are sliced off.  Fills pad[4] (top, bottom, left, right). */
+int onnx_trim_axis(onnx_ctx_t *c, const int64_t a[6], int64_t *size, int64_t pad[2]) {
+  int64_t eff = (a[0] - 1) * a[1] + 1;
+  int64_t after = (a[5] - 1) * a[2] + eff - a[3] - a[4];
+  pad[0] = a[4];
+  if (after < 0) {
+    *size += after;
+    after = 0;
+  }
+  pad[1] = after;
+  if (*size < 1) {
+    onnx_fail(c, "no window reads the input");
+    return 0;
+  }
+  return 1;
+}
+
 te_value_t onnx_tosa_window(onnx_ctx_t *c, const win_t *w, te_value_t x, int64_t pad[4]) {
   int64_t size[4] = {x.type.dims[0], x.type.dims[1], x.type.dims[2], x.type.dims[3]};
   for (int i = 0; i < 2; ++i) {
-    int64_t eff = (w->k[i] - 1) * w->d[i] + 1;
-    int64_t after = (w->out[i] - 1) * w->s[i] + eff - w->in[i] - w->pb[i];
-    pad[2 * i] = w->pb[i];
-    if (after < 0) {
-      size[1 + i] += after;
-      after = 0;
-    }
-    pad[2 * i + 1] = after;
-    if (size[1 + i] < 1) {
-      onnx_fail(c, "no window reads the input");
-      return (te_value_t){0};
-    }
+    int64_t a[6] = {w->k[i], w->d[i], w->s[i], w->in[i], w->pb[i], w->out[i]};
+    if (!onnx_trim_axis(c, a, &size[1 + i], pad + 2 * i)) return (te_value_t){0};
   }
   if (size[1] == x.type.dims[1] && size[2] == x.type.dims[2]) return x;
   static const int64_t zero[4] = {0, 0, 0, 0};

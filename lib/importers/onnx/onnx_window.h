@@ -30,6 +30,10 @@ int onnx_read_window(onnx_ctx_t *c, const int64_t *xdims, uint32_t rank,
 /* NHWC x trimmed for TOSA's window (rows no window reads sliced off), with
  * pad[4] (top, bottom, left, right) making the output size exact. */
 te_value_t onnx_tosa_window(onnx_ctx_t *c, const win_t *w, te_value_t x, int64_t pad[4]);
+/* One axis of that: a = {kernel, dilation, stride, input size, leading
+ * pad, output size}; sets pad[2] (leading, trailing) and shrinks *size by
+ * the rows no window reads; 0 with an error recorded when none is read. */
+int onnx_trim_axis(onnx_ctx_t *c, const int64_t a[6], int64_t *size, int64_t pad[2]);
 enum { WIN_CONV, WIN_AVG, WIN_MAX };
 /* The TOSA properties of a conv (WIN_CONV) or pool over w with pad. */
 void onnx_window_props(const win_t *w, const int64_t pad[4], int kind, char *out, size_t cap);
