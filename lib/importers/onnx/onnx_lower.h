@@ -110,6 +110,10 @@ extern const onnx_lowering_t onnx_lowerings_legacy[];
 extern const onnx_lowering_t onnx_lowerings_scatter[];
 extern const onnx_lowering_t onnx_lowerings_qms[];
 extern const onnx_lowering_t onnx_lowerings_pool[];
+extern const onnx_lowering_t onnx_lowerings_qpool[];
+/* Whether com.microsoft's `op` is lowered by onnx_lowerings_qpool
+ * (QLinearAveragePool, onnx_ops_qpool.c; its lowering checks the domain). */
+int onnx_qpool_op(const char *op);
 /* Whether com.microsoft's `op` is one of the quantised ops lowered (in
  * onnx_lowerings_qms, which check the domain themselves). */
 int onnx_qms_op(const char *op);
