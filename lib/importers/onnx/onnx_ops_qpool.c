@@ -6,7 +6,13 @@
  * count_include_pad), then y / y_scale + y_zp rounded half to even and
  * saturated.  A kernel covering the whole unpadded image takes onnxruntime's
  * global-pool path instead: an integer sum scaled in float (MLAS).
- * Scales and zero points must be constant and per tensor. */
+ * Scales and zero points must be constant and per tensor.
+ *
+ * The QDQ form DequantizeLinear -> AveragePool -> QuantizeLinear (per-tensor
+ * constant parameters, one 8-bit type) is recognised when the
+ * QuantizeLinear is lowered and computed the same way, as onnxruntime fuses
+ * it into QLinearAveragePool; the float ops lowered before are dead code
+ * unless something else reads them. */
 #include <string.h>
 
 #include "onnx_window.h"
@@ -113,9 +119,8 @@ static int whole_image(const win_t *w) {
 }
 
 /* X as NHWC (1-D: a unit height) and its NCHW-ordered dims. */
-static te_value_t nhwc_input(onnx_ctx_t *c, const onnx_value_t *xv, const qpool_t *q,
-                             int64_t *xd) {
-  te_value_t x = onnx_in(c, 0);
+static te_value_t nhwc_input(onnx_ctx_t *c, te_value_t x, const onnx_value_t *xv,
+                             const qpool_t *q, int64_t *xd) {
   uint32_t r = xv->rank;
   xd[0] = xv->dims[0];
   xd[1] = q->channels_last ? xv->dims[r - 1] : xv->dims[1];
@@ -132,29 +137,105 @@ static te_value_t nhwc_output(onnx_ctx_t *c, te_value_t y, const qpool_t *q, uin
   return te_reshape(&c->e, y, 3, (int64_t[3]){y.type.dims[0], y.type.dims[2], y.type.dims[3]});
 }
 
+/* The average of xv's tensor x (its carried i8 bits), with c->node's
+ * window attributes, quantised to q; id 0 with an error recorded when the
+ * window is not supported. */
+static te_value_t qavg(onnx_ctx_t *c, const onnx_value_t *xv, te_value_t x, const qpool_t *q) {
+  int64_t k[2], xd[4];
+  if (onnx_attr_ints(c, "kernel_shape", k, 2) != xv->rank - 2) {
+    if (!c->error) onnx_fail(c, "kernel_shape does not match the input rank");
+    return (te_value_t){0};
+  }
+  int cip = onnx_attr_int(c, "count_include_pad", 0) != 0;
+  x = nhwc_input(c, x, xv, q, xd);
+  win_t w;
+  if (!x.id || !onnx_read_window(c, xd, xv->rank, k, (int)onnx_attr_int(c, "ceil_mode", 0), &w))
+    return (te_value_t){0};
+  te_value_t xi = exact_f32(c, x, q->dtype), y;
+  if (whole_image(&w)) {
+    y = global_avg(c, xi, q);
+  } else {
+    te_value_t xf = te_mul(&c->e, te_binary(&c->e, "tosa.sub", xi, fk(c, (float)q->x_zp)),
+                           fk(c, q->x_scale), 0);
+    y = onnx_pool_nhwc(c, xf, &w, 0, cip, ONNX_FLOAT);
+    if (y.id) y = te_binary(&c->e, "tosa.add", te_divf(&c->e, y, fk(c, q->y_scale)), fk(c, (float)q->y_zp));
+  }
+  return y.id ? nhwc_output(c, requantise(c, y, q->dtype), q, xv->rank) : y;
+}
+
 static tinyml_status_t lower_qlinear_average_pool(onnx_ctx_t *c) {
   const onnx_value_t *xv = onnx_input(c, 0);
   qpool_t q;
   if (!read_qpool(c, xv, &q)) return c->error;
-  int64_t k[2], xd[4];
-  if (onnx_attr_ints(c, "kernel_shape", k, 2) != xv->rank - 2)
-    return c->error ? c->error : onnx_fail(c, "kernel_shape does not match the input rank");
-  int cip = onnx_attr_int(c, "count_include_pad", 0) != 0;
-  te_value_t x = nhwc_input(c, xv, &q, xd);
-  win_t w;
-  if (!x.id || !onnx_read_window(c, xd, xv->rank, k, (int)onnx_attr_int(c, "ceil_mode", 0), &w))
-    return c->error;
-  te_value_t xi = exact_f32(c, x, q.dtype), y;
-  if (whole_image(&w)) {
-    y = global_avg(c, xi, &q);
-  } else {
-    te_value_t xf = te_mul(&c->e, te_binary(&c->e, "tosa.sub", xi, fk(c, (float)q.x_zp)),
-                           fk(c, q.x_scale), 0);
-    y = onnx_pool_nhwc(c, xf, &w, 0, cip, ONNX_FLOAT);
-    if (y.id) y = te_binary(&c->e, "tosa.add", te_divf(&c->e, y, fk(c, q.y_scale)), fk(c, (float)q.y_zp));
+  te_value_t y = qavg(c, xv, onnx_in(c, 0), &q);
+  return y.id ? onnx_set_out_typed(c, 0, y, q.dtype) : c->error;
+}
+
+/* ---- the QDQ form: DequantizeLinear -> AveragePool -> QuantizeLinear ---- */
+
+/* The node before c->node in this graph whose first output is `name`, if
+ * it is default-domain `op`. */
+static const Onnx__NodeProto *producer(onnx_ctx_t *c, const char *name, const char *op) {
+  const Onnx__GraphProto *g = c->graph;
+  if (!g || !name || !name[0] || c->node_index > g->n_node) return NULL;
+  for (size_t k = c->node_index; k-- > 0;) {
+    const Onnx__NodeProto *n = g->node[k];
+    if (n->n_output < 1 || strcmp(n->output[0], name) != 0) continue;
+    int dflt = !n->domain || !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
+    return dflt && n->op_type && strcmp(n->op_type, op) == 0 ? n : NULL;
   }
-  if (!y.id) return c->error;
-  return onnx_set_out_typed(c, 0, nhwc_output(c, requantise(c, y, q.dtype), &q, xv->rank), q.dtype);
+  return NULL;
+}
+
+static const onnx_value_t *node_const(onnx_ctx_t *c, const Onnx__NodeProto *n, size_t i) {
+  const onnx_value_t *v = i < n->n_input && n->input[i][0] ? onnx_find(c, n->input[i]) : NULL;
+  return v && v->data ? v : NULL;
+}
+
+static int64_t node_int(const Onnx__NodeProto *n, const char *name) {
+  for (size_t i = 0; i < n->n_attribute; ++i)
+    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i]->i;
+  return 0;
+}
+
+/* n's constant per-tensor scale (input 1) and zero point (input 2, of type
+ * dt; absent means 0 of UINT8, the spec's default). */
+static int node_qparams(onnx_ctx_t *c, const Onnx__NodeProto *n, int32_t dt, float *scale,
+                        int32_t *zp) {
+  const onnx_value_t *s = node_const(c, n, 1), *z = node_const(c, n, 2);
+  int has_z = n->n_input > 2 && n->input[2][0];
+  if (!s || s->dtype != ONNX_FLOAT || onnx_numel(s->rank, s->dims) != 1 || (has_z && !z) ||
+      (z ? z->dtype != dt || onnx_numel(z->rank, z->dims) != 1 : dt != ONNX_UINT8) ||
+      node_int(n, "block_size") != 0)
+    return 0;
+  *scale = *(const float *)s->data;
+  *zp = !z ? 0 : dt == ONNX_UINT8 ? ((const uint8_t *)z->data)[0] : ((const int8_t *)z->data)[0];
+  return *scale > 0.0f && *scale <= 3.4e38f;
+}
+
+int onnx_qdq_pool_fuse(onnx_ctx_t *c) {
+  const Onnx__NodeProto *qn = c->node;
+  const Onnx__NodeProto *pool = producer(c, qn->n_input ? qn->input[0] : NULL, "AveragePool");
+  const Onnx__NodeProto *dq = pool && pool->n_input ? producer(c, pool->input[0], "DequantizeLinear") : NULL;
+  onnx_value_t *xv = dq && dq->n_input ? onnx_find(c, dq->input[0]) : NULL;
+  if (!xv || (xv->dtype != ONNX_INT8 && xv->dtype != ONNX_UINT8) || (xv->rank != 3 && xv->rank != 4))
+    return 0;
+  qpool_t q = {.dtype = xv->dtype};
+  int64_t odt = node_int(qn, "output_dtype");
+  if (!node_qparams(c, dq, q.dtype, &q.x_scale, &q.x_zp) ||
+      !node_qparams(c, qn, q.dtype, &q.y_scale, &q.y_zp) || (odt != 0 && odt != q.dtype))
+    return 0;
+  /* The AveragePool was lowered: its window is supported, but the integer
+   * global path has limits of its own; past them the float chain stays. */
+  int64_t n = 1;
+  for (uint32_t d = 2; d < xv->rank; ++d) n *= xv->dims[d];
+  float ratio = q.x_scale / (q.y_scale * (float)n);
+  if (n > 65793 || !(ratio >= 0x1.0p-32f && ratio < 256.0f)) return 0;
+  c->node = pool; /* the window attributes are the AveragePool's */
+  te_value_t y = qavg(c, xv, onnx_runtime(c, xv), &q);
+  c->node = qn;
+  if (y.id) onnx_set_out_typed(c, 0, y, q.dtype);
+  return y.id != 0;
 }
 
 const onnx_lowering_t onnx_lowerings_qpool[] = {

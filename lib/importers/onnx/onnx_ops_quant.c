@@ -57,6 +57,7 @@ static te_value_t zero_point(onnx_ctx_t *c, uint32_t rank, int32_t axis) {
 
 static tinyml_status_t lower_quantize(onnx_ctx_t *c) {
   if (onnx_qdq_fuse(c) || c->error) return c->error;
+  if (onnx_qdq_pool_fuse(c) || c->error) return c->error;
   te_value_t x = onnx_in(c, 0);
   int32_t axis, out = zero_point_dtype(c);
   if (!x.id || !quant_axis(c, x, &axis)) return c->error;
