@@ -35,6 +35,8 @@ static const onnx_lowering_t *const kFamilies[] = {
     onnx_lowerings_sample,
     onnx_lowerings_einsum,
     onnx_lowerings_text,
+    onnx_lowerings_pool,
+    onnx_lowerings_qpool,
 };
 
 /* ---- protobuf-c through the caller's allocator ------------------------ */
@@ -548,6 +550,7 @@ static tinyml_status_t lower_nodes(onnx_ctx_t *c, const Onnx__GraphProto *g) {
       return onnx_fail(c, "the model imports no default-domain opset");
     c->graph = g;
     if (strcmp(domain, "com.microsoft") == 0 && onnx_qms_op(op)) domain = "";
+    if (strcmp(domain, "com.microsoft") == 0 && onnx_qpool_op(op)) domain = "";
     if (domain[0] && strcmp(domain, "ai.onnx") != 0)
       return onnx_fail(c, "operators of domain '%s' are not supported", domain);
     int wrong_opset;

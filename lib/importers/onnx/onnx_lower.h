@@ -117,6 +117,15 @@ extern const onnx_lowering_t onnx_lowerings_qms[];
 extern const onnx_lowering_t onnx_lowerings_sample[];
 extern const onnx_lowering_t onnx_lowerings_einsum[];
 extern const onnx_lowering_t onnx_lowerings_text[];
+extern const onnx_lowering_t onnx_lowerings_pool[];
+extern const onnx_lowering_t onnx_lowerings_qpool[];
+/* Whether com.microsoft's `op` is lowered by onnx_lowerings_qpool
+ * (QLinearAveragePool, onnx_ops_qpool.c; its lowering checks the domain). */
+int onnx_qpool_op(const char *op);
+/* QuantizeLinear (c->node) of a DequantizeLinear -> AveragePool chain,
+ * computed as QLinearAveragePool: 1 with output 0 bound, 0 when the chain
+ * does not match (onnx_ops_qpool.c). */
+int onnx_qdq_pool_fuse(onnx_ctx_t *c);
 /* Whether com.microsoft's `op` is one of the quantised ops lowered (in
  * onnx_lowerings_qms, which check the domain themselves). */
 int onnx_qms_op(const char *op);

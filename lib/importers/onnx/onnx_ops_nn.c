@@ -1,5 +1,6 @@
-/* ONNX lowerings: nn family (convolutions, matrix products, pools,
- * normalisations and softmax live in onnx_ops_norm.c).  See onnx_lower.h.
+/* ONNX lowerings: nn family (convolutions and matrix products; pools live
+ * in onnx_ops_pool.c, normalisations and softmax in onnx_ops_norm.c).  See
+ * onnx_lower.h.
  *
  * ONNX windows are NCHW with OIHW weights; TOSA's are NHWC with OHWI
  * weights.  Activations are transposed at run time, constant weights here at
@@ -66,8 +67,8 @@ int onnx_window_axis(onnx_ctx_t *c, win_t *w, int i, int mode, int ceil_mode) {
 }
 
 /* Reads strides, dilations, pads and auto_pad for an input of `xdims`. */
-static int read_window(onnx_ctx_t *c, const int64_t *xdims, uint32_t rank,
-                       const int64_t *kernel, int ceil_mode, win_t *w) {
+int onnx_read_window(onnx_ctx_t *c, const int64_t *xdims, uint32_t rank,
+                     const int64_t *kernel, int ceil_mode, win_t *w) {
   uint32_t n = rank - 2;
   int64_t s[2], d[2], p[4];
   int64_t ns = onnx_attr_ints(c, "strides", s, 2), nd = onnx_attr_ints(c, "dilations", d, 2);
@@ -105,30 +106,34 @@ static int read_window(onnx_ctx_t *c, const int64_t *xdims, uint32_t rank,
 /* TOSA wants (in + pads - effective kernel) divisible by the stride: the
  * trailing pad becomes whatever makes the output size exact, and input rows
  * no window reads are sliced off.  Fills pad[4] (top, bottom, left, right). */
-static te_value_t tosa_window(onnx_ctx_t *c, const win_t *w, te_value_t x, int64_t pad[4]) {
+int onnx_trim_axis(onnx_ctx_t *c, const int64_t a[6], int64_t *size, int64_t pad[2]) {
+  int64_t eff = (a[0] - 1) * a[1] + 1;
+  int64_t after = (a[5] - 1) * a[2] + eff - a[3] - a[4];
+  pad[0] = a[4];
+  if (after < 0) {
+    *size += after;
+    after = 0;
+  }
+  pad[1] = after;
+  if (*size < 1) {
+    onnx_fail(c, "no window reads the input");
+    return 0;
+  }
+  return 1;
+}
+
+te_value_t onnx_tosa_window(onnx_ctx_t *c, const win_t *w, te_value_t x, int64_t pad[4]) {
   int64_t size[4] = {x.type.dims[0], x.type.dims[1], x.type.dims[2], x.type.dims[3]};
   for (int i = 0; i < 2; ++i) {
-    int64_t eff = (w->k[i] - 1) * w->d[i] + 1;
-    int64_t after = (w->out[i] - 1) * w->s[i] + eff - w->in[i] - w->pb[i];
-    pad[2 * i] = w->pb[i];
-    if (after < 0) {
-      size[1 + i] += after;
-      after = 0;
-    }
-    pad[2 * i + 1] = after;
-    if (size[1 + i] < 1) {
-      onnx_fail(c, "no window reads the input");
-      return (te_value_t){0};
-    }
+    int64_t a[6] = {w->k[i], w->d[i], w->s[i], w->in[i], w->pb[i], w->out[i]};
+    if (!onnx_trim_axis(c, a, &size[1 + i], pad + 2 * i)) return (te_value_t){0};
   }
   if (size[1] == x.type.dims[1] && size[2] == x.type.dims[2]) return x;
   static const int64_t zero[4] = {0, 0, 0, 0};
   return slice(c, x, zero, size);
 }
 
-enum { WIN_CONV, WIN_AVG, WIN_MAX };
-
-static void window_props(const win_t *w, const int64_t pad[4], int kind, char *out, size_t cap) {
+void onnx_window_props(const win_t *w, const int64_t pad[4], int kind, char *out, size_t cap) {
   char p[96], s[64], d[64], k[64];
   te_array_attr(64, pad, 4, p, sizeof p);
   te_array_attr(64, w->s, 2, s, sizeof s);
@@ -142,7 +147,7 @@ static void window_props(const win_t *w, const int64_t pad[4], int kind, char *o
     snprintf(out, cap, "kernel = %s, pad = %s, stride = %s", k, p, s);
 }
 
-static te_value_t to_nhwc(onnx_ctx_t *c, te_value_t x) {
+te_value_t onnx_to_nhwc(onnx_ctx_t *c, te_value_t x) {
   if (x.type.rank == 3) {
     int64_t d[4] = {x.type.dims[0], x.type.dims[1], 1, x.type.dims[2]};
     x = te_reshape(&c->e, x, 4, d);
@@ -151,7 +156,7 @@ static te_value_t to_nhwc(onnx_ctx_t *c, te_value_t x) {
   return te_transpose(&c->e, x, perm);
 }
 
-static te_value_t from_nhwc(onnx_ctx_t *c, te_value_t y, uint32_t rank) {
+te_value_t onnx_from_nhwc(onnx_ctx_t *c, te_value_t y, uint32_t rank) {
   static const int32_t perm[4] = {0, 3, 1, 2};
   y = te_transpose(&c->e, y, perm);
   if (rank == 3) {
@@ -206,7 +211,7 @@ static te_value_t depthwise_weights(onnx_ctx_t *c, const conv_w_t *cwt, int64_t 
 static te_value_t conv_op(onnx_ctx_t *c, const char *name, te_value_t x, te_value_t w,
                           te_value_t bias, const win_t *win, const int64_t pad[4], int64_t oc) {
   char props[400];
-  window_props(win, pad, WIN_CONV, props, sizeof props);
+  onnx_window_props(win, pad, WIN_CONV, props, sizeof props);
   int64_t od[4] = {x.type.dims[0], win->out[0], win->out[1], oc};
   te_type_t t = te_type(TE_F32, 4, od);
   te_value_t ops[5] = {x, w, bias, f32(c, 0.0f), f32(c, 0.0f)};
@@ -271,10 +276,10 @@ te_value_t onnx_conv_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value
       onnx_fail(c, "kernel_shape does not match the weights");
       return (te_value_t){0};
     }
-  if (!x.id || !b.id || !read_window(c, xv->dims, xv->rank, wv->dims + 2, 0, &w))
+  if (!x.id || !b.id || !onnx_read_window(c, xv->dims, xv->rank, wv->dims + 2, 0, &w))
     return (te_value_t){0};
   int64_t pad[4];
-  x = tosa_window(c, &w, to_nhwc(c, x), pad);
+  x = onnx_tosa_window(c, &w, onnx_to_nhwc(c, x), pad);
   if (!x.id) return x;
   te_value_t y;
   if (g == 1) {
@@ -288,7 +293,7 @@ te_value_t onnx_conv_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value
     y = grouped_conv(c, cwt, x, &w, pad, g, oc, ic);
     if (y.id) y = add(c, y, b);
   }
-  return c->error ? (te_value_t){0} : from_nhwc(c, y, xv->rank);
+  return c->error ? (te_value_t){0} : onnx_from_nhwc(c, y, xv->rank);
 }
 
 static tinyml_status_t lower_conv(onnx_ctx_t *c) {
@@ -416,7 +421,7 @@ static tinyml_status_t lower_conv_transpose(onnx_ctx_t *c) {
   te_value_t x = float_in(c, 0), b = conv_bias(c, oc);
   te_value_t w = convt_weights(c, (int64_t[2]){ic, oc}, dl, k[0], k[1], eff);
   if (!x.id || !b.id || !w.id) return c->error;
-  x = to_nhwc(c, x);
+  x = onnx_to_nhwc(c, x);
   int64_t out_pad[4] = {-pb[0], o_p[0] - pe[0], -pb[1], o_p[1] - pe[1]}, stride[2] = {st[0], st[1]};
   char a[96], sa[64], props[220];
   te_array_attr(64, out_pad, 4, a, sizeof a);
@@ -427,187 +432,7 @@ static tinyml_status_t lower_conv_transpose(onnx_ctx_t *c) {
   te_type_t t = te_type(TE_F32, 4, od);
   te_value_t ops[5] = {x, w, b, f32(c, 0.0f), f32(c, 0.0f)};
   te_value_t y = te_op(&c->e, "tosa.transpose_conv2d", ops, 5, props, &t);
-  return onnx_set_out(c, 0, from_nhwc(c, y, r));
-}
-
-/* ---- pools ---- */
-
-static te_value_t pad_explicit(onnx_ctx_t *c, te_value_t x, win_t *w) {
-  int64_t p[8] = {0, 0, w->pb[0], w->pe[0], w->pb[1], w->pe[1], 0, 0};
-  te_type_t t = x.type;
-  for (int i = 0; i < 2; ++i) {
-    t.dims[1 + i] += w->pb[i] + w->pe[i];
-    w->in[i] += w->pb[i] + w->pe[i];
-    w->pb[i] = w->pe[i] = 0;
-  }
-  te_value_t ops[3] = {x, te_shape(&c->e, 8, p), f32(c, 0.0f)};
-  return te_op(&c->e, "tosa.pad", ops, 3, NULL, &t);
-}
-
-/* x[start : start + n*s : s] along NHWC axis 1 or 2: a slice, and for s > 1
- * a reshape to [.., n, s, ..] keeping index 0 of the s. */
-static te_value_t strided(onnx_ctx_t *c, te_value_t x, int axis, int64_t start, int64_t n,
-                          int64_t s) {
-  int64_t st[4] = {0, 0, 0, 0}, size[4];
-  memcpy(size, x.type.dims, sizeof size);
-  st[axis] = start;
-  size[axis] = n * s;
-  x = slice(c, x, st, size);
-  if (s == 1) return x;
-  int64_t d5[5], s5[5] = {0, 0, 0, 0, 0}, z5[5];
-  for (int i = 0, j = 0; i < 4; ++i) {
-    d5[j++] = i == axis ? n : size[i];
-    if (i == axis) d5[j++] = s;
-  }
-  memcpy(z5, d5, sizeof z5);
-  z5[axis + 1] = 1;
-  size[axis] = n;
-  return te_reshape(&c->e, slice(c, te_reshape(&c->e, x, 5, d5), s5, z5), 4, size);
-}
-
-/* Dilated max pooling (TOSA has none): pad with the lowest value, then take
- * the maximum of strided views, one axis at a time (max is separable). */
-static te_value_t dilated_max(onnx_ctx_t *c, te_value_t x, const win_t *w, te_value_t lowest) {
-  int64_t p[8] = {0};
-  te_type_t t = x.type;
-  for (int i = 0; i < 2; ++i) {
-    int64_t need = (w->k[i] - 1) * w->d[i] + w->out[i] * w->s[i] - w->pb[i] - w->in[i];
-    p[2 + 2 * i] = w->pb[i];
-    p[3 + 2 * i] = need > w->pe[i] ? need : w->pe[i];
-    t.dims[1 + i] += p[2 + 2 * i] + p[3 + 2 * i];
-  }
-  te_value_t ops[3] = {x, te_shape(&c->e, 8, p), lowest};
-  x = te_op(&c->e, "tosa.pad", ops, 3, NULL, &t);
-  for (int i = 0; i < 2; ++i) {
-    te_value_t m = {0};
-    for (int64_t k = 0; k < w->k[i]; ++k) {
-      te_value_t v = strided(c, x, 1 + i, k * w->d[i], w->out[i], w->s[i]);
-      m = k ? te_binary(&c->e, "tosa.maximum", m, v) : v;
-    }
-    x = m;
-  }
-  return x;
-}
-
-/* Whether every window of a dilated pool reads at least one input element. */
-static int windows_hit_input(const win_t *w) {
-  for (int i = 0; i < 2; ++i)
-    for (int64_t o = 0; o < w->out[i]; ++o) {
-      int hit = 0;
-      for (int64_t k = 0; k < w->k[i] && !hit; ++k) {
-        int64_t at = o * w->s[i] - w->pb[i] + k * w->d[i];
-        hit = at >= 0 && at < w->in[i];
-      }
-      if (!hit) return 0;
-    }
-  return 1;
-}
-
-/* Pools NHWC x over the window w; dt is the ONNX dtype (uint8 rides in
- * i8).  Id 0 with an error recorded when the form is not supported. */
-te_value_t onnx_pool_nhwc(onnx_ctx_t *c, te_value_t x, win_t *w, int is_max, int cip,
-                          int32_t dt) {
-  if (cip && w->ceil_extra) {
-    onnx_fail(c, "ceil_mode with count_include_pad is not supported");
-    return (te_value_t){0};
-  }
-  te_value_t flip = te_scalar_int(&c->e, TE_I8, -128);
-  /* uint8 rides in i8: flipping the top bit makes signed order agree. */
-  if (dt == ONNX_UINT8) x = te_binary(&c->e, "tosa.bitwise_xor", x, flip);
-  te_value_t y;
-  if (w->d[0] != 1 || w->d[1] != 1) {
-    if (!is_max) {
-      onnx_fail(c, "dilated average pooling is not supported");
-      return (te_value_t){0};
-    }
-    if (!windows_hit_input(w)) {
-      onnx_fail(c, "windows entirely in the padding are not supported");
-      return (te_value_t){0};
-    }
-    te_value_t lowest = dt == ONNX_FLOAT ? f32(c, -INFINITY) : te_scalar_int(&c->e, TE_I8, -128);
-    y = dilated_max(c, x, w, lowest);
-    return dt == ONNX_UINT8 ? te_binary(&c->e, "tosa.bitwise_xor", y, flip) : y;
-  }
-  if (cip) x = pad_explicit(c, x, w);
-  int64_t pad[4];
-  x = tosa_window(c, w, x, pad);
-  if (!x.id) return x;
-  for (int i = 0; i < 4; ++i)
-    if (pad[i] >= w->k[i / 2]) {
-      onnx_fail(c, "pads as large as the kernel are not supported");
-      return (te_value_t){0};
-    }
-  char props[400];
-  window_props(w, pad, is_max ? WIN_MAX : WIN_AVG, props, sizeof props);
-  int64_t od[4] = {x.type.dims[0], w->out[0], w->out[1], x.type.dims[3]};
-  te_type_t t = te_type(x.type.elem, 4, od);
-  if (is_max) {
-    y = te_op(&c->e, "tosa.max_pool2d", &x, 1, props, &t);
-    if (dt == ONNX_UINT8) y = te_binary(&c->e, "tosa.bitwise_xor", y, flip);
-  } else {
-    te_value_t ops[3] = {x, f32(c, 0.0f), f32(c, 0.0f)};
-    y = te_op(&c->e, "tosa.avg_pool2d", ops, 3, props, &t);
-  }
-  return y;
-}
-
-static tinyml_status_t lower_pool(onnx_ctx_t *c, int is_max) {
-  const onnx_value_t *xv = onnx_input(c, 0);
-  if (!xv) return onnx_fail(c, "X is required");
-  int32_t dt = xv->dtype;
-  if (dt != ONNX_FLOAT && !(is_max && (dt == ONNX_INT8 || dt == ONNX_UINT8)))
-    return onnx_fail(c, "input type %s is not supported", onnx_dtype_name(dt));
-  if (xv->rank == 5) return onnx_pool3d(c, is_max);
-  if (xv->rank != 3 && xv->rank != 4) return onnx_fail(c, "only 1-D, 2-D and 3-D pooling is supported");
-  int indices = is_max && onnx_output_count(c) > 1 && c->node->output[1][0];
-  int64_t k[2];
-  if (onnx_attr_ints(c, "kernel_shape", k, 2) != xv->rank - 2)
-    return c->error ? c->error : onnx_fail(c, "kernel_shape does not match the input rank");
-  int cip = !is_max && onnx_attr_int(c, "count_include_pad", 0) != 0;
-  win_t w;
-  te_value_t x = onnx_in(c, 0);
-  if (!x.id || !read_window(c, xv->dims, xv->rank, k, (int)onnx_attr_int(c, "ceil_mode", 0), &w))
-    return c->error;
-  if (indices) return onnx_max_pool_indices(c, to_nhwc(c, x), &w, dt);
-  te_value_t y = onnx_pool_nhwc(c, to_nhwc(c, x), &w, is_max, cip, dt);
-  return y.id ? onnx_set_out_typed(c, 0, from_nhwc(c, y, xv->rank), dt) : c->error;
-}
-
-static tinyml_status_t lower_max_pool(onnx_ctx_t *c) { return lower_pool(c, 1); }
-static tinyml_status_t lower_avg_pool(onnx_ctx_t *c) { return lower_pool(c, 0); }
-
-
-/* GlobalAveragePool / GlobalMaxPool / GlobalLpPool: reduce every spatial
- * axis, keeping it as 1. */
-static te_value_t reduce_spatial(onnx_ctx_t *c, te_value_t x, const char *op) {
-  for (uint32_t d = 2; d < x.type.rank; ++d) x = te_reduce(&c->e, op, x, (int32_t)d);
-  return x;
-}
-
-static tinyml_status_t lower_global_avg(onnx_ctx_t *c) {
-  te_value_t x = float_in(c, 0);
-  if (!spatial_input(c, x)) return c->error;
-  int64_t n = te_numel(&x.type) / (x.type.dims[0] * x.type.dims[1]);
-  te_value_t s = reduce_spatial(c, x, "tosa.reduce_sum");
-  return onnx_set_out(c, 0, mul(c, s, f32(c, (float)(1.0 / (double)n))));
-}
-
-static tinyml_status_t lower_global_max(onnx_ctx_t *c) {
-  te_value_t x = float_in(c, 0);
-  if (!spatial_input(c, x)) return c->error;
-  return onnx_set_out(c, 0, reduce_spatial(c, x, "tosa.reduce_max"));
-}
-
-static tinyml_status_t lower_global_lp(onnx_ctx_t *c) {
-  const Onnx__AttributeProto *a = onnx_attr(c, "p");
-  double p = !a ? 2.0 : a->has_i ? (double)a->i : a->has_f ? (double)a->f : 2.0;
-  te_value_t x = float_in(c, 0);
-  if (!spatial_input(c, x)) return c->error;
-  if (p != 1.0 && p != 2.0) return onnx_fail(c, "p = %g is not supported (1 and 2 are)", p);
-  if (p == 1.0)
-    return onnx_set_out(c, 0, reduce_spatial(c, te_unary(&c->e, "tosa.abs", x), "tosa.reduce_sum"));
-  te_value_t s = reduce_spatial(c, mul(c, x, x), "tosa.reduce_sum");
-  return onnx_set_out(c, 0, te_unary(&c->e, "tosa.sqrt", s));
+  return onnx_set_out(c, 0, onnx_from_nhwc(c, y, r));
 }
 
 /* ---- Gemm and MatMul ---- */
@@ -726,11 +551,6 @@ static tinyml_status_t lower_matmul(onnx_ctx_t *c) {
 const onnx_lowering_t onnx_lowerings_nn[] = {
     {"Conv", 1, 23, lower_conv},
     {"ConvTranspose", 1, 23, lower_conv_transpose},
-    {"MaxPool", 1, 23, lower_max_pool},
-    {"AveragePool", 1, 23, lower_avg_pool},
-    {"GlobalAveragePool", 1, 23, lower_global_avg},
-    {"GlobalMaxPool", 1, 23, lower_global_max},
-    {"GlobalLpPool", 1, 23, lower_global_lp},
     {"Gemm", 1, 23, lower_gemm},
     {"MatMul", 1, 23, lower_matmul},
     {"MaxUnpool", 9, 23, onnx_lower_max_unpool},

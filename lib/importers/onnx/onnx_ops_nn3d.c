@@ -116,18 +116,8 @@ static te_value_t conv3d_window(onnx_ctx_t *c, const win3_t *w, te_value_t x, in
   int64_t size[5], zero[5] = {0, 0, 0, 0, 0};
   memcpy(size, x.type.dims, sizeof size);
   for (int i = 0; i < 3; ++i) {
-    int64_t eff = (w->k[i] - 1) * w->d[i] + 1;
-    int64_t after = (w->out[i] - 1) * w->s[i] + eff - w->in[i] - w->pb[i];
-    pad[2 * i] = w->pb[i];
-    if (after < 0) {
-      size[1 + i] += after;
-      after = 0;
-    }
-    pad[2 * i + 1] = after;
-    if (size[1 + i] < 1) {
-      onnx_fail(c, "no window reads the input");
-      return (te_value_t){0};
-    }
+    int64_t a[6] = {w->k[i], w->d[i], w->s[i], w->in[i], w->pb[i], w->out[i]};
+    if (!onnx_trim_axis(c, a, &size[1 + i], pad + 2 * i)) return (te_value_t){0};
   }
   if (!memcmp(size, x.type.dims, sizeof size)) return x;
   return slice(c, x, zero, size);

@@ -64,6 +64,7 @@ static tinyml_status_t saturate_out(onnx_ctx_t *c, te_value_t r, int32_t out) {
 
 static tinyml_status_t lower_quantize(onnx_ctx_t *c) {
   if (onnx_qdq_fuse(c) || c->error) return c->error;
+  if (onnx_qdq_pool_fuse(c) || c->error) return c->error;
   te_value_t x = onnx_in(c, 0);
   int32_t axis, out = zero_point_dtype(c);
   if (!x.id || !quant_axis(c, x, &axis)) return c->error;

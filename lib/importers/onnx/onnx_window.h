@@ -23,6 +23,26 @@ int onnx_window_axis(onnx_ctx_t *c, win_t *w, int i, int mode, int ceil_mode);
 te_value_t onnx_pool_nhwc(onnx_ctx_t *c, te_value_t x, win_t *w, int is_max, int cip,
                           int32_t dt);
 
+/* The node's window for an input of `xdims` (strides, dilations, pads,
+ * auto_pad; ceil_mode as given); 0 with an error recorded when invalid. */
+int onnx_read_window(onnx_ctx_t *c, const int64_t *xdims, uint32_t rank,
+                     const int64_t *kernel, int ceil_mode, win_t *w);
+/* NHWC x trimmed for TOSA's window (rows no window reads sliced off), with
+ * pad[4] (top, bottom, left, right) making the output size exact. */
+te_value_t onnx_tosa_window(onnx_ctx_t *c, const win_t *w, te_value_t x, int64_t pad[4]);
+/* One axis of that: a = {kernel, dilation, stride, input size, leading
+ * pad, output size}; sets pad[2] (leading, trailing) and shrinks *size by
+ * the rows no window reads; 0 with an error recorded when none is read. */
+int onnx_trim_axis(onnx_ctx_t *c, const int64_t a[6], int64_t *size, int64_t pad[2]);
+enum { WIN_CONV, WIN_AVG, WIN_MAX };
+/* The TOSA properties of a conv (WIN_CONV) or pool over w with pad. */
+void onnx_window_props(const win_t *w, const int64_t pad[4], int kind, char *out, size_t cap);
+/* [N, C, (H,) W] to NHWC (a unit height for 1-D), and back to `rank`. */
+te_value_t onnx_to_nhwc(onnx_ctx_t *c, te_value_t x);
+te_value_t onnx_from_nhwc(onnx_ctx_t *c, te_value_t y, uint32_t rank);
+/* The window helpers above are in onnx_ops_nn.c; onnx_pool_nhwc is in
+ * onnx_ops_pool.c. */
+
 /* 3-D forms (onnx_ops_nn3d.c). */
 tinyml_status_t onnx_pool3d(onnx_ctx_t *c, int is_max);
 te_value_t onnx_conv3d_f32(onnx_ctx_t *c, const onnx_value_t *xv, const onnx_value_t *wv,
