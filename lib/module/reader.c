@@ -392,10 +392,25 @@ static void read_quantization(const table_t *t, tmod_tensor_t *out, quant_src_t 
     tbad(t, "quantisation arrays are misaligned");
 }
 
+/* An input's fixed value: exactly byte_size bytes, used in place (bytes
+ * need no alignment).  An output has none: nothing would check it. */
+static void read_fixed_value(const table_t *t, tmod_tensor_t *out, int is_input) {
+  vec_t v;
+  vector(t, 5, 1, &v);
+  if (!v.present) return;
+  if (!is_input)
+    tbad(t, "'%s' has a fixed value, which only an input may have", out->name);
+  else if (v.count != out->byte_size)
+    tbad(t, "the fixed value of '%s' has %u bytes, not its byte size %" PRIu64,
+         out->name, v.count, out->byte_size);
+  else
+    out->fixed_value = t->r->data + v.pos;
+}
+
 /* Reads and checks tensor `i`; scales/zero_points are left NULL and their
  * positions returned in *src. */
 static void read_tensor(reader_t *r, const vec_t *v, uint32_t i, const char *what,
-                        tmod_tensor_t *out, quant_src_t *src) {
+                        int is_input, tmod_tensor_t *out, quant_src_t *src) {
   memset(out, 0, sizeof(*out));
   memset(src, 0, sizeof(*src));
   table_t t;
@@ -406,6 +421,7 @@ static void read_tensor(reader_t *r, const vec_t *v, uint32_t i, const char *wha
   out->byte_size = u64_at(&t, 3);
   check_byte_size(&t, out);
   read_quantization(&t, out, src);
+  read_fixed_value(&t, out, is_input);
 }
 
 static uint64_t copy_bytes(const reader_t *r, const tmod_tensor_t *t,
@@ -461,7 +477,7 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
   for (uint32_t i = 0; COPIES_QUANTIZATION && i < v.count && !r->status; i++) {
     tmod_tensor_t t;
     quant_src_t src;
-    read_tensor(r, &v, i, name, &t, &src);
+    read_tensor(r, &v, i, name, id == 6, &t, &src);
     bytes += copy_bytes(r, &t, &src);
   }
   if (r->status || !v.count) return;
@@ -477,7 +493,7 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
   uint8_t *tail = (uint8_t *)(tensors + v.count);
   for (uint32_t i = 0; i < v.count && !r->status; i++) {
     quant_src_t src;
-    read_tensor(r, &v, i, name, &tensors[i], &src);
+    read_tensor(r, &v, i, name, id == 6, &tensors[i], &src);
     place_quantization(r, &tensors[i], &src, &tail);
   }
 }
