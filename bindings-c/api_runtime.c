@@ -221,19 +221,17 @@ static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *
     return BAD_ARG_NAMED(&m->allocator, "%s: index %zu out of range (module has %zu)", what,
                    index, count);
   const tmod_tensor_t *t = &ts[index];
-  size_t keep = info->struct_size;
-  /* An older caller's struct is smaller: write none of the fields it lacks. */
-  memset(info, 0, keep < sizeof(*info) ? keep : sizeof(*info));
-  info->struct_size = keep;
+  /* Every field is written (none past an older caller's struct_size):
+   * the module's dims past the rank are 0, as the reader leaves them. */
   info->name = t->name;
   info->dtype = (tinyml_dtype_t)t->dtype;
   info->rank = t->rank;
-  memcpy(info->dims, t->dims, sizeof(int64_t) * t->rank);
+  memcpy(info->dims, t->dims, sizeof(info->dims));
   info->byte_size = (size_t)t->byte_size;
   info->quant_count = t->quant_count;
   info->quant_axis = t->quant_axis;
-  info->scales = t->quant_count ? t->scales : NULL;
-  info->zero_points = t->quant_count ? t->zero_points : NULL;
+  info->scales = t->scales; /* NULL when not quantised, as the reader leaves them */
+  info->zero_points = t->zero_points;
   if (HAS_FIELD(info, fixed_value)) info->fixed_value = t->fixed_value;
   return TINYML_OK;
 }

@@ -397,14 +397,12 @@ static void read_quantization(const table_t *t, tmod_tensor_t *out, quant_src_t 
 static void read_fixed_value(const table_t *t, tmod_tensor_t *out, int is_input) {
   vec_t v;
   vector(t, 5, 1, &v);
-  if (!v.present) return;
-  if (!is_input)
-    tbad(t, "'%s' has a fixed value, which only an input may have", out->name);
-  else if (v.count != out->byte_size)
-    tbad(t, "the fixed value of '%s' has %u bytes, not its byte size %" PRIu64,
-         out->name, v.count, out->byte_size);
-  else
-    out->fixed_value = t->r->data + v.pos;
+  /* One test for both rules: no u32 count equals an output's UINT64_MAX. */
+  uint64_t allowed = is_input ? out->byte_size : UINT64_MAX;
+  if (v.present && v.count != allowed)
+    tbad(t, "'%s' has a fixed value of %u bytes; only an input may have one, of its "
+            "byte size %" PRIu64, out->name, v.count, out->byte_size);
+  out->fixed_value = v.present ? t->r->data + v.pos : NULL;
 }
 
 /* Reads and checks tensor `i`; scales/zero_points are left NULL and their

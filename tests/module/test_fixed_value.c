@@ -90,12 +90,12 @@ static void test_wrong_size(void **state) {
   size_t vector = fixed_vector(data, 1);
   assert_int_equal(10, fb_u32(data, vector));
   fb_put_u32(data, vector, 9);
-  expect_invalid(data, size, "input 1: the fixed value of 'bias_in' has 9 bytes, not its "
-                             "byte size 10");
+  expect_invalid(data, size, "input 1: 'bias_in' has a fixed value of 9 bytes; only an "
+                             "input may have one, of its byte size 10");
   fb_put_u32(data, vector, 11);
-  expect_invalid(data, size, "the fixed value of 'bias_in' has 11 bytes");
+  expect_invalid(data, size, "'bias_in' has a fixed value of 11 bytes");
   fb_put_u32(data, vector, 0);
-  expect_invalid(data, size, "the fixed value of 'bias_in' has 0 bytes");
+  expect_invalid(data, size, "'bias_in' has a fixed value of 0 bytes");
   fb_put_u32(data, vector, 0x7fffffffu); /* past the end of the module */
   expect_invalid(data, size, "input 1");
   free_module_bytes(data);
@@ -109,7 +109,7 @@ static void test_output_refused(void **state) {
   s.outputs[0].fixed_value = kLogits;
   size_t size;
   uint8_t *data = write_module(&s.module, &size);
-  expect_invalid(data, size, "output 0: 'logits' has a fixed value, which only an input may have");
+  expect_invalid(data, size, "output 0: 'logits' has a fixed value of 40 bytes; only an input may have one");
   free_module_bytes(data);
 }
 

@@ -262,10 +262,10 @@ static const json_case_t json_cases[] = {
     {TENSOR("\"dtype\": \"INT64\", \"dims\": [0], \"byte_size\": 0, \"fixed_value\": []"),
      NULL},
     {TENSOR("\"dtype\": \"INT8\", \"dims\": [2], \"byte_size\": 2, \"fixed_value\": [7]"),
-     "input 0: the fixed value of 'x' has 1 bytes, not its byte size 2"},
+     "input 0: 'x' has a fixed value of 1 bytes; only an input may have one, of its byte size 2"},
     {"{\"format_version\": 1, \"arena_alignment\": 16, \"outputs\": [{\"name\": \"y\", "
      "\"dtype\": \"INT8\", \"dims\": [1], \"byte_size\": 1, \"fixed_value\": [3]}]}",
-     "output 0: 'y' has a fixed value, which only an input may have"},
+     "output 0: 'y' has a fixed value of 1 bytes; only an input may have one"},
 };
 
 static void test_flatc_hostile(void **state) {
