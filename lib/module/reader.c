@@ -104,6 +104,8 @@ static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
 #define nbad(r, n, ...) bad_at(r, n, __VA_ARGS__)
 #define tbad(t, ...) bad_at((t)->r, &(t)->name, __VA_ARGS__)
 #else
+/* Cold: the paths to it are errors, so they need be short, not fast. */
+__attribute__((cold))
 static int bad_at(reader_t *r, const name_t *n, const char *text) {
   if (r->status) return 0;
   char where[48], prefix[64];

@@ -124,7 +124,9 @@ static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
   return s;
 }
 #else
-/* The message's text without its values (see status.h). */
+/* The message's text without its values (see status.h).  Cold: the paths
+ * to it are errors, so they need be short, not fast (-12 bytes of .text). */
+__attribute__((cold))
 static tinyml_status_t fail_text(const loader_t *l, const char *text) {
   return tinyml__status_plain(l->allocator, TINYML_STATUS_INVALID_MODULE, text);
 }
