@@ -260,7 +260,7 @@ static bool note_single(const phdr_t *p, phdr_t *slot, bool *has) {
 }
 
 static tinyml_status_t read_phdrs(loader_t *l) {
-  for (uint16_t i = 0; i < l->eh.phnum; i++) {
+  for (size_t i = 0; i < l->eh.phnum; i++) {
     phdr_t p;
     read_phdr(l->image + l->eh.phoff + (word_t)i * l->eh.phentsize, &p);
     tinyml_status_t s = TINYML_OK;
