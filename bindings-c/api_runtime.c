@@ -314,11 +314,13 @@ static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *d
   if (!c || !data)
     return BAD_ARG_NAMED(NULL, "%s: %s must not be NULL", what, !c ? "context" : "data");
   const tmod_module_t *d = &c->module->desc;
+  /* One choice of side up front, so the checks below exist once. */
+  const tmod_tensor_t *ts = is_input ? d->inputs : d->outputs;
   size_t count = is_input ? d->input_count : d->output_count;
   if (index >= count)
     return BAD_ARG_NAMED(&c->allocator, "%s: index %zu out of range (module has %zu)", what,
                    index, count);
-  const tmod_tensor_t *t = is_input ? &d->inputs[index] : &d->outputs[index];
+  const tmod_tensor_t *t = &ts[index];
   if (size != t->byte_size)
     return TINYML_STATUS_MAKE_NAMED(&c->allocator, TINYML_STATUS_SIZE_MISMATCH,
                                     "%s: '%s' needs %llu bytes, the buffer has %zu (%s", what,
