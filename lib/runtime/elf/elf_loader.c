@@ -176,9 +176,9 @@ static bool to_vaddr(const loader_t *l, uintptr_t addr, word_t *vaddr) {
 /* ---- headers ------------------------------------------------------------ */
 
 static tinyml_status_t check_ident(loader_t *l) {
-  static const uint8_t magic[4] = {0x7f, 'E', 'L', 'F'};
   const uint8_t *id = l->image;
-  if (l->size < 16 || memcmp(id, magic, 4) != 0)
+  /* 0x7f 'E' 'L' 'F' as one load, not a call to memcmp. */
+  if (l->size < 16 || le32(id) != 0x464c457fu)
     return fail(l, "elf: not an ELF image (bad magic)");
   if (id[4] != TINYML_ELF_ARCH_CLASS)
     return fail(l, "elf: unsupported ELF class %u (compiled for another --target?)", id[4]);
