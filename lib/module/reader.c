@@ -698,7 +698,10 @@ static int read_header(reader_t *r, table_t *root) {
   if (r->size < 8) return bad(r, "%zu bytes are too few for a module", r->size);
   if (r->size > MAX_BUFFER_SIZE)
     return bad(r, "%zu bytes exceed the 2 GiB FlatBuffer limit", r->size);
-  if (memcmp(r->data + 4, TMOD_FILE_IDENTIFIER, 4) != 0)
+  /* One load against a constant, not a call to memcmp. */
+  const char *id = TMOD_FILE_IDENTIFIER;
+  if (ld32(r, 4) != ((uint32_t)id[0] | (uint32_t)id[1] << 8 | (uint32_t)id[2] << 16 |
+                     (uint32_t)id[3] << 24))
     return bad(r, "wrong file identifier (expected \"%s\")", TMOD_FILE_IDENTIFIER);
   uint32_t pos = ld32(r, 0);
   if (pos < 8) return bad(r, "root table offset %" PRIu32 " is invalid", pos);
