@@ -705,7 +705,8 @@ static int read_header(reader_t *r, table_t *root) {
     return bad(r, "wrong file identifier (expected \"%s\")", TMOD_FILE_IDENTIFIER);
   uint32_t pos = ld32(r, 0);
   if (pos < 8) return bad(r, "root table offset %" PRIu32 " is invalid", pos);
-  *root = (table_t){.r = r, .name = {"root table", 0, 0}};
+  root->r = r; /* open_table sets the rest */
+  root->name = (name_t){"root table", 0, 0};
   return open_table(root, pos);
 }
 
