@@ -512,7 +512,7 @@ static void read_executable(reader_t *r, const vec_t *v, uint32_t i,
   blob(&t, 2, out->checksum, "executable %u image", &out->image, &out->image_size);
   /* An absent image has the CRC of no bytes (0, the default checksum), so
    * the checksum alone cannot catch a lost field. */
-  if (out->image == NULL || out->image_size == 0)
+  if (out->image_size == 0) /* also when absent: blob gives size 0 */
     bad(r, "executable %" PRIu32 " has no image", i);
 }
 
