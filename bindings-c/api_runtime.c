@@ -274,7 +274,8 @@ static tinyml_status_t caller_regions(const tinyml_module_t *module,
       return BAD_ARG(a, "tinyml_context_create: arena region %u is %zu bytes, the module "
                      "needs %llu", (unsigned)r, size,
                      (unsigned long long)module->desc.region_sizes[r]);
-    if ((uintptr_t)p % module->desc.arena_alignment)
+    /* The reader accepts only a power of two: a mask, not a division. */
+    if ((uintptr_t)p & (module->desc.arena_alignment - 1))
       return BAD_ARG(a, "tinyml_context_create: arena must be aligned to %u bytes",
                      module->desc.arena_alignment);
     regions[r] = p;
@@ -327,7 +328,7 @@ static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *d
                                     t->name, (unsigned long long)t->byte_size, size,
                                     size < t->byte_size ? "too small)" : "too large)");
   size_t esize = tinyml_dtype_size((tinyml_dtype_t)t->dtype);
-  if (esize && (uintptr_t)data % esize)
+  if (esize && ((uintptr_t)data & (esize - 1))) /* sizes are powers of two */
     return BAD_ARG_NAMED(&c->allocator, "%s: '%s' buffer must be aligned to %zu bytes", what,
                    t->name, esize);
   return TINYML_OK;
