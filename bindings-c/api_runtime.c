@@ -221,18 +221,18 @@ static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *
     return BAD_ARG_NAMED(&m->allocator, "%s: index %zu out of range (module has %zu)", what,
                    index, count);
   const tmod_tensor_t *t = &ts[index];
-  size_t keep = info->struct_size;
-  memset(info, 0, sizeof(*info));
-  info->struct_size = keep;
+  /* Every field is written (none past an older caller's struct_size):
+   * the module's dims past the rank are 0, as the reader leaves them. */
   info->name = t->name;
   info->dtype = (tinyml_dtype_t)t->dtype;
   info->rank = t->rank;
-  memcpy(info->dims, t->dims, sizeof(int64_t) * t->rank);
+  memcpy(info->dims, t->dims, sizeof(info->dims));
   info->byte_size = (size_t)t->byte_size;
   info->quant_count = t->quant_count;
   info->quant_axis = t->quant_axis;
-  info->scales = t->quant_count ? t->scales : NULL;
-  info->zero_points = t->quant_count ? t->zero_points : NULL;
+  info->scales = t->scales; /* NULL when not quantised, as the reader leaves them */
+  info->zero_points = t->zero_points;
+  if (HAS_FIELD(info, fixed_value)) info->fixed_value = t->fixed_value;
   return TINYML_OK;
 }
 
@@ -274,7 +274,8 @@ static tinyml_status_t caller_regions(const tinyml_module_t *module,
       return BAD_ARG(a, "tinyml_context_create: arena region %u is %zu bytes, the module "
                      "needs %llu", (unsigned)r, size,
                      (unsigned long long)module->desc.region_sizes[r]);
-    if ((uintptr_t)p % module->desc.arena_alignment)
+    /* The reader accepts only a power of two: a mask, not a division. */
+    if ((uintptr_t)p & (module->desc.arena_alignment - 1))
       return BAD_ARG(a, "tinyml_context_create: arena must be aligned to %u bytes",
                      module->desc.arena_alignment);
     regions[r] = p;
@@ -314,18 +315,20 @@ static tinyml_status_t check_io(tinyml_context_t *c, size_t index, const void *d
   if (!c || !data)
     return BAD_ARG_NAMED(NULL, "%s: %s must not be NULL", what, !c ? "context" : "data");
   const tmod_module_t *d = &c->module->desc;
+  /* One choice of side up front, so the checks below exist once. */
+  const tmod_tensor_t *ts = is_input ? d->inputs : d->outputs;
   size_t count = is_input ? d->input_count : d->output_count;
   if (index >= count)
     return BAD_ARG_NAMED(&c->allocator, "%s: index %zu out of range (module has %zu)", what,
                    index, count);
-  const tmod_tensor_t *t = is_input ? &d->inputs[index] : &d->outputs[index];
+  const tmod_tensor_t *t = &ts[index];
   if (size != t->byte_size)
     return TINYML_STATUS_MAKE_NAMED(&c->allocator, TINYML_STATUS_SIZE_MISMATCH,
                                     "%s: '%s' needs %llu bytes, the buffer has %zu (%s", what,
                                     t->name, (unsigned long long)t->byte_size, size,
                                     size < t->byte_size ? "too small)" : "too large)");
   size_t esize = tinyml_dtype_size((tinyml_dtype_t)t->dtype);
-  if (esize && (uintptr_t)data % esize)
+  if (esize && ((uintptr_t)data & (esize - 1))) /* sizes are powers of two */
     return BAD_ARG_NAMED(&c->allocator, "%s: '%s' buffer must be aligned to %zu bytes", what,
                    t->name, esize);
   return TINYML_OK;
@@ -353,14 +356,61 @@ tinyml_status_t tinyml_context_set_step_hook(tinyml_context_t *c, tinyml_step_ho
   return TINYML_OK;
 }
 
+#if TINYML_STATUS_VALUES
+/* Element `k` of `bytes` (dtype `dtype`) as text, for a message. */
+static void element_text(uint32_t dtype, const uint8_t *bytes, size_t k, char *out, size_t n) {
+  size_t es = tinyml_dtype_size((tinyml_dtype_t)dtype);
+  uint8_t raw[8] = {0};
+  memcpy(raw, bytes + k * es, es);
+  int64_t i = 0;
+  float f;
+  double d;
+  switch (dtype) {
+    case TINYML_DTYPE_FLOAT32: memcpy(&f, raw, 4); snprintf(out, n, "%.9g", (double)f); return;
+    case TINYML_DTYPE_FLOAT64: memcpy(&d, raw, 8); snprintf(out, n, "%.17g", d); return;
+    case TINYML_DTYPE_INT8: i = (int8_t)raw[0]; break;
+    case TINYML_DTYPE_INT16: { int16_t v; memcpy(&v, raw, 2); i = v; break; }
+    case TINYML_DTYPE_INT32: { int32_t v; memcpy(&v, raw, 4); i = v; break; }
+    case TINYML_DTYPE_INT64: memcpy(&i, raw, 8); break;
+    case TINYML_DTYPE_UINT8: case TINYML_DTYPE_BOOL: i = raw[0]; break;
+    default: snprintf(out, n, "0x%02x%02x", raw[1], raw[0]); return; /* 16-bit floats */
+  }
+  snprintf(out, n, "%lld", (long long)i);
+}
+#endif
+
+/* Input i differs from its fixed value: the error, naming the first
+ * differing element where messages keep values. */
+static tinyml_status_t fixed_mismatch(tinyml_context_t *c, uint32_t i) {
+  const tmod_tensor_t *t = &c->module->desc.inputs[i];
+  char got[32] = "", want[32] = "";
+  size_t k = 0;
+#if TINYML_STATUS_VALUES
+  const uint8_t *in = c->inputs[i];
+  while (in[k] == t->fixed_value[k]) ++k;
+  k /= tinyml_dtype_size((tinyml_dtype_t)t->dtype);
+  element_text(t->dtype, in, k, got, sizeof got);
+  element_text(t->dtype, t->fixed_value, k, want, sizeof want);
+#endif
+  return BAD_ARG(&c->allocator, "tinyml_context_invoke: input %u '%s' must equal the value "
+                 "fixed at compile time (element %zu is %s, the fixed value has %s)", i,
+                 t->name, k, got, want);
+}
+
 tinyml_status_t tinyml_context_invoke(tinyml_context_t *c) {
   if (!c) return BAD_ARG(NULL, "tinyml_context_invoke: context must not be NULL");
   const tmod_module_t *d = &c->module->desc;
-  for (uint32_t i = 0; i < d->input_count; ++i)
+  for (uint32_t i = 0; i < d->input_count; ++i) {
     if (!c->inputs[i])
       return TINYML_STATUS_MAKE(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,
                                 "tinyml_context_invoke: input %u '%s' is not set", i,
                                  d->inputs[i].name);
+    /* A pinned input is checked, never trusted: the compiled code
+     * computed with its fixed value, not with the caller's. */
+    const tmod_tensor_t *t = &d->inputs[i];
+    if (t->fixed_value && memcmp(c->inputs[i], t->fixed_value, (size_t)t->byte_size))
+      return fixed_mismatch(c, i);
+  }
   for (uint32_t i = 0; i < d->output_count; ++i)
     if (!c->outputs[i])
       return TINYML_STATUS_MAKE(&c->allocator, TINYML_STATUS_FAILED_PRECONDITION,

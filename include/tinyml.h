@@ -155,6 +155,14 @@ typedef struct tinyml_tensor_info_s {
   int32_t quant_axis;
   const float *scales;       /* quant_count entries, or NULL */
   const int64_t *zero_points; /* quant_count entries, or NULL */
+  /* Pinned input: the value the compiler fixed this input to (a static-
+   * shape compile of e.g. an ONNX Reshape whose shape is a graph input),
+   * byte_size bytes laid out as the caller passes them; NULL when any value
+   * is accepted, and always NULL for an output.  Non-NULL also when
+   * byte_size is 0.  tinyml_context_invoke() refuses (INVALID_ARGUMENT)
+   * an input whose bytes differ.  Points into the module: valid while it
+   * lives.  Filled only when struct_size covers it. */
+  const void *fixed_value;
 } tinyml_tensor_info_t;
 
 TINYML_API void tinyml_tensor_info_init(tinyml_tensor_info_t *info);
@@ -632,6 +640,10 @@ TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
  * no allocation.  A stateful module (tinyml_module_state_size() > 0) reads
  * the context's state and leaves it updated for the next invoke.
  * Errors: FAILED_PRECONDITION if an input or output is unbound. */
+/* Pinned inputs (tinyml_tensor_info_t.fixed_value not NULL) are checked
+ * before anything runs: INVALID_ARGUMENT naming the input (and, on a
+ * hosted build, the first differing element and both values) unless its
+ * bytes equal the fixed value; the compiled code used that value. */
 TINYML_API tinyml_status_t tinyml_context_invoke(tinyml_context_t *context);
 
 /* Sets the context's state back to the model's initial value, the value a

@@ -188,6 +188,40 @@ static void print_quant(const tinyml_tensor_info_t *info) {
   printf("]");
 }
 
+/* Element `k` of a tensor's bytes, printed as its dtype reads. */
+static void print_element(tinyml_dtype_t dtype, const uint8_t *bytes, size_t k) {
+  size_t es = tinyml_dtype_size(dtype);
+  uint8_t raw[8] = {0};
+  memcpy(raw, bytes + k * es, es);
+  int64_t i = 0;
+  float f;
+  double d;
+  switch (dtype) {
+    case TINYML_DTYPE_FLOAT32: memcpy(&f, raw, 4); printf("%.9g", (double)f); return;
+    case TINYML_DTYPE_FLOAT64: memcpy(&d, raw, 8); printf("%.17g", d); return;
+    case TINYML_DTYPE_INT8: i = (int8_t)raw[0]; break;
+    case TINYML_DTYPE_INT16: { int16_t v; memcpy(&v, raw, 2); i = v; break; }
+    case TINYML_DTYPE_INT32: { int32_t v; memcpy(&v, raw, 4); i = v; break; }
+    case TINYML_DTYPE_INT64: memcpy(&i, raw, 8); break;
+    case TINYML_DTYPE_UINT8: case TINYML_DTYPE_BOOL: i = raw[0]; break;
+    default: printf("0x%02x%02x", raw[1], raw[0]); return; /* 16-bit floats: the bits */
+  }
+  printf("%lld", (long long)i);
+}
+
+/* A pinned input's value, the first 16 elements at most. */
+static void print_fixed(const tinyml_tensor_info_t *info) {
+  if (!info->fixed_value) return;
+  size_t es = tinyml_dtype_size(info->dtype);
+  size_t n = es ? info->byte_size / es : 0;
+  printf(", fixed value [");
+  for (size_t k = 0; k < n && k < 16; ++k) {
+    if (k) printf(", ");
+    print_element(info->dtype, info->fixed_value, k);
+  }
+  printf(n > 16 ? ", ...]" : "]");
+}
+
 /* One line, e.g.:  input 0 "image": float32 [1, 16, 16, 3], 3072 bytes */
 static void print_tensor(const char *kind, size_t index,
                          const tinyml_tensor_info_t *info) {
@@ -197,6 +231,7 @@ static void print_tensor(const char *kind, size_t index,
     printf("%s%lld", d ? ", " : "", (long long)info->dims[d]);
   printf("], %zu bytes", info->byte_size);
   print_quant(info);
+  print_fixed(info);
   printf("\n");
 }
 
@@ -374,6 +409,10 @@ static int random_inputs(run_state_t *s) {
     return TOOL_EXIT_FAILURE;
   for (size_t i = 0; i < s->input_count; ++i)
     fill_random(s->in_data[i], &s->in_info[i], (uint32_t)i + 1);
+  /* A pinned input accepts its fixed value only. */
+  for (size_t i = 0; i < s->input_count; ++i)
+    if (s->in_info[i].fixed_value)
+      memcpy(s->in_data[i], s->in_info[i].fixed_value, s->in_info[i].byte_size);
   return 0;
 }
 

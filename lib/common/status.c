@@ -80,8 +80,8 @@ tinyml_status_t tinyml__status_makev(const tinyml_allocator_t *allocator,
 }
 #endif
 
-/* Writes `fmt` to `out` (when not NULL) with each run of conversions shown
- * as one '?' and "%%" as '%'; returns the length. */
+/* Writes `fmt` to `out` with each run of conversions shown as one '?' and
+ * "%%" as '%'; returns the length, at most strlen(fmt). */
 static size_t without_values(const char *fmt, char *out) {
   size_t n = 0;
   int after_value = 0; /* the last character written stands for a value */
@@ -98,7 +98,7 @@ static size_t without_values(const char *fmt, char *out) {
       value = 1;
     }
     after_value = value;
-    if (out) out[n] = c;
+    out[n] = c;
     n++;
   }
   return n;
@@ -109,10 +109,12 @@ tinyml_status_t tinyml__status_text(const tinyml_allocator_t *allocator,
                                     const char *fmt) {
   if (code == TINYML_STATUS_OK) return TINYML_OK;
   size_t head = strlen(prefix);
-  struct tinyml_status_s *s = status_new(allocator, code, head + without_values(fmt, NULL));
+  /* Room for fmt as it is, which the text never exceeds: one pass over
+   * it instead of one to measure and one to write. */
+  struct tinyml_status_s *s = status_new(allocator, code, head + strlen(fmt));
   if (!s) return fallback(code);
   memcpy(s->message, prefix, head);
-  without_values(fmt, s->message + head);
+  s->message[head + without_values(fmt, s->message + head)] = 0;
   return s;
 }
 

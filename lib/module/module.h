@@ -27,6 +27,10 @@ typedef struct tmod_tensor {
   int32_t quant_axis;
   const float *scales;       /* quant_count entries */
   const int64_t *zero_points; /* quant_count entries */
+  /* Inputs only: byte_size bytes the caller's input must equal at every
+   * invoke, as the compiler fixed them; NULL = any value.  Non-NULL also
+   * when byte_size is 0 (an empty pinned input). */
+  const uint8_t *fixed_value;
 } tmod_tensor_t;
 
 typedef enum tmod_buffer_kind {

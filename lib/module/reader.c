@@ -104,6 +104,8 @@ static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
 #define nbad(r, n, ...) bad_at(r, n, __VA_ARGS__)
 #define tbad(t, ...) bad_at((t)->r, &(t)->name, __VA_ARGS__)
 #else
+/* Cold: the paths to it are errors, so they need be short, not fast. */
+__attribute__((cold))
 static int bad_at(reader_t *r, const name_t *n, const char *text) {
   if (r->status) return 0;
   char where[48], prefix[64];
@@ -392,10 +394,23 @@ static void read_quantization(const table_t *t, tmod_tensor_t *out, quant_src_t 
     tbad(t, "quantisation arrays are misaligned");
 }
 
+/* An input's fixed value: exactly byte_size bytes, used in place (bytes
+ * need no alignment).  An output has none: nothing would check it. */
+static void read_fixed_value(const table_t *t, tmod_tensor_t *out, int is_input) {
+  vec_t v;
+  vector(t, 5, 1, &v);
+  /* One test for both rules: no u32 count equals an output's UINT64_MAX. */
+  uint64_t allowed = is_input ? out->byte_size : UINT64_MAX;
+  if (v.present && v.count != allowed)
+    tbad(t, "'%s' has a fixed value of %u bytes; only an input may have one, of its "
+            "byte size %" PRIu64, out->name, v.count, out->byte_size);
+  out->fixed_value = v.present ? t->r->data + v.pos : NULL;
+}
+
 /* Reads and checks tensor `i`; scales/zero_points are left NULL and their
  * positions returned in *src. */
 static void read_tensor(reader_t *r, const vec_t *v, uint32_t i, const char *what,
-                        tmod_tensor_t *out, quant_src_t *src) {
+                        int is_input, tmod_tensor_t *out, quant_src_t *src) {
   memset(out, 0, sizeof(*out));
   memset(src, 0, sizeof(*src));
   table_t t;
@@ -406,6 +421,7 @@ static void read_tensor(reader_t *r, const vec_t *v, uint32_t i, const char *wha
   out->byte_size = u64_at(&t, 3);
   check_byte_size(&t, out);
   read_quantization(&t, out, src);
+  read_fixed_value(&t, out, is_input);
 }
 
 static uint64_t copy_bytes(const reader_t *r, const tmod_tensor_t *t,
@@ -461,7 +477,7 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
   for (uint32_t i = 0; COPIES_QUANTIZATION && i < v.count && !r->status; i++) {
     tmod_tensor_t t;
     quant_src_t src;
-    read_tensor(r, &v, i, name, &t, &src);
+    read_tensor(r, &v, i, name, id == 6, &t, &src);
     bytes += copy_bytes(r, &t, &src);
   }
   if (r->status || !v.count) return;
@@ -477,7 +493,7 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
   uint8_t *tail = (uint8_t *)(tensors + v.count);
   for (uint32_t i = 0; i < v.count && !r->status; i++) {
     quant_src_t src;
-    read_tensor(r, &v, i, name, &tensors[i], &src);
+    read_tensor(r, &v, i, name, id == 6, &tensors[i], &src);
     place_quantization(r, &tensors[i], &src, &tail);
   }
 }
@@ -496,7 +512,7 @@ static void read_executable(reader_t *r, const vec_t *v, uint32_t i,
   blob(&t, 2, out->checksum, "executable %u image", &out->image, &out->image_size);
   /* An absent image has the CRC of no bytes (0, the default checksum), so
    * the checksum alone cannot catch a lost field. */
-  if (out->image == NULL || out->image_size == 0)
+  if (out->image_size == 0) /* also when absent: blob gives size 0 */
     bad(r, "executable %" PRIu32 " has no image", i);
 }
 
@@ -682,11 +698,15 @@ static int read_header(reader_t *r, table_t *root) {
   if (r->size < 8) return bad(r, "%zu bytes are too few for a module", r->size);
   if (r->size > MAX_BUFFER_SIZE)
     return bad(r, "%zu bytes exceed the 2 GiB FlatBuffer limit", r->size);
-  if (memcmp(r->data + 4, TMOD_FILE_IDENTIFIER, 4) != 0)
+  /* One load against a constant, not a call to memcmp. */
+  const char *id = TMOD_FILE_IDENTIFIER;
+  if (ld32(r, 4) != ((uint32_t)id[0] | (uint32_t)id[1] << 8 | (uint32_t)id[2] << 16 |
+                     (uint32_t)id[3] << 24))
     return bad(r, "wrong file identifier (expected \"%s\")", TMOD_FILE_IDENTIFIER);
   uint32_t pos = ld32(r, 0);
   if (pos < 8) return bad(r, "root table offset %" PRIu32 " is invalid", pos);
-  *root = (table_t){.r = r, .name = {"root table", 0, 0}};
+  root->r = r; /* open_table sets the rest */
+  root->name = (name_t){"root table", 0, 0};
   return open_table(root, pos);
 }
 

@@ -151,7 +151,7 @@ static uint64_t put_quantization(writer_t *w, const tmod_tensor_t *tensor) {
   return t.start;
 }
 
-/* TensorInfo table: name, dtype, dims, byte_size, quantization. */
+/* TensorInfo table: name, dtype, dims, byte_size, quantization, fixed_value. */
 static uint64_t put_tensor(writer_t *w, const tmod_tensor_t *tensor) {
   table_t t = {0};
   set_offset(&t, 0);
@@ -159,11 +159,16 @@ static uint64_t put_tensor(writer_t *w, const tmod_tensor_t *tensor) {
   set_offset(&t, 2);
   set_scalar(&t, 3, 8, tensor->byte_size);
   if (tensor->quant_count) set_offset(&t, 4);
+  if (tensor->fixed_value) set_offset(&t, 5);
   put_table(w, &t);
   put_string(w, t.at[0], tensor->name);
   patch_offset(w, t.at[2], put_vector_start(w, tensor->rank, 8));
   for (uint32_t i = 0; i < tensor->rank; i++) put_le(w, (uint64_t)tensor->dims[i], 8);
   if (tensor->quant_count) patch_offset(w, t.at[4], put_quantization(w, tensor));
+  if (tensor->fixed_value) { /* 8-aligned, so a reader may read elements in place */
+    patch_offset(w, t.at[5], put_vector_start(w, tensor->byte_size, 8));
+    put_bytes(w, tensor->fixed_value, tensor->byte_size);
+  }
   return t.start;
 }
 

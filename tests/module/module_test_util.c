@@ -131,6 +131,9 @@ static void assert_tensor_equal(const tmod_tensor_t *e, const tmod_tensor_t *a) 
   assert_int_equal(e->rank, a->rank);
   for (uint32_t i = 0; i < e->rank; i++) assert_int_equal(e->dims[i], a->dims[i]);
   assert_int_equal(e->byte_size, a->byte_size);
+  assert_int_equal(e->fixed_value != NULL, a->fixed_value != NULL);
+  if (e->fixed_value && e->byte_size)
+    assert_memory_equal(e->fixed_value, a->fixed_value, e->byte_size);
   assert_int_equal(e->quant_count, a->quant_count);
   if (!e->quant_count) {
     assert_null(a->scales);
@@ -207,6 +210,7 @@ static uint64_t touch_tensor(uint64_t h, const tmod_tensor_t *t) {
   h = touch_bytes(h, t->name, strlen(t->name));
   h = mix(h, t->byte_size);
   h = touch_bytes(h, t->scales, t->quant_count * sizeof(float));
+  h = touch_bytes(h, t->fixed_value, t->fixed_value ? t->byte_size : 0);
   return touch_bytes(h, t->zero_points, t->quant_count * sizeof(int64_t));
 }
 

@@ -193,6 +193,8 @@ static void test_flatc_roundtrip(void **state) {
   sample_t s;
   sample_init(&s);
   with_state(&s); /* so flatc checks the state fields against the schema too */
+  static const uint8_t kPinned[10] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  s.inputs[1].fixed_value = kPinned; /* and the fixed_value field */
   size_t size;
   uint8_t *ours = write_module(&s.module, &size);
   char module_path[128], json_dir[128], json_path[160];
@@ -255,6 +257,15 @@ static const json_case_t json_cases[] = {
      "\"index\": 0, \"offset\": 0, \"size\": 8}, {\"kind\": \"ARENA\", \"index\": 0, "
      "\"offset\": 96, \"size\": 8}]}]}",
      "step 0 binding 1: arena range [96, 104) exceeds arena size 100"},
+    {TENSOR("\"dtype\": \"INT8\", \"dims\": [2], \"byte_size\": 2, \"fixed_value\": [7, 9]"),
+     NULL},
+    {TENSOR("\"dtype\": \"INT64\", \"dims\": [0], \"byte_size\": 0, \"fixed_value\": []"),
+     NULL},
+    {TENSOR("\"dtype\": \"INT8\", \"dims\": [2], \"byte_size\": 2, \"fixed_value\": [7]"),
+     "input 0: 'x' has a fixed value of 1 bytes; only an input may have one, of its byte size 2"},
+    {"{\"format_version\": 1, \"arena_alignment\": 16, \"outputs\": [{\"name\": \"y\", "
+     "\"dtype\": \"INT8\", \"dims\": [1], \"byte_size\": 1, \"fixed_value\": [3]}]}",
+     "output 0: 'y' has a fixed value of 1 bytes; only an input may have one"},
 };
 
 static void test_flatc_hostile(void **state) {

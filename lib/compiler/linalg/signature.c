@@ -104,6 +104,37 @@ static tinyml_status_t read_tensor(const tinyml_allocator_t *a, MlirType type,
   return read_quant(a, attrs, i, t);
 }
 
+/* Element k of `v` as the caller's bytes: i1 is bit-packed in MLIR's raw
+ * data but one byte per element at the boundary. */
+static void fixed_element(MlirAttribute v, int64_t k, size_t es, uint8_t *dst) {
+  MlirType elem = mlirShapedTypeGetElementType(mlirAttributeGetType(v));
+  intptr_t at = mlirDenseElementsAttrIsSplat(v) ? 0 : (intptr_t)k;
+  if (mlirTypeIsAInteger(elem) && mlirIntegerTypeGetWidth(elem) == 1)
+    *dst = mlirDenseElementsAttrGetBoolValue(v, at) ? 1 : 0;
+  else
+    memcpy(dst, (const uint8_t *)mlirDenseElementsAttrGetRawData(v) + (size_t)at * es, es);
+}
+
+/* `tinyml.fixed_value`: the value the importer fixed input i to (it
+ * compiled that value in as a constant); the runtime checks the caller's
+ * bytes against it at every invoke. */
+static tinyml_status_t read_fixed(const tinyml_allocator_t *a, MlirType type,
+                                  MlirAttribute attrs, intptr_t i, tmod_tensor_t *t) {
+  MlirAttribute v = dict_get(attrs, i, "tinyml.fixed_value");
+  if (mlirAttributeIsNull(v)) return TINYML_OK;
+  if (!mlirAttributeIsADenseElements(v) || !mlirTypeEqual(mlirAttributeGetType(v), type))
+    return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                               "compiler: input %ld '%s': tinyml.fixed_value must be a "
+                               "dense constant of the input's own type", (long)i, t->name);
+  int64_t n = mlirElementsAttrGetNumElements(v);
+  uint8_t *bytes = tinyml__alloc(a, (size_t)t->byte_size + 1, 8); /* +1: non-NULL if empty */
+  if (!bytes) return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
+  size_t es = n ? (size_t)t->byte_size / (size_t)n : 0;
+  for (int64_t k = 0; k < n; ++k) fixed_element(v, k, es, bytes + (size_t)k * es);
+  t->fixed_value = bytes;
+  return TINYML_OK;
+}
+
 static int is_state(MlirAttribute attrs, intptr_t i) {
   return !mlirAttributeIsNull(dict_get(attrs, i, "tinyml.state"));
 }
@@ -142,6 +173,11 @@ static tinyml_status_t read_state(const tinyml_allocator_t *a, MlirType ft, Mlir
   uint32_t n = 0, m = 0;
   while (n < g->input_count && is_state(arg_attrs, g->input_count - 1 - n)) ++n;
   while (m < g->output_count && is_state(res_attrs, g->output_count - 1 - m)) ++m;
+  for (uint32_t k = 0; k < n; ++k)
+    if (g->input_info[g->input_count - 1 - k].fixed_value)
+      return tinyml__status_make(a, TINYML_STATUS_INVALID_ARGUMENT,
+                                 "compiler: state '%s' cannot have a tinyml.fixed_value",
+                                 g->input_info[g->input_count - 1 - k].name);
   for (uint32_t i = 0; i + n < g->input_count; ++i)
     if (is_state(arg_attrs, i))
       return tinyml__status_make(a, TINYML_STATUS_INVALID_MODEL,
@@ -183,9 +219,12 @@ tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *
   g->output_info = tinyml__calloc(a, g->output_count + 1, sizeof(tmod_tensor_t), 8);
   if (!g->input_info || !g->output_info)
     return tinyml__status_make(a, TINYML_STATUS_OUT_OF_MEMORY, "compiler: out of memory");
-  for (uint32_t i = 0; i < g->input_count; ++i)
+  for (uint32_t i = 0; i < g->input_count; ++i) {
     TINYML_RETURN_IF_ERROR(read_tensor(a, mlirFunctionTypeGetInput(ft, i), arg_attrs,
                                        i, "input", &g->input_info[i]));
+    TINYML_RETURN_IF_ERROR(read_fixed(a, mlirFunctionTypeGetInput(ft, i), arg_attrs, i,
+                                      &g->input_info[i]));
+  }
   for (uint32_t i = 0; i < g->output_count; ++i)
     TINYML_RETURN_IF_ERROR(read_tensor(a, mlirFunctionTypeGetResult(ft, i), res_attrs,
                                        i, "output", &g->output_info[i]));
@@ -197,6 +236,7 @@ void tc_signature_free(tmod_tensor_t *t, uint32_t n, const tinyml_allocator_t *a
     tinyml__free(a, (void *)t[i].name);
     tinyml__free(a, (void *)t[i].scales);
     tinyml__free(a, (void *)t[i].zero_points);
+    tinyml__free(a, (void *)t[i].fixed_value);
   }
   tinyml__free(a, t);
 }

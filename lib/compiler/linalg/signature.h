@@ -14,6 +14,10 @@
  * results marked `tinyml.state`, of the same types and in the same order,
  * after the caller's outputs: result i is argument i's value for the next
  * invoke.  Sets g->state_count and g->state_init. */
+/* Pinned inputs: `tinyml.fixed_value = dense<..>` of the argument's own type
+ * (an importer compiled that value in) becomes input_info[i].fixed_value,
+ * byte_size bytes (non-NULL even when empty) that the runtime checks the
+ * caller's input against; a state argument cannot have one. */
 tinyml_status_t tc_signature_read(MlirOperation func, const tinyml_allocator_t *a,
                                   tc_graph_t *g);
 

@@ -11,6 +11,7 @@
 #include "emit_c.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/alloc.h"
@@ -75,6 +76,10 @@ static void write_header(strbuf_t *sb, const tmod_module_t *m, const char *name,
   strbuf_printf(sb, "#define %s_STATE_SIZE %" PRIu64 "u\n#define %s_STATE_ALIGNMENT %uu\n\n",
                 up, m->state_size, up, TC_STATE_ALIGNMENT);
   for (uint32_t i = 0; i < m->input_count; ++i) tensor_macros(sb, up, "INPUT", i, &m->inputs[i]);
+  for (uint32_t i = 0; i < m->input_count; ++i)
+    if (m->inputs[i].fixed_value)
+      strbuf_printf(sb, "/* input %u is pinned: invoke returns -1 unless its bytes equal the "
+                        "value fixed at compile time. */\n", i);
   for (uint32_t i = 0; i < m->output_count; ++i)
     tensor_macros(sb, up, "OUTPUT", i, &m->outputs[i]);
   if (m->state_size) {
@@ -168,6 +173,12 @@ static void write_prologue(strbuf_t *sb, const tmod_module_t *m, const char *nam
                 name, name, name, name, name, name, name, name);
   write_bytes(sb, "kConstants", m->constants, m->constants_size, TMOD_CONSTANT_ALIGNMENT);
   if (m->state_size) write_reset_state(sb, m, name);
+  for (uint32_t i = 0; i < m->input_count; ++i) {
+    char array[32];
+    snprintf(array, sizeof array, "kFixedI%u", i);
+    if (m->inputs[i].fixed_value && m->inputs[i].byte_size)
+      write_bytes(sb, array, m->inputs[i].fixed_value, m->inputs[i].byte_size, 8);
+  }
 }
 
 static uint32_t entry_count(const tmod_module_t *m) {
@@ -200,6 +211,11 @@ static void write_invoke(strbuf_t *sb, const tmod_module_t *m, const char *name)
   for (uint32_t i = 0; i < m->output_count; ++i)
     strbuf_printf(sb, "%s!O%u", i || m->input_count ? " || " : "", i);
   strbuf_append(sb, ") return -1;\n  (void)A;\n  (void)C;\n");
+  /* Pinned inputs: checked, never trusted, as tinyml_context_invoke does. */
+  for (uint32_t i = 0; i < m->input_count; ++i)
+    if (m->inputs[i].fixed_value && m->inputs[i].byte_size)
+      strbuf_printf(sb, "  if (__builtin_memcmp(I%u, kFixedI%u, sizeof kFixedI%u)) return -1;\n",
+                    i, i, i);
   for (uint32_t i = 0; i < m->step_count; ++i) write_step(sb, &m->steps[i]);
   strbuf_append(sb, "  return 0;\n}\n");
 }

@@ -124,7 +124,9 @@ static tinyml_status_t fail(const loader_t *l, const char *fmt, ...) {
   return s;
 }
 #else
-/* The message's text without its values (see status.h). */
+/* The message's text without its values (see status.h).  Cold: the paths
+ * to it are errors, so they need be short, not fast (-12 bytes of .text). */
+__attribute__((cold))
 static tinyml_status_t fail_text(const loader_t *l, const char *text) {
   return tinyml__status_plain(l->allocator, TINYML_STATUS_INVALID_MODULE, text);
 }
@@ -174,9 +176,9 @@ static bool to_vaddr(const loader_t *l, uintptr_t addr, word_t *vaddr) {
 /* ---- headers ------------------------------------------------------------ */
 
 static tinyml_status_t check_ident(loader_t *l) {
-  static const uint8_t magic[4] = {0x7f, 'E', 'L', 'F'};
   const uint8_t *id = l->image;
-  if (l->size < 16 || memcmp(id, magic, 4) != 0)
+  /* 0x7f 'E' 'L' 'F' as one load, not a call to memcmp. */
+  if (l->size < 16 || le32(id) != 0x464c457fu)
     return fail(l, "elf: not an ELF image (bad magic)");
   if (id[4] != TINYML_ELF_ARCH_CLASS)
     return fail(l, "elf: unsupported ELF class %u (compiled for another --target?)", id[4]);
@@ -258,7 +260,7 @@ static bool note_single(const phdr_t *p, phdr_t *slot, bool *has) {
 }
 
 static tinyml_status_t read_phdrs(loader_t *l) {
-  for (uint16_t i = 0; i < l->eh.phnum; i++) {
+  for (size_t i = 0; i < l->eh.phnum; i++) {
     phdr_t p;
     read_phdr(l->image + l->eh.phoff + (word_t)i * l->eh.phentsize, &p);
     tinyml_status_t s = TINYML_OK;
