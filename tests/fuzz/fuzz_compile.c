@@ -27,13 +27,17 @@ static void check(int ok, const char *what, tinyml_status_t st) {
   abort();
 }
 
-static size_t io_bytes(const tinyml_module_t *m, int output, size_t i) {
+static tinyml_tensor_info_t io_info(const tinyml_module_t *m, int output, size_t i) {
   tinyml_tensor_info_t info;
   tinyml_tensor_info_init(&info);
   tinyml_status_t st = output ? tinyml_module_output_info(m, i, &info)
                               : tinyml_module_input_info(m, i, &info);
   check(!st, "a loaded module's tensor info fails", st);
-  return info.byte_size;
+  return info;
+}
+
+static size_t io_bytes(const tinyml_module_t *m, int output, size_t i) {
+  return io_info(m, output, i).byte_size;
 }
 
 /* Runs the module once on inputs of `fill` bytes; a compiled module must
@@ -54,10 +58,14 @@ static void run(const tinyml_module_t *m, const tinyml_allocator_t *a, uint8_t f
   size_t used = 0;
   for (int o = 0; o < 2; ++o)
     for (size_t i = 0; i < n[o] && used < 64; ++i, ++used) {
-      size_t bytes = io_bytes(m, o, i);
+      tinyml_tensor_info_t info = io_info(m, o, i);
+      size_t bytes = info.byte_size;
       bufs[used] = a->alloc(a->self, bytes ? bytes : 1, 64);
       check(bufs[used] != NULL, "out of memory for a buffer", NULL);
-      memset(bufs[used], fill, bytes);
+      /* A pinned input accepts only its fixed value; any other fill is
+       * refused by design, not a failure of the compiled code. */
+      if (info.fixed_value) memcpy(bufs[used], info.fixed_value, bytes);
+      else memset(bufs[used], fill, bytes);
       st = o ? tinyml_context_set_output(ctx, i, bufs[used], bytes)
              : tinyml_context_set_input(ctx, i, bufs[used], bytes);
       check(!st, "binding a compiled module's buffer fails", st);
