@@ -78,6 +78,11 @@ CASES = [
      [("x", floats(2, 3, 4))], 1),
     ("lpnormalization_p1_axis0", "LpNormalization", 1, {"p": 1, "axis": 0},
      [("x", floats(4, 3))], 1),
+    # A zero row: onnxruntime gives 0 there, not 0 * inf = NaN.
+    ("lpnormalization_p2_zero_row", "LpNormalization", 1, {"p": 2, "axis": -1},
+     [("x", np.concatenate([floats(2, 5), np.zeros((1, 5), np.float32)]))], 1),
+    ("lpnormalization_p1_zero_row", "LpNormalization", 1, {"p": 1, "axis": 1},
+     [("x", np.concatenate([np.zeros((1, 4), np.float32), floats(2, 4)]))], 1),
 ]
 
 

@@ -213,7 +213,10 @@ static tinyml_status_t lower_lpnorm(onnx_ctx_t *c) {
                              p == 1 ? te_unary(&c->e, "tosa.abs", x) : mul(c, x, x), axis);
   /* TOSA has no square root: 1 / sqrt(sum) is its rsqrt. */
   te_value_t inv = te_unary(&c->e, p == 1 ? "tosa.reciprocal" : "tosa.rsqrt", sum);
-  return onnx_set_out(c, 0, mul(c, x, inv));
+  /* onnxruntime gives 0 for a zero norm; 0 * inf would be NaN. */
+  te_value_t zero_norm = te_binary(&c->e, "tosa.equal", sum, f32(c, 0.0f));
+  te_value_t zero = te_splat_f32(&c->e, &x.type, 0.0f);
+  return onnx_set_out(c, 0, te_select(&c->e, zero_norm, zero, mul(c, x, inv)));
 }
 
 /* ---- Softmax, LogSoftmax, Hardmax ---- */
