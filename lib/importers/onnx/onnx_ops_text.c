@@ -123,6 +123,9 @@ static int read_spec(onnx_ctx_t *c, tfidf_t *t) {
   if (min_len < 1 || t->max_skip < 0)
     return onnx_fail(c, "min_gram_length %lld or max_skip_count %lld is below its range",
                      (long long)min_len, (long long)t->max_skip), 0;
+  /* A gap of len or more never fits a window: clamping keeps every result
+   * and bounds the loops (and d * (size - 1)) for any attribute value. */
+  if (t->max_skip > t->len) t->max_skip = t->len;
   return read_mode(c, t) && read_grams(c, t, min_len, max_len) && read_weights(c, t);
 }
 
@@ -230,6 +233,9 @@ static te_value_t count_size(onnx_ctx_t *c, const tfidf_t *t, te_value_t x, int6
 /* y[N, out] = counts[N, G] x onehot[G, out] as one tosa.matmul. */
 static te_value_t to_columns(onnx_ctx_t *c, const tfidf_t *t, te_value_t counts, const uint32_t *pick,
                              uint32_t n) {
+  if (!onnx_check_constant(c, "the n-gram to column matrix",
+                           (uint64_t)onnx_mul_sat(n, onnx_mul_sat(t->out_size, 4))))
+    return (te_value_t){0};
   float *m = tinyml__calloc(c->allocator, (size_t)n * (size_t)t->out_size + 1, sizeof(float), 16);
   if (!m) return onnx_oom(c), (te_value_t){0};
   for (uint32_t k = 0; k < n; ++k) m[(int64_t)k * t->out_size + t->grams[pick[k]].col] = 1.0f;
@@ -272,7 +278,8 @@ static tinyml_status_t lower_runtime(onnx_ctx_t *c, const tfidf_t *t) {
   te_value_t y;
   if (!c->error && n_all) {
     te_value_t counts = n_parts == 1 ? parts[0] : te_concat(&c->e, parts, n_parts, 1);
-    y = weigh_runtime(c, t, to_columns(c, t, counts, pick, n_all));
+    te_value_t cols = to_columns(c, t, counts, pick, n_all);
+    y = cols.id ? weigh_runtime(c, t, cols) : cols;
   } else {
     te_type_t zt = te_type(TE_F32, 2, (int64_t[2]){t->rows, t->out_size});
     y = te_splat_f32(&c->e, &zt, 0.0f); /* no n-gram can match: every weighting gives 0 */
