@@ -156,7 +156,7 @@ typedef struct tinyml_tensor_info_s {
   const float *scales;       /* quant_count entries, or NULL */
   const int64_t *zero_points; /* quant_count entries, or NULL */
   /* Pinned input: the value the compiler fixed this input to (a static-
-   * shape compile of e.g. an ONNX Reshape whose shape is a graph input),
+   * shape compile of e.g. an ONNX TopK whose K is a graph input),
    * byte_size bytes laid out as the caller passes them; NULL when any value
    * is accepted, and always NULL for an output.  Non-NULL also when
    * byte_size is 0.  tinyml_context_invoke() refuses (INVALID_ARGUMENT)
