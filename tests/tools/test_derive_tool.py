@@ -18,50 +18,20 @@ Usage: test_derive_tool.py TINYML_COMPILE TINYML_RUN
 
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import unittest
 
-COMPILE = RUN = None  # set from the command line in main()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_wire import main as wire_main, model as wire_model, node, run, value_info  # noqa: E402
 
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | 0x80 if n else b)
-        if not n:
-            return bytes(out)
-
-
-def field_varint(number, value):
-    return varint(number << 3) + varint(value)
-
-
-def field_bytes(number, data):
-    data = data.encode() if isinstance(data, str) else data
-    return varint(number << 3 | 2) + varint(len(data)) + data
-
-
-def value_info(name, elem, dims):
-    shape = b"".join(field_bytes(1, field_varint(1, d)) for d in dims)
-    tensor_type = field_varint(1, elem) + field_bytes(2, shape)
-    return field_bytes(1, name) + field_bytes(2, field_bytes(1, tensor_type))
+COMPILE = RUN = None  # set from the command line by onnx_wire.main()
 
 
 def model(op, second, second_dims, out_dims):
-    node = (field_bytes(1, "x") + field_bytes(1, second) + field_bytes(2, "y") +
-            field_bytes(3, "n") + field_bytes(4, op))
-    graph = (field_bytes(1, node) + field_bytes(2, "g") +
-             field_bytes(11, value_info("x", 1, [2, 3])) +
-             field_bytes(11, value_info(second, 7, second_dims)) +
-             field_bytes(12, value_info("y", 1, out_dims)))
-    return field_varint(1, 8) + field_bytes(8, field_varint(2, 13)) + field_bytes(7, graph)
-
-
-def run(*args):
-    return subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return wire_model([node(op, ["x", second], ["y"], "n")],
+                      [value_info("x", 1, [2, 3]), value_info(second, 7, second_dims)],
+                      [value_info("y", 1, out_dims)])
 
 
 class DerivedInputs(unittest.TestCase):
@@ -112,15 +82,5 @@ class DerivedInputs(unittest.TestCase):
         self.assertNotIn("fixed to", r.stderr)
 
 
-def main():
-    global COMPILE, RUN
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 2
-    COMPILE, RUN = sys.argv[1:]
-    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(wire_main(__doc__, globals(), ["COMPILE", "RUN"]))
