@@ -13,17 +13,15 @@ equations onnxruntime refuses, numpy.einsum's.  Run with Debian's
 python3 (python3-onnx, python3-numpy):
     /usr/bin/python3 tests/conformance/gen_einsum_cases.py OUT_DIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 from onnx import TensorProto, helper, mapping, numpy_helper
 
-ORT_RUN = "/work/shared/tools/reference/ort_run.js"
+from ort_ref import ort  # noqa: E402  onnxruntime via ort_run.js, shared by the generators
 rng = np.random.default_rng(2026)
 
 
@@ -167,22 +165,6 @@ def tfidf_model(name, attrs, x, fold):
         graph = helper.make_graph([node], name, [helper.make_tensor_value_info("X", elem(x), x.shape)],
                                   [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
     return save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)]))
-
-
-def ort(model_path, feeds, tmp):
-    args = ["node", ORT_RUN, model_path, "--out", os.path.join(tmp, "ort")]
-    for i, a in enumerate(feeds):
-        p = os.path.join(tmp, "in%d.bin" % i)
-        a.tofile(p)
-        args += ["--in", p]
-    out = subprocess.run(args, capture_output=True, text=True)
-    if out.returncode:
-        raise RuntimeError(out.stderr)
-    for line in out.stdout.splitlines():
-        rec = json.loads(line)
-        if rec["kind"] == "output":
-            return np.fromfile(rec["file"], dtype=np.dtype(rec["dtype"])).reshape(rec["shape"])
-    raise RuntimeError("no output from onnxruntime")
 
 
 def write_case(d, model, names, feeds, tmp, y=None):

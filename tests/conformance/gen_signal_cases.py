@@ -20,17 +20,15 @@ largest magnitude.  Run with Debian's
 python3 (python3-onnx, python3-numpy):
     /usr/bin/python3 tests/conformance/gen_signal_cases.py OUT_DIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-ORT_RUN = "/work/shared/tools/reference/ort_run.js"
+from ort_ref import ort  # noqa: E402  onnxruntime via ort_run.js, shared by the generators
 rng = np.random.default_rng(2026)
 F = TensorProto.FLOAT
 
@@ -133,22 +131,6 @@ def model(name, opset, nodes, consts, inputs):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8 if opset < 20 else 9
     return m
-
-
-def ort(model_path, feeds, tmp):
-    args = ["node", ORT_RUN, model_path, "--out", os.path.join(tmp, "ort")]
-    for i, a in enumerate(feeds):
-        p = os.path.join(tmp, "in%d.bin" % i)
-        a.tofile(p)
-        args += ["--in", p]
-    out = subprocess.run(args, capture_output=True, text=True)
-    if out.returncode:
-        raise RuntimeError(out.stderr)
-    for line in out.stdout.splitlines():
-        rec = json.loads(line)
-        if rec["kind"] == "output":
-            return np.fromfile(rec["file"], dtype=np.dtype(rec["dtype"])).reshape(rec["shape"])
-    raise RuntimeError("no output from onnxruntime")
 
 
 def main():
