@@ -14,7 +14,12 @@
 #include "tinyml.h"
 
 #define TMOD_FILE_IDENTIFIER "TMLM"
+/* Version 2 is written only when an input has a fixed_value, so that a
+ * runtime older than pinned inputs refuses the module instead of running
+ * the compiled-in value on any input; every other module stays version 1,
+ * which every runtime reads.  The reader accepts both. */
 #define TMOD_FORMAT_VERSION 1u
+#define TMOD_FORMAT_VERSION_PINNED 2u
 #define TMOD_CONSTANT_ALIGNMENT 64u
 
 typedef struct tmod_tensor {

@@ -713,9 +713,9 @@ static int read_header(reader_t *r, table_t *root) {
 static void read_root_scalars(table_t *t, tmod_module_t *m) {
   t->name.what = "module";
   m->format_version = u32_at(t, 0);
-  if (m->format_version != TMOD_FORMAT_VERSION) {
-    bad(t->r, "format version %" PRIu32 " is not supported (expected %u)",
-        m->format_version, TMOD_FORMAT_VERSION);
+  if (m->format_version - TMOD_FORMAT_VERSION > 1u) {
+    bad(t->r, "format version %" PRIu32 " is not supported (expected 1 or 2)",
+        m->format_version);
     return;
   }
   t->name.what = "target";

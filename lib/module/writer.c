@@ -240,13 +240,20 @@ static void put_executables(writer_t *w, uint64_t field_at,
                  put_executable(w, &m->executables[i]));
 }
 
+/* The lowest version whose readers honour everything the module holds. */
+static uint32_t format_version(const tmod_module_t *m) {
+  for (uint32_t i = 0; i < m->input_count; ++i)
+    if (m->inputs[i].fixed_value) return TMOD_FORMAT_VERSION_PINNED;
+  return TMOD_FORMAT_VERSION;
+}
+
 /* The whole buffer: root offset, file identifier, Module table, children.
  * Field ids follow the order of the fields in the schema. */
 static void put_module(writer_t *w, const tmod_module_t *m) {
   put_bytes(w, NULL, 4);
   put_bytes(w, TMOD_FILE_IDENTIFIER, 4);
   table_t t = {0};
-  set_scalar(&t, 0, 4, TMOD_FORMAT_VERSION);
+  set_scalar(&t, 0, 4, format_version(m));
   set_offset(&t, 1);
   set_offset(&t, 2);
   set_offset(&t, 3);
@@ -316,7 +323,7 @@ static tinyml_status_t check_steps(const tinyml_allocator_t *a, const char *what
  * everything else is the reader's to verify. */
 static tinyml_status_t check_module(const tinyml_allocator_t *a,
                                     const tmod_module_t *m) {
-  if (m->format_version != 0 && m->format_version != TMOD_FORMAT_VERSION)
+  if (m->format_version > TMOD_FORMAT_VERSION_PINNED)
     return invalid(a, "format version", m->format_version, "is not writable");
   if (m->region_count > TMOD_MAX_ARENA_REGIONS)
     return invalid(a, "arena region count", m->region_count, "exceeds the maximum");

@@ -345,8 +345,8 @@ static void test_damaged_bytes(void **state) {
   expect_read_error(copy, size, "module: wrong file identifier");
 
   memcpy(copy, data, size);
-  fb_put_u32(copy, fb_field(copy, root, 0), 2);
-  expect_read_error(copy, size, "module: format version 2 is not supported");
+  fb_put_u32(copy, fb_field(copy, root, 0), 3);
+  expect_read_error(copy, size, "module: format version 3 is not supported (expected 1 or 2)");
 
   memcpy(copy, data, size);
   copy[fb_deref(copy, fb_field(copy, root, 8)) + 4 + 500] ^= 1;
