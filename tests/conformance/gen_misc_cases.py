@@ -2,13 +2,13 @@
 """Generates tests/conformance/misc_cases: models in the backend-test
 layout (model.onnx, test_data_set_0/{input,output}_N.pb) for forms of Pow,
 Mod, Det, ReverseSequence, BatchNormalization (training) and
-LpNormalization that Debian's
+LpNormalization and GlobalLpPool that Debian's
 suite (ONNX 1.12) leaves out: integer powers with negative or large
 exponents and fractional float exponents, float fmod with large quotients,
 3x3 and 4x4 determinants (zero pivots included), run-time sequence lengths
 on batch-major input, training-mode statistics on rank 3, LpNormalization
 (p = 1 and 2, which Debian's suite has no test of) over first, middle and
-last axes.
+last axes, GlobalLpPool with p = 1 and 2 (Debian's has only its default).
 
 The expected outputs are onnxruntime's (onnxruntime-node via
 /work/shared/tools/reference/ort_run.js), never ours.  Run with Debian's
@@ -83,6 +83,11 @@ CASES = [
      [("x", np.concatenate([floats(2, 5), np.zeros((1, 5), np.float32)]))], 1),
     ("lpnormalization_p1_zero_row", "LpNormalization", 1, {"p": 1, "axis": 1},
      [("x", np.concatenate([np.zeros((1, 4), np.float32), floats(2, 4)]))], 1),
+    # GlobalLpPool's p = 2 emitted tosa.sqrt, which MLIR 22 lacks.
+    ("globallppool_p2", "GlobalLpPool", 2, {"p": 2}, [("x", floats(2, 3, 4, 5))], 1),
+    ("globallppool_p1", "GlobalLpPool", 2, {"p": 1}, [("x", floats(1, 4, 3, 3))], 1),
+    ("globallppool_p2_default_zero", "GlobalLpPool", 2, {},
+     [("x", np.concatenate([floats(1, 2, 3, 3), np.zeros((1, 1, 3, 3), np.float32)], 1))], 1),
 ]
 
 

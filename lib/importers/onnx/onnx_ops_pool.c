@@ -181,7 +181,9 @@ static tinyml_status_t lower_global_lp(onnx_ctx_t *c) {
   if (p == 1.0)
     return onnx_set_out(c, 0, reduce_spatial(c, te_unary(&c->e, "tosa.abs", x), "tosa.reduce_sum"));
   te_value_t s = reduce_spatial(c, mul(c, x, x), "tosa.reduce_sum");
-  return onnx_set_out(c, 0, te_unary(&c->e, "tosa.sqrt", s));
+  /* TOSA has no square root: 1 / rsqrt, which is 0 at 0 (as fsqrt). */
+  te_value_t r = te_unary(&c->e, "tosa.rsqrt", s);
+  return onnx_set_out(c, 0, te_unary(&c->e, "tosa.reciprocal", r));
 }
 const onnx_lowering_t onnx_lowerings_pool[] = {
     {"MaxPool", 1, 23, lower_max_pool},
