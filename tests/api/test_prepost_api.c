@@ -298,6 +298,22 @@ static void test_refuse_integer_dequantize(void **state) {
                    TINYML_STATUS_INVALID_ARGUMENT, "softmax needs a float32 or quantised");
 }
 
+/* A pinned input (tinyml.fixed_value) keeps its run-time check only as an
+ * input of the module, which pre-processing would replace. */
+static void test_refuse_pinned_input(void **state) {
+  (void)state;
+  char text[] =
+      "module {\n  func.func @main(%a: tensor<1x4x4x3xf32> {tinyml.name = \"img\",\n"
+      "      tinyml.fixed_value = dense<1.0> : tensor<1x4x4x3xf32>}) -> tensor<1x4x4x3xf32> {\n"
+      "    return %a : tensor<1x4x4x3xf32>\n  }\n}\n";
+  tinyml_preprocess_t p = image(8, 8, TINYML_PIXELS_RGB888);
+  tinyml_compile_options_t o = options(&p, NULL);
+  tinyml_blob_t *blob = NULL;
+  api_expect_error(tinyml_compile(text, strlen(text), &o, &blob), TINYML_STATUS_INVALID_ARGUMENT,
+                   "input 0 'img' has a value fixed at compile time");
+  assert_null(blob);
+}
+
 /* Every allocation the stages make can fail: with the Nth allocation
  * failing, for every N until the compile succeeds, the compile says
  * OUT_OF_MEMORY, leaves the blob alone and frees all it took. */
@@ -348,6 +364,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_empty_stages),    cmocka_unit_test(test_emit_c),
       cmocka_unit_test(test_refuse_options),  cmocka_unit_test(test_refuse_misfits),
       cmocka_unit_test(test_refuse_integer_dequantize),
+      cmocka_unit_test(test_refuse_pinned_input),
       cmocka_unit_test(test_allocation_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,6 +85,7 @@ static int read_port(MlirType type, MlirAttribute dict, const char *fallback, pp
     snprintf(port->name, sizeof(port->name), "%s", fallback);
   }
   port->is_unsigned = !mlirAttributeIsNull(dict_get(dict, "tinyml.unsigned"));
+  port->is_pinned = !mlirAttributeIsNull(dict_get(dict, "tinyml.fixed_value"));
   MlirAttribute sc = dict_get(dict, "tinyml.scale"), zp = dict_get(dict, "tinyml.zero_point");
   if (!mlirAttributeIsNull(sc) && mlirAttributeIsADenseF32Array(sc) &&
       mlirDenseArrayGetNumElements(sc) > 0) {
@@ -142,6 +143,10 @@ static int check_pre(pp_t *p, int in_ok) {
   if (!in_ok)
     return pp_fail(p, "input 0 '%s' must be a statically shaped float32, int8, int16 or "
                       "int32 tensor for pre-processing", p->in.name);
+  /* The stages' new input would replace it, and its check with it. */
+  if (p->in.is_pinned)
+    return pp_fail(p, "input 0 '%s' has a value fixed at compile time, so pre-processing "
+                      "cannot feed it", p->in.name);
   if (p->pre->kind == TINYML_INPUT_IMAGE ? pp_check_image(p) : check_int16(p)) return 1;
   return check_quantised_input(p);
 }

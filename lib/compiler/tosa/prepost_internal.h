@@ -14,6 +14,7 @@ typedef struct pp_port {
   char name[128];
   te_type_t type;        /* as carried inside the graph: uint8 is i8 */
   int is_unsigned;       /* uint8 carried as i8 (tinyml.unsigned) */
+  int is_pinned;         /* its value is fixed at compile time (tinyml.fixed_value) */
   uint32_t quant_count;  /* 0: none, 1: per tensor, more: per axis */
   float scale;
   int64_t zero_point;
