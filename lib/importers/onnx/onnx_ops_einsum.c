@@ -234,7 +234,7 @@ static tinyml_status_t fold(onnx_ctx_t *c, const spec_t *sp, int32_t dtype) {
 static int all_constant(onnx_ctx_t *c, const spec_t *sp) {
   int64_t total = 1;
   for (uint32_t i = 0; i < sp->nin; ++i)
-    if (!onnx_const_input(c, i)) return 0;
+    if (!onnx_const_probe(c, i)) return 0;
   for (uint32_t l = 0; l < LABELS; ++l)
     if (sp->size[l] >= 0) total = onnx_mul_sat(total, sp->size[l]);
   return total <= FOLD_MAX;

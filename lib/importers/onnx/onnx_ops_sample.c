@@ -260,7 +260,9 @@ static int gs_read(onnx_ctx_t *c, grid_t *g) {
   if (onnx_numel(4, x->dims) == 0 || onnx_numel(4, grid->dims) == 0)
     return onnx_fail(c, "empty tensors are not supported"), 0;
   /* Flat pixel indices are formed exactly in f32. */
-  if (g->h * g->w >= (1 << 24) || (uint64_t)onnx_mul_sat(g->n * g->ch, g->ho * g->wo) > c->limits.max_tensor_bytes / 4)
+  if (onnx_mul_sat(g->h, g->w) >= (1 << 24) ||
+      (uint64_t)onnx_mul_sat(onnx_mul_sat(g->n, g->ch), onnx_mul_sat(g->ho, g->wo)) >
+          c->limits.max_tensor_bytes / 4)
     return onnx_fail(c, "the image or the output is too large"), 0;
   /* The reference clamps a coordinate outside the borders before taking
    * its 4x4 taps, onnxruntime clamps each tap (as PyTorch): they differ. */
@@ -275,7 +277,7 @@ static int gs_read(onnx_ctx_t *c, grid_t *g) {
 static tinyml_status_t lower_grid_sample(onnx_ctx_t *c) {
   grid_t g;
   if (!gs_read(c, &g)) return c->error;
-  const onnx_value_t *x = onnx_const_input(c, 0), *grid = onnx_const_input(c, 1);
+  const onnx_value_t *x = onnx_const_probe(c, 0), *grid = onnx_const_probe(c, 1);
   if (x && grid) return gs_fold(c, &g, x, grid);
   return gs_runtime(c, &g);
 }
@@ -507,7 +509,7 @@ static int ra_read(onnx_ctx_t *c, roi_t *q) {
 static tinyml_status_t lower_roi_align(onnx_ctx_t *c) {
   roi_t q;
   if (!ra_read(c, &q)) return c->error;
-  const onnx_value_t *x = onnx_const_input(c, 0), *b = onnx_const_input(c, 1), *i = onnx_const_input(c, 2);
+  const onnx_value_t *x = onnx_const_probe(c, 0), *b = onnx_const_probe(c, 1), *i = onnx_const_probe(c, 2);
   if (!x || !b || !i) return ra_runtime(c, &q);
   int64_t *batch = tinyml__alloc(c->allocator, (size_t)q.r * 8, 16);
   if (!batch) return onnx_oom(c);

@@ -421,7 +421,9 @@ static void mel_edges(const mel_t *m, int64_t *edge) {
   double step = (high - low) / (double)(m->bins + 2);
   for (int64_t i = 0; i < m->bins + 2; ++i) {
     double hz = 700.0 * (pow(10.0, ((double)i * step + low) / 2595.0) - 1.0);
-    edge[i] = (int64_t)floor((double)(m->dft_length + 1) * hz / (double)m->rate);
+    double bin = floor((double)(m->dft_length + 1) * hz / (double)m->rate);
+    /* Casting an infinite or huge bin is undefined: -1 is refused below. */
+    edge[i] = bin >= 0.0 && bin < 0x1p62 ? (int64_t)bin : -1;
   }
 }
 
@@ -448,6 +450,8 @@ static tinyml_status_t lower_mel_weight_matrix(onnx_ctx_t *c) {
       onnx_mul_sat(dims[0], dims[1]) > MAX_TABLE)
     return onnx_fail(c, "num_mel_bins %lld, dft_length %lld and sample_rate %lld are not supported",
                      (long long)m.bins, (long long)m.dft_length, (long long)m.rate);
+  if (!isfinite(m.lower) || !isfinite(m.upper))
+    return onnx_fail(c, "lower_edge_hertz %g and upper_edge_hertz %g must be finite", m.lower, m.upper);
   if (!check_out(c, 2, dims)) return c->error;
   int64_t *edge = tinyml__alloc(c->allocator, (size_t)(m.bins + 2) * 8, 16);
   double *out = tinyml__calloc(c->allocator, (size_t)(dims[0] * dims[1]), 8, 16);
