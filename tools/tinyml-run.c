@@ -204,6 +204,12 @@ static void print_element(tinyml_dtype_t dtype, const uint8_t *bytes, size_t k) 
     case TINYML_DTYPE_INT32: { int32_t v; memcpy(&v, raw, 4); i = v; break; }
     case TINYML_DTYPE_INT64: memcpy(&i, raw, 8); break;
     case TINYML_DTYPE_UINT8: case TINYML_DTYPE_BOOL: i = raw[0]; break;
+    case TINYML_DTYPE_UINT16: case TINYML_DTYPE_UINT32: case TINYML_DTYPE_UINT64: {
+      uint64_t u; /* little-endian: the zero-filled high bytes widen it */
+      memcpy(&u, raw, 8);
+      printf("%llu", (unsigned long long)u);
+      return;
+    }
     default: printf("0x%02x%02x", raw[1], raw[0]); return; /* 16-bit floats: the bits */
   }
   printf("%lld", (long long)i);

@@ -183,6 +183,36 @@ static void test_wrong_type_refused(void **unused) {
   assert_null(blob);
 }
 
+/* A uint64 pin: the refusal prints both values as unsigned decimals. */
+static void test_unsigned_value_in_message(void **unused) {
+  (void)unused;
+  static const char kU64[] =
+      "func.func @main(%x: tensor<2xf32> {tinyml.name = \"x\"},\n"
+      "    %n: tensor<1xi64> {tinyml.name = \"n\", tinyml.unsigned,\n"
+      "                       tinyml.fixed_value = dense<-2> : tensor<1xi64>})\n"
+      "    -> (tensor<2xf32> {tinyml.name = \"y\"}) {\n"
+      "  return %x : tensor<2xf32>\n"
+      "}\n";
+  tinyml_blob_t *blob;
+  tinyml_module_t *m = load_text(kU64, &blob);
+  tinyml_tensor_info_t info;
+  tinyml_tensor_info_init(&info);
+  api_assert_ok(tinyml_module_input_info(m, 1, &info), "info 1");
+  assert_int_equal(info.dtype, TINYML_DTYPE_UINT64);
+  tinyml_context_t *c = NULL;
+  api_assert_ok(tinyml_context_create(m, NULL, &c), "context");
+  float x[2] = {1, 2}, y[2];
+  uint64_t n = 0x8000000000000000u;
+  api_assert_ok(tinyml_context_set_input(c, 0, x, sizeof x), "x");
+  api_assert_ok(tinyml_context_set_input(c, 1, &n, sizeof n), "n");
+  api_assert_ok(tinyml_context_set_output(c, 0, y, sizeof y), "y");
+  api_expect_error(tinyml_context_invoke(c), TINYML_STATUS_INVALID_ARGUMENT, "input 1 'n'",
+                   "element 0 is 9223372036854775808, the fixed value has 18446744073709551614");
+  tinyml_context_release(c);
+  tinyml_module_release(m);
+  tinyml_blob_release(blob);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_info_shows_fixed_bytes),
@@ -190,6 +220,7 @@ int main(void) {
       cmocka_unit_test(test_invoke_checks_the_value),
       cmocka_unit_test(test_ignored_arguments_stay_inputs),
       cmocka_unit_test(test_wrong_type_refused),
+      cmocka_unit_test(test_unsigned_value_in_message),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
