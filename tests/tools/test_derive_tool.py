@@ -12,6 +12,8 @@ only):
   another value contradicts the declared shape: an error naming both.
 - y = Reshape(x, shape), shape a graph input: several shapes give y's
   shape (-1, 0), so it is still refused with the hint to bind 'shape'.
+- y = Concat(e, x) with e empty: an int64 e is pinned (no elements), a
+  float16 e refused by name.
 
 Usage: test_derive_tool.py TINYML_COMPILE TINYML_RUN
 """
@@ -23,9 +25,12 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_wire import main as wire_main, model as wire_model, node, run, value_info  # noqa: E402
+from onnx_wire import (field_bytes, field_varint, main as wire_main,  # noqa: E402
+                       model as wire_model, node, run, value_info)
 
 COMPILE = RUN = None  # set from the command line by onnx_wire.main()
+# Concat's axis = 0: AttributeProto{name = 1, i = 3, type = 20 (INT)}, node field 5.
+AXIS0 = field_bytes(5, field_bytes(1, "axis") + field_varint(3, 0) + field_varint(20, 2))
 
 
 def model(op, second, second_dims, out_dims):
@@ -80,6 +85,24 @@ class DerivedInputs(unittest.TestCase):
         self.assertIn("input 'shape' of the graph", r.stderr)
         self.assertIn("--input-value shape=", r.stderr)
         self.assertNotIn("fixed to", r.stderr)
+
+    def test_empty_inputs(self):
+        # An empty int64 input is pinned to its one value (no elements) and
+        # stays an input; an empty float16 one is refused by name (its
+        # conversion to f32 is a TOSA op, which takes no empty tensor).
+        for elem, ok in ((7, True), (10, False)):
+            m = wire_model([node("Concat", ["e", "x"], ["y"], "cat", attrs=AXIS0)],
+                           [value_info("e", elem, [0]), value_info("x", elem, [3])],
+                           [value_info("y", elem, [3])])
+            r = run(COMPILE, self.write("empty.onnx", m), "-o", self.module)
+            if ok:
+                self.assertEqual(r.returncode, 0, r.stderr)
+                r = run(RUN, "--info", self.module)
+                self.assertIn('"e"', r.stdout)
+                self.assertIn("fixed value []", r.stdout)
+            else:
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("input 'e' is an empty FLOAT16 tensor", r.stderr)
 
 
 if __name__ == "__main__":

@@ -504,6 +504,10 @@ static tinyml_status_t add_inputs(onnx_ctx_t *c, const Onnx__GraphProto *g, io_t
     }
     if (onnx_is_wide_float(dtype)) {
       TINYML_RETURN_IF_ERROR(onnx_check_wide(c, dtype, vi->name));
+      /* Their conversion to f32 is a TOSA op, which takes no empty tensor. */
+      if (onnx_numel(rank, dims) == 0 && dtype != ONNX_DOUBLE)
+        return onnx_fail(c, "input '%s' is an empty %s tensor; empty 16-bit float inputs are not "
+                            "supported", vi->name, onnx_dtype_name(dtype));
       v->dtype = ONNX_FLOAT; /* computed in f32 */
       v->v = onnx_boundary_in(c, dtype, rank, dims, &in->types[in->count], &in->ids[in->count]);
       in->count++;
