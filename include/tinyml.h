@@ -638,12 +638,13 @@ TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
 
 /* Runs the module on the bound buffers, on the context's threads.  Performs
  * no allocation.  A stateful module (tinyml_module_state_size() > 0) reads
- * the context's state and leaves it updated for the next invoke.
- * Errors: FAILED_PRECONDITION if an input or output is unbound. */
-/* Pinned inputs (tinyml_tensor_info_t.fixed_value not NULL) are checked
- * before anything runs: INVALID_ARGUMENT naming the input (and, on a
- * hosted build, the first differing element and both values) unless its
- * bytes equal the fixed value; the compiled code used that value. */
+ * the context's state and leaves it updated for the next invoke.  Pinned
+ * inputs (tinyml_tensor_info_t.fixed_value not NULL) are checked before
+ * anything runs: the compiled code used that value.
+ * Errors: FAILED_PRECONDITION if an input or output is unbound;
+ * INVALID_ARGUMENT naming a pinned input whose bytes differ from its fixed
+ * value (and, on a hosted build, the first differing element and both
+ * values); nothing is written then. */
 TINYML_API tinyml_status_t tinyml_context_invoke(tinyml_context_t *context);
 
 /* Sets the context's state back to the model's initial value, the value a
