@@ -121,9 +121,11 @@ typedef struct tmod_module {
   const uint8_t *state;
   uint64_t state_size;
   uint32_t state_checksum; /* crc32 of state */
-  /* Best first; the reader of a freestanding runtime skips them (0). */
+#if !TINYML_FREESTANDING /* that runtime runs the baseline: no room */
+  /* Best first. */
   uint32_t variant_count;
   const tmod_variant_t *variants;
+#endif
 } tmod_module_t;
 
 /* CRC-32 (IEEE 802.3, as zlib's crc32()) of `size` bytes. */

@@ -836,6 +836,8 @@ void tmod_read_free(tmod_module_t *module, const tinyml_allocator_t *allocator) 
   tinyml__free(&a, (void *)(uintptr_t)module->outputs);
   tinyml__free(&a, (void *)(uintptr_t)module->steps);
   tinyml__free(&a, (void *)(uintptr_t)module->executables);
+#if !TINYML_FREESTANDING
   tinyml__free(&a, (void *)(uintptr_t)module->variants);
+#endif
   memset(module, 0, sizeof(*module));
 }
