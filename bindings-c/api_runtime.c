@@ -193,6 +193,12 @@ void tinyml_module_release(tinyml_module_t *m) { tinyml__module_destroy(m); }
 size_t tinyml_module_input_count(const tinyml_module_t *m) { return m ? m->desc.input_count : 0; }
 size_t tinyml_module_output_count(const tinyml_module_t *m) { return m ? m->desc.output_count : 0; }
 const char *tinyml_module_target(const tinyml_module_t *m) { return m ? m->desc.target : ""; }
+const char *tinyml_module_cpu(const tinyml_module_t *m) { return m && m->desc.cpu ? m->desc.cpu : ""; }
+#if TINYML_FREESTANDING /* it reads no variants (module.h) */
+size_t tinyml_module_variant_count(const tinyml_module_t *m) { (void)m; return 0; }
+#else
+size_t tinyml_module_variant_count(const tinyml_module_t *m) { return m ? m->desc.variant_count : 0; }
+#endif
 size_t tinyml_module_arena_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.arena_size : 0; }
 size_t tinyml_module_state_size(const tinyml_module_t *m) { return m ? (size_t)m->desc.state_size : 0; }
 size_t tinyml_module_arena_alignment(const tinyml_module_t *m) { return m ? m->desc.arena_alignment : 0; }

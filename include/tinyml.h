@@ -520,6 +520,15 @@ TINYML_API tinyml_status_t tinyml_module_output_info(const tinyml_module_t *modu
 
 /* The backend the module was compiled for, e.g. "x86-64"; "" for NULL. */
 TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
+/* The CPU the executables that run were compiled for, e.g. "x86-64-v4":
+ * of a multi-versioned module, the best variant this CPU runs, chosen once
+ * at load, else the module's baseline; "" for NULL.  Lives as long as the
+ * module.  Thread-safe. */
+TINYML_API const char *tinyml_module_cpu(const tinyml_module_t *module);
+/* How many builds of its executables the module carries besides the
+ * baseline (0: a single-variant module, or a freestanding runtime, which
+ * always runs the baseline); 0 for NULL. */
+TINYML_API size_t tinyml_module_variant_count(const tinyml_module_t *module);
 /* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
  * be at least); 0 for NULL. */
 TINYML_API size_t tinyml_module_arena_size(const tinyml_module_t *module);

@@ -267,6 +267,8 @@ static int print_tensors(const tinyml_module_t *module, int outputs) {
 static int print_info(const char *path, const tinyml_module_t *module) {
   printf("module: %s\n", path);
   printf("target: %s\n", tinyml_module_target(module));
+  printf("variant: %s (chosen at load from %zu builds)\n", tinyml_module_cpu(module),
+         tinyml_module_variant_count(module) + 1);
   if (print_tensors(module, 0) != 0 || print_tensors(module, 1) != 0)
     return TOOL_EXIT_FAILURE;
   printf("arena_size: %zu bytes (alignment %zu)\n",

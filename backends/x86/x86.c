@@ -28,6 +28,7 @@ static const tc_ukernel_build_t ukernel_builds[] = {
         .scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
         .dot4 = 1,
         .transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
+        .variant_cpu = "x86-64-v4", /* with .features: LLVM has no v4+VNNI level */
     },
     {
         /* The same kernels with 12x32 zmm f32 tiles (conv_f32_avx512.c). */
@@ -41,6 +42,7 @@ static const tc_ukernel_build_t ukernel_builds[] = {
         .function_features = "+avx512vnni",
         .scratch_per_k = 8 * 2,
         .transform_script = tinyml__x86_strategy_avx512,
+        .variant_cpu = "x86-64-v4",
     },
     {
         .name = "avx2",

@@ -38,6 +38,10 @@ typedef struct tc_ukernel_build {
   int dot4;
   /* The transform script to use with it; NULL: the backend's. */
   const char *transform_script;
+  /* The LLVM CPU that a multi-versioned module's variant of this build is
+   * compiled for, with `features` (driver/variants.h); NULL: the build
+   * makes no variant (it is the baseline's, or only for --cpu). */
+  const char *variant_cpu;
 } tc_ukernel_build_t;
 
 /* When an f32 3x3 stride-1 conv runs as Winograd F(2x2, 3x3) or F(4x4,

@@ -80,6 +80,18 @@ typedef struct tmod_executable {
   uint32_t checksum;   /* crc32 of image, checked by the reader */
 } tmod_executable_t;
 
+/* One more build of every executable, for CPUs with more features than
+ * the module's cpu/features (the baseline, which a runtime without
+ * variants runs).  It has exactly the baseline's executables and entry
+ * numbering, so steps, constants and arena serve every variant. */
+typedef struct tmod_variant {
+  const char *cpu;
+  const char *features;
+  const tmod_executable_t *executables; /* the module's executable_count */
+} tmod_variant_t;
+
+#define TMOD_MAX_VARIANTS 8u
+
 /* The most regions an arena may be split into (fast and slow memories). */
 #define TMOD_MAX_ARENA_REGIONS 4 /* the reader's message says 4 */
 
@@ -109,6 +121,11 @@ typedef struct tmod_module {
   const uint8_t *state;
   uint64_t state_size;
   uint32_t state_checksum; /* crc32 of state */
+#if !TINYML_FREESTANDING /* that runtime runs the baseline: no room */
+  /* Best first. */
+  uint32_t variant_count;
+  const tmod_variant_t *variants;
+#endif
 } tmod_module_t;
 
 /* CRC-32 (IEEE 802.3, as zlib's crc32()) of `size` bytes. */

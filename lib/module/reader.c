@@ -538,6 +538,46 @@ static void read_executables(table_t *root, tmod_module_t *m) {
     read_executable(r, &v, i, &exes[i]);
 }
 
+#if !TINYML_FREESTANDING /* the M4 runtime runs the baseline: no room */
+/* Variant i: its cpu, features and the baseline's count of executables. */
+static void read_variant(reader_t *r, const vec_t *v, uint32_t i, tmod_variant_t *out,
+                         tmod_executable_t *exes, uint32_t count) {
+  table_t t;
+  vec_t e;
+  element_table(r, v, i, "variant %u", &t);
+  out->cpu = string(&t, 0);
+  out->features = string(&t, 1);
+  out->executables = exes;
+  vector(&t, 2, 4, &e);
+  if (e.count != count)
+    tbad(&t, "has %" PRIu32 " executables, the baseline %" PRIu32, e.count, count);
+  for (uint32_t k = 0; k < e.count && !r->status; k++) read_executable(r, &e, k, &exes[k]);
+}
+
+/* After the baseline's executables, whose count each variant repeats; one
+ * allocation holds the variants and then their executables. */
+static void read_variants(table_t *root, tmod_module_t *m) {
+  reader_t *r = root->r;
+  vec_t v;
+  root->name.what = "variants";
+  vector(root, 15, 4, &v);
+  if (v.count > TMOD_MAX_VARIANTS) bad(r, "%u variants exceed the maximum 8", v.count);
+  if (r->status || !v.count) return;
+  uint32_t n = m->executable_count;
+  size_t bytes = v.count * (sizeof(tmod_variant_t) + (size_t)n * sizeof(tmod_executable_t));
+  tmod_variant_t *vars = tinyml__calloc(&r->alloc, 1, bytes, _Alignof(tmod_variant_t));
+  if (!vars) {
+    out_of_memory(r, "variants", bytes);
+    return;
+  }
+  m->variants = vars;
+  m->variant_count = v.count;
+  tmod_executable_t *exes = (tmod_executable_t *)(void *)(vars + v.count);
+  for (uint32_t i = 0; i < v.count && !r->status; i++)
+    read_variant(r, &v, i, &vars[i], exes + (size_t)i * n, n);
+}
+#endif
+
 /* ------------------------------------------------------------------------
  * Steps
  * ---------------------------------------------------------------------- */
@@ -761,6 +801,9 @@ static void read_module(reader_t *r, tmod_module_t *m) {
   blob(&root, 8, m->constants_checksum, "constants", &m->constants,
        &m->constants_size);
   read_executables(&root, m);
+#if !TINYML_FREESTANDING
+  read_variants(&root, m);
+#endif
   read_tensors(&root, 6, "input", "input %u", &m->inputs, &m->input_count);
   read_tensors(&root, 7, "output", "output %u", &m->outputs, &m->output_count);
   m->state_checksum = u32_at(&root, 14);
@@ -793,5 +836,8 @@ void tmod_read_free(tmod_module_t *module, const tinyml_allocator_t *allocator) 
   tinyml__free(&a, (void *)(uintptr_t)module->outputs);
   tinyml__free(&a, (void *)(uintptr_t)module->steps);
   tinyml__free(&a, (void *)(uintptr_t)module->executables);
+#if !TINYML_FREESTANDING
+  tinyml__free(&a, (void *)(uintptr_t)module->variants);
+#endif
   memset(module, 0, sizeof(*module));
 }

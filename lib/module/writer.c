@@ -17,7 +17,7 @@
 
 /* FlatBuffers offsets are 32-bit and signed offsets must stay positive. */
 #define MAX_BUFFER_SIZE 0x7FFFFFFFu
-#define MAX_FIELDS 15
+#define MAX_FIELDS 16
 
 typedef struct writer {
   uint8_t *out; /* NULL while measuring */
@@ -240,6 +240,34 @@ static void put_executables(writer_t *w, uint64_t field_at,
                  put_executable(w, &m->executables[i]));
 }
 
+#if !TINYML_FREESTANDING /* module.h: no variants there */
+/* Variant table: cpu, features, executables. */
+static uint64_t put_variant(writer_t *w, const tmod_variant_t *v, uint32_t count) {
+  table_t t = {0};
+  set_offset(&t, 0);
+  set_offset(&t, 1);
+  set_offset(&t, 2);
+  put_table(w, &t);
+  put_string(w, t.at[0], v->cpu);
+  put_string(w, t.at[1], v->features);
+  patch_offset(w, t.at[2], put_vector_start(w, count, 4));
+  uint64_t slots = w->pos;
+  put_bytes(w, NULL, 4 * (uint64_t)count);
+  for (uint32_t i = 0; i < count; i++)
+    patch_offset(w, slots + 4 * (uint64_t)i, put_executable(w, &v->executables[i]));
+  return t.start;
+}
+
+static void put_variants(writer_t *w, uint64_t field_at, const tmod_module_t *m) {
+  patch_offset(w, field_at, put_vector_start(w, m->variant_count, 4));
+  uint64_t slots = w->pos;
+  put_bytes(w, NULL, 4 * (uint64_t)m->variant_count);
+  for (uint32_t i = 0; i < m->variant_count; i++)
+    patch_offset(w, slots + 4 * (uint64_t)i,
+                 put_variant(w, &m->variants[i], m->executable_count));
+}
+#endif
+
 /* The lowest version whose readers honour everything the module holds. */
 static uint32_t format_version(const tmod_module_t *m) {
   for (uint32_t i = 0; i < m->input_count; ++i)
@@ -273,6 +301,9 @@ static void put_module(writer_t *w, const tmod_module_t *m) {
     set_offset(&t, 13);
     set_scalar(&t, 14, 4, w->out ? tmod_crc32(m->state, (size_t)m->state_size) : 0);
   }
+#if !TINYML_FREESTANDING
+  if (m->variant_count) set_offset(&t, 15);
+#endif
   put_table(w, &t);
   patch_offset(w, 0, t.start);
   put_string(w, t.at[1], m->target);
@@ -288,6 +319,9 @@ static void put_module(writer_t *w, const tmod_module_t *m) {
     for (uint32_t i = 1; i < m->region_count; i++) put_le(w, m->region_sizes[i], 8);
   }
   if (m->state_size) put_blob(w, t.at[13], m->state, m->state_size);
+#if !TINYML_FREESTANDING
+  if (m->variant_count) put_variants(w, t.at[15], m);
+#endif
 }
 
 static tinyml_status_t invalid(const tinyml_allocator_t *a, const char *what,
@@ -338,6 +372,14 @@ static tinyml_status_t check_module(const tinyml_allocator_t *a,
   for (uint32_t i = 0; i < m->executable_count; i++)
     if (m->executables[i].image_size && !m->executables[i].image)
       return invalid(a, "executable", i, "the image is NULL");
+#if !TINYML_FREESTANDING
+  if (m->variant_count > TMOD_MAX_VARIANTS)
+    return invalid(a, "variant count", m->variant_count, "exceeds the maximum");
+  for (uint32_t v = 0; v < m->variant_count; v++)
+    for (uint32_t i = 0; i < m->executable_count; i++)
+      if (!m->variants[v].executables || !m->variants[v].executables[i].image)
+        return invalid(a, "variant", v, "an executable is NULL");
+#endif
   return TINYML_OK;
 }
 

@@ -90,6 +90,33 @@ static tinyml_status_t check_limits(const tmod_module_t *d, const tinyml__module
 }
 #endif
 
+#if !TINYML_FREESTANDING
+int tinyml__module_pick_variant(const tmod_module_t *d, tinyml__cpu_check_t check_cpu,
+                                const tinyml_allocator_t *a) {
+  for (uint32_t i = 0; check_cpu && i < d->variant_count; ++i) {
+    tmod_module_t v = *d;
+    v.cpu = d->variants[i].cpu;
+    v.features = d->variants[i].features;
+    v.executables = d->variants[i].executables;
+    tinyml_status_t st = check_cpu(&v, a);
+    if (!st) return (int)i;
+    tinyml_status_free(st);
+  }
+  return -1;
+}
+
+/* Once, at load: the rest of the runtime sees the chosen variant as the
+ * module's cpu, features and executables. */
+static void use_best_variant(tinyml_module_t *m) {
+  m->baseline = m->desc.executables;
+  int i = tinyml__module_pick_variant(&m->desc, tinyml__elf_arch.check_cpu, &m->allocator);
+  if (i < 0) return;
+  m->desc.cpu = m->desc.variants[i].cpu;
+  m->desc.features = m->desc.variants[i].features;
+  m->desc.executables = m->desc.variants[i].executables;
+}
+#endif
+
 tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t *owned,
                                       const tinyml__module_limits_t *limits,
                                       const tinyml_allocator_t *a, tinyml_module_t **out) {
@@ -105,6 +132,7 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size, uint8_t 
   (void)limits;
 #else
   if (!st) st = check_limits(&m->desc, limits, a);
+  if (!st) use_best_variant(m);
 #endif
   if (!st && tinyml__elf_arch.check_cpu) st = tinyml__elf_arch.check_cpu(&m->desc, a);
   if (!st) st = load_executables(m);
@@ -127,6 +155,9 @@ void tinyml__module_destroy(tinyml_module_t *m) {
   for (uint32_t i = 0; m->elfs && i < m->desc.executable_count; ++i)
     tinyml__elf_unload(m->elfs[i], &a);
   tinyml__free(&a, m->elfs); /* and the libraries behind them */
+#if !TINYML_FREESTANDING
+  if (m->baseline) m->desc.executables = m->baseline; /* the reader's to free */
+#endif
   tmod_read_free(&m->desc, &a);
   tinyml__free(&a, m->owned_bytes);
   tinyml__free(&a, m);

@@ -21,6 +21,11 @@ struct tinyml_module_s {
   tinyml__elf_t **elfs;
   const tinyml_exe_library_t **libraries;
   uint32_t max_bindings; /* most bindings of any step */
+#if !TINYML_FREESTANDING
+  /* desc's baseline executables while desc.executables, cpu and features
+   * are the chosen variant's (tinyml__module_pick_variant). */
+  const tmod_executable_t *baseline;
+#endif
 };
 
 struct tinyml_context_s {
@@ -54,6 +59,16 @@ tinyml_status_t tinyml__module_create(const uint8_t *data, size_t size,
                                       uint8_t *owned, const tinyml__module_limits_t *limits,
                                       const tinyml_allocator_t *a, tinyml_module_t **out);
 void tinyml__module_destroy(tinyml_module_t *m);
+
+#if !TINYML_FREESTANDING
+/* The index of the first of d's variants (best first) that `check_cpu`
+ * lets this CPU run, or -1: none, the baseline runs.  The check is a
+ * parameter so a test can play a CPU that lacks a feature. */
+typedef tinyml_status_t (*tinyml__cpu_check_t)(const tmod_module_t *d,
+                                               const tinyml_allocator_t *a);
+int tinyml__module_pick_variant(const tmod_module_t *d, tinyml__cpu_check_t check_cpu,
+                                const tinyml_allocator_t *a);
+#endif
 
 /* The architecture this runtime runs executables for, as modules name it
  * ("x86_64", "riscv64", "arm"): the host's (lib/runtime/elf/elf_arch.h). */

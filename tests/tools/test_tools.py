@@ -103,6 +103,20 @@ class ToolsTest(unittest.TestCase):
                      "dispatch_count: "]:
             self.assertIn(want, out)
 
+    def test_info_variant(self):
+        # A default module carries the baseline and an AVX-512 build; the
+        # loader runs the best this CPU has.  --cpu pins one, and a smaller
+        # module.
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+        best = "x86-64-v4" if "avx512f" in flags and "avx512bw" in flags else "x86-64-v3"
+        out = self.check_ok(tool(RUN, "--info", self.cnn))
+        self.assertIn(f"variant: {best} (chosen at load from 2 builds)", out)
+        pinned = self.compile_model("cnn_two_results", "--cpu", "x86-64-v3")
+        out = self.check_ok(tool(RUN, "--info", pinned))
+        self.assertIn("variant: x86-64-v3 (chosen at load from 1 builds)", out)
+        self.assertLess(os.path.getsize(pinned), os.path.getsize(self.cnn))
+
     def test_outputs(self):
         logits, probs = self.run_cnn(self.path("out"))
         self.assertEqual(len(logits), CNN_OUTPUT_BYTES)

@@ -27,6 +27,7 @@
 #include "deliver.h"
 #include "import.h"
 #include "limits.h"
+#include "variants.h"
 
 /* tosa-to-scf: a run-time WHILE (tosa.while_loop) becomes scf.while, which
  * partition.c keeps whole in one dispatch. */
@@ -56,6 +57,7 @@ typedef struct session {
   int strip;
   tc_limits_t limits; /* resolved: no field is 0 */
   const te_bindings_t *bindings;
+  tc_variants_t variants; /* the module's besides the baseline (variants.h) */
 } session_t;
 
 static tinyml_status_t import_and_partition(session_t *s, const void *model,
@@ -135,18 +137,23 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                "generated C and static libraries take one arena");
   TINYML_RETURN_IF_ERROR(tc_target_resolve(req->backend, req->cpu, req->features,
                                            req->opt_level, a, &s.target));
+  const unsigned variants = tc_variants_begin(&s.variants, &s.target, req);
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
+  if (!st && variants)
+    st = tc_variants_generate(&s.variants, &s.target, s.ctx, &s.graph, &s.diag, req, a);
   if (!st) st = generate_code(&s);
+  if (!st && variants) tc_variants_check(&s.variants, &s.graph, req, a);
   for (int i = 0; i < TINYML_MAX_ARENA_REGIONS; ++i) s.graph.region_caps[i] = req->arena_regions[i];
   if (!st) st = tc_plan_memory(&s.graph, a);
   if (!st) st = tc_check_arena_limit(s.graph.region_sizes, s.graph.region_count, &s.limits, a);
   const tc_product_t product = {&s.graph, &s.target, s.emit,  s.name,
-                                s.so,     s.so_size, &s.obj, s.obj_size};
+                                s.so,     s.so_size, &s.obj, s.obj_size, &s.variants};
   if (!st) st = tc_deliver(&product, a, out);
   if (st) tinyml__files_free(out, a);
   tinyml__free(a, s.so);
   tinyml__free(a, s.obj);
+  tc_variants_free(&s.variants, a);
   tc_graph_free(&s.graph, a);
   mlirContextDestroy(s.ctx);
   tc_target_release(&s.target);

@@ -1,6 +1,7 @@
 /* A compile's products as files (deliver.h): the module FlatBuffer, or
  * generated C with the kernels object, or a static library. */
 #include "deliver.h"
+#include "variants.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -189,6 +190,12 @@ tinyml_status_t tc_deliver(const tc_product_t *s, const tinyml_allocator_t *a,
         .state_size = 2 * p.half,
     };
     memcpy(m.region_sizes, g->region_sizes, sizeof m.region_sizes);
+    tmod_variant_t vars[TMOD_MAX_VARIANTS];
+    tmod_executable_t var_exes[TMOD_MAX_VARIANTS];
+    if (s->variants && s->emit == TINYML_EMIT_MODULE) {
+      m.variant_count = tc_variants_describe(s->variants, vars, var_exes);
+      m.variants = vars;
+    }
     if (s->emit != TINYML_EMIT_MODULE) m.executable_count = 0; /* kernels go alongside */
     st = deliver(s, &m, a, out);
   }

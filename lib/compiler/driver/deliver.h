@@ -21,6 +21,7 @@ typedef struct tc_product {
    * sets *obj to NULL. */
   uint8_t **obj;
   size_t obj_size;
+  const struct tc_variants *variants; /* the module's besides the baseline; NULL: none */
 } tc_product_t;
 
 /* NAME.tmlm; or NAME.c, NAME.h and NAME_kernels.o; or libNAME.a and

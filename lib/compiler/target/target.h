@@ -25,6 +25,9 @@ typedef struct tc_target {
    * scalar one when the features lack its vector feature, or its own. */
   const char *transform_script;
   tc_host_cpu_t host; /* LLVM's strings for --cpu host */
+  /* Counts the int8 blobs packed with a dot4 block (tosa/uk_pack.c), for
+   * driver/variants.c; NULL: not counted. */
+  unsigned *dot4_blobs;
 } tc_target_t;
 
 /* Resolves `backend` for `cpu` and `features` (NULL: the backend's
