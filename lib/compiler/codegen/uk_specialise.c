@@ -203,13 +203,14 @@ static tinyml_status_t clone_one(LLVMModuleRef m, const tc_graph_t *g, const tc_
   return TINYML_OK;
 }
 
-/* A kernel copy's name: tinyml_uk_<kind>.c<N>. */
+/* A kernel copy's name: tinyml_uk_<kind>.c<N> (not a copy's hook). */
 static int is_copy(LLVMValueRef f) {
   size_t n;
   const char *name = LLVMGetValueName2(f, &n);
   const char *dot = strrchr(name, '.');
   return LLVMIsDeclaration(f) && n > 10 && strncmp(name, "tinyml_uk_", 10) == 0 && dot &&
-         dot[1] == 'c' && dot[2] >= '0' && dot[2] <= '9';
+         dot[1] == 'c' && dot[2] >= '0' && dot[2] <= '9' &&
+         strncmp(name, HOOK ".", sizeof HOOK) != 0;
 }
 
 tinyml_status_t tc_ukernels_clone(LLVMModuleRef m, const tc_graph_t *g, const tc_target_t *tg,
