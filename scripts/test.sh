@@ -150,6 +150,14 @@ if [ -d ../shared/reference ]; then
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an500 --shared ../shared \
     kws_ref_model kws_ref_model_float32 \
     | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
+  # Each int8 conv and depthwise layer runs its own kernel copy, specialised
+  # on its constant parameters (codegen/uk_specialise.c): awkward shapes on
+  # the Cortex-M4 against the host's Linalg path, byte for byte.
+  echo "-- specialised int8 kernels on the Cortex-M4"
+  TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_ukernels.py \
+    --mcu-run build/tools/tinyml-mcu-run --compile build/tools/tinyml-compile \
+    --run build/tools/tinyml-run --nm "$(command -v llvm-nm-22 || command -v nm)" \
+    | tee -a build/meson-logs/mcu-models.txt || mcu_failed=1
   # Several models, one arena: KWS and AD invoked in turn on one static arena
   # of the larger module's size (examples/cortex-m4/main_two_models.c).
   echo "-- two models on one arena on the Cortex-M4"

@@ -78,5 +78,6 @@ const tinyml_backend_t tinyml__backend_armv7em = {
         .k_block = 4,
         .k_perm = 1,
         .tail_columns = 1,
+        .specialise = 1,
     },
 };

@@ -11,6 +11,16 @@
  * repacking at run time. */
 #include <arm_acle.h>
 
+#include "../../lib/ukernels/uk_abi.h"
+
+/* The kernels read a blob's parameter header through this function,
+ * which the compiler defines (lib/compiler/codegen/uk_specialise.c): in
+ * each layer's copy of a kernel it returns that layer's header as a
+ * constant, so LLVM folds every shape, stride, pad and zero point into the
+ * copy before it unrolls; elsewhere it returns the blob. */
+const tinyml_uk_params_t *tinyml_uk_header(const void *blob) __attribute__((const));
+#define UK_HEADER(blob) tinyml_uk_header(blob)
+
 #include "../../lib/ukernels/uk_depthwise.h"
 
 UK_INLINE uint32_t ld32(const void *p) {

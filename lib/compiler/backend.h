@@ -89,6 +89,11 @@ typedef struct tc_ukernels {
    * and their fusions: uk_abi.h), tuned by `f32_tuning`. */
   int f32;
   tc_f32_tuning_t f32_tuning;
+  /* 1: each int8 conv and depthwise call runs its own copy of the kernel,
+   * which reads the layer's parameter header as constants, so LLVM folds
+   * shapes, pads and zero points and unrolls known loops; the kernels read
+   * the header through tinyml_uk_header (codegen/uk_specialise.h). */
+  int specialise;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */

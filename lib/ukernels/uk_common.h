@@ -19,6 +19,13 @@
 
 #define UK_INLINE static inline __attribute__((always_inline))
 
+/* Where a blob's parameter header is: at its start, unless the backend
+ * routes it through a function the compiler defines per layer
+ * (backends/armv7em/ukernels.c, lib/compiler/codegen/uk_specialise.c). */
+#ifndef UK_HEADER
+#define UK_HEADER(blob) ((const tinyml_uk_params_t *)(blob))
+#endif
+
 typedef struct uk_ctx {
   const tinyml_uk_params_t *p;
   const int32_t *bias, *mult, *shift;
@@ -28,7 +35,7 @@ typedef struct uk_ctx {
 } uk_ctx_t;
 
 UK_INLINE uk_ctx_t uk_ctx(const void *blob) {
-  const tinyml_uk_params_t *p = (const tinyml_uk_params_t *)blob;
+  const tinyml_uk_params_t *p = UK_HEADER(blob);
   const uint8_t *b = (const uint8_t *)blob;
   uk_ctx_t c = {p, (const int32_t *)(const void *)(b + p->bias_off),
                 (const int32_t *)(const void *)(b + p->mult_off),

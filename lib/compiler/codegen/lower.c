@@ -8,6 +8,7 @@
 #include "../../common/status.h"
 #include "../linalg/scratch.h"
 #include "distribute.h"
+#include "uk_specialise.h"
 #include "ukernel_lower.h"
 
 static tinyml_status_t diag_status(const tinyml_allocator_t *a, const tc_diag_t *diag,
@@ -44,6 +45,7 @@ tinyml_status_t tc_lower_dispatches(MlirContext ctx, const tc_target_t *t, tc_gr
                                     tc_diag_t *diag, const tinyml_allocator_t *a) {
   MlirOperation m = mlirModuleGetOperation(g->dispatch_module);
   TINYML_RETURN_IF_ERROR(tc_ukernels_lower(ctx, g, diag, a));
+  tc_ukernels_specialise(ctx, t, g);
   TINYML_RETURN_IF_ERROR(tc_run_pipeline(ctx, m,
                                          "builtin.module(canonicalize,eliminate-empty-tensors)",
                                          diag, a, "preparing dispatches"));

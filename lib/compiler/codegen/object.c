@@ -22,6 +22,7 @@
 #include "../../common/status.h"
 #include "../toolchain/spawn.h"
 #include "exe_abi.h"
+#include "uk_specialise.h"
 
 #ifndef TINYML_CLANG_PATH
 #define TINYML_CLANG_PATH "clang"
@@ -219,6 +220,7 @@ tinyml_status_t tc_emit_object(const tc_graph_t *g, const tc_target_t *tg,
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                              "compiler: translation to LLVM IR failed");
   if (!st) st = link_ukernels(m, tg, a);
+  if (!st) st = tc_ukernels_clone(m, g, tg, a);
   if (!st) st = tc_add_exe_abi(m, g, query_symbol, a);
   if (!st) st = make_target_machine(tg, a, &tm);
   if (!st) st = optimize_and_emit(m, tm, tg, a, &obj);
