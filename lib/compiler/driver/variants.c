@@ -8,6 +8,7 @@
 #include "../../common/list.h"
 #include "../../common/status.h"
 #include "../codegen/lower.h"
+#include "../mlir_util.h"
 #include "../codegen/object.h"
 #include "../toolchain/lld.h"
 
@@ -92,6 +93,24 @@ static void variant_free(tc_variant_t *v, const tinyml_allocator_t *a) {
   memset(v, 0, sizeof(*v));
 }
 
+/* Ops whose code the ISA level changes a lot: microkernel calls and the
+ * contractions the strategy tiles per build.  A module without any (most
+ * small graphs: elementwise, shape and index ops) gains little from a wider
+ * vector unit and would pay a second code generation for it. */
+static const char *const kHeavyOps[] = {
+    "tinyml.uk",          "linalg.batch_matmul",  "linalg.matmul",
+    "linalg.conv_2d_nhwc_fhwc", "linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
+    "tosa.matmul",        "tosa.conv2d",          "tosa.depthwise_conv2d",
+    "tosa.conv3d",        "tosa.transpose_conv2d", NULL};
+
+static int worth_variants(const tc_graph_t *g, const tinyml_allocator_t *a) {
+  unsigned n = 0;
+  MlirOperation *ops =
+      tc_collect_ops(mlirModuleGetOperation(g->dispatch_module), kHeavyOps, 1, a, &n);
+  tinyml__free(a, ops);
+  return n > 0;
+}
+
 tinyml_status_t tc_variants_generate(tc_variants_t *vs, tc_target_t *baseline, MlirContext ctx,
                                      tc_graph_t *g, tc_diag_t *diag,
                                      const tinyml__compile_request_t *req,
@@ -101,7 +120,7 @@ tinyml_status_t tc_variants_generate(tc_variants_t *vs, tc_target_t *baseline, M
   unsigned kept = 0;
   for (unsigned i = 0; i < vs->count; ++i)
     if (keep(vs, i)) vs->v[kept++] = vs->v[i];
-  vs->count = kept;
+  vs->count = worth_variants(g, a) ? kept : 0;
   for (unsigned i = 0; i < vs->count; ++i) {
     tc_variant_t *v = &vs->v[i];
     tinyml_status_t st = tc_target_resolve(req->backend, v->build->variant_cpu,
