@@ -85,6 +85,10 @@ typedef struct tc_ukernels {
    * and their fusions: uk_abi.h), tuned by `f32_tuning`. */
   int f32;
   tc_f32_tuning_t f32_tuning;
+  /* 1: the int8 conv reads raw inputs, so its blob's bias (bias[] and
+   * chan[].bias) is bias - in_zp * the sum of the channel's weights,
+   * modulo 2^32 as the kernel sums (uk_abi.h). */
+  int zp_in_bias;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */
