@@ -53,7 +53,7 @@ static const tc_ukernel_build_t ukernel_builds[] = {{
     .bitcode_size = &tinyml__armv7em_ukernels_size,
     .features = "+dsp",
     .cpus = "cortex-m4,cortex-m7,cortex-m33,cortex-m35p,cortex-m55,cortex-m85",
-    .scratch_per_k = 2 * 2, /* 2 pixels' int16 im2col columns */
+    .scratch_per_k = 4 * 2, /* 4 pixels' int16 im2col columns */
 }};
 
 const tinyml_backend_t tinyml__backend_armv7em = {
@@ -76,8 +76,9 @@ const tinyml_backend_t tinyml__backend_armv7em = {
         .build_count = 1,
         .oc_block = 2, /* SMLAD: 2 channels x 2 pixels x 2 taps */
         .k_block = 4,
-        .k_perm = 1,
+        .k_perm = 0,
         .tail_columns = 1,
         .specialise = 1,
+        .zp_in_bias = 1,
     },
 };

@@ -2,13 +2,17 @@
  * LLVM bitcode at build time and linked into every executable
  * (lib/ukernels/uk_abi.h).
  *
- * Conv works the way CMSIS-NN's s8 convolution does: an im2col column of
- * int16 (x - zp) per output pixel, and a 2-channel x 2-pixel kernel where
- * SMLAD multiplies two int16 pairs and adds both products in one
- * instruction.  The compiler stores each 4-tap weight group as taps
- * 0,2,1,3, so SXTB16 (bytes 0 and 2) and SXTB16 of the word rotated by 8
- * (bytes 1 and 3) yield taps (0,1) and (2,3) in the column's order, with no
- * repacking at run time. */
+ * Conv works the way CMSIS-NN's s8 convolution does, on int16 im2col
+ * columns and SMLAD, which multiplies two int16 pairs and adds both
+ * products in one instruction.  The compiler folds the input zero point
+ * into the bias (zp_in_bias: bias - in_zp * sum(w), exact modulo 2^32), so
+ * the columns hold raw inputs and padding holds in_zp: a 4-tap group of
+ * input channels is one word, and SXTB16 of it and of it rotated by 8 give
+ * taps (0,2) and (1,3).  Weights are stored in tap order, so the same two
+ * SXTB16s on a weight word pair them up.  Columns of n pixels (4, 2 or 1)
+ * are interleaved word by word: group g of pixel i is words 2g*n + i
+ * (taps 0,2) and (2g+1)*n + i (taps 1,3), so a kernel walks one pointer.
+ * The main kernel is 2 channels x 4 pixels. */
 #include <arm_acle.h>
 
 #include "../../lib/ukernels/uk_abi.h"
@@ -43,7 +47,7 @@ UK_INLINE m4_out_t m4_out(const tinyml_uk_params_t *p) {
 /* uk_requant_ch: SMLAL adds the product to the rounding term, and for
  * shifts of 32 or more only the high word is shifted. */
 UK_INLINE int8_t m4_requant(const tinyml_uk_chan_t *ch, int32_t acc, m4_out_t o) {
-  int32_t v = acc + ch->bias, s = ch->shift;
+  int32_t v = (int32_t)((uint32_t)acc + (uint32_t)ch->bias), s = ch->shift;
   int64_t x = (int64_t)v * ch->mult + (v >= 0 ? ch->round_pos : ch->round_neg);
   v = (s >= 32 ? (int32_t)(x >> 32) >> (s - 32) : (int32_t)(x >> s)) + o.zp;
   if (o.full) return (int8_t)__ssat(v, 8);
@@ -61,13 +65,39 @@ UK_INLINE void store2(const tinyml_uk_chan_t *ch, int32_t o, int32_t oc, int32_t
   out[o] = ra;
 }
 
-/* uk_im2col for pixel `which` of a pair, interleaved word by word with the
- * other pixel's column (taps k, k+1 of pixel 0, then of pixel 1), so the
- * 2x2 loop walks one pointer. */
-static void im2col_pair(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
-                        int16_t *col, int32_t which) {
+/* Writes one pixel's column into the layout of `n` pixels (header
+ * comment): 4-tap group g of pixel i is words (2g * n + i) and
+ * ((2g + 1) * n + i).  `col` points at the pixel's first word. */
+UK_INLINE void put_group(uint32_t *col, int32_t n, uint32_t v) {
+  col[0] = (uint32_t)__sxtb16(v);
+  col[n] = (uint32_t)__sxtb16(__ror(v, 8));
+}
+
+/* Input channels a multiple of 4: each 4-tap group lies within one tap's
+ * channels, so it is one word of the image, or all padding. */
+static void col_words(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
+                      uint32_t *col, int32_t n) {
+  const uint32_t pad = 0x01010101u * (uint8_t)p->in_zp;
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+    for (int32_t kx = 0; kx < p->kw; ++kx) {
+      int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+      if (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw) {
+        const int8_t *src = img + ((size_t)iy * p->iw + ix) * p->ic;
+        for (int32_t c = 0; c < p->ic; c += 4, col += 2 * n) put_group(col, n, ld32(src + c));
+      } else {
+        for (int32_t c = 0; c < p->ic; c += 4, col += 2 * n) put_group(col, n, pad);
+      }
+    }
+  }
+}
+
+/* Any input channel count, tap by tap: first layers (1 or 3 channels),
+ * whose columns are short. */
+static void col_taps(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
+                     uint32_t *col, int32_t n) {
+  int16_t *h = (int16_t *)(void *)col;
   int32_t k = 0;
-  const int32_t zp = p->in_zp;
   for (int32_t ky = 0; ky < p->kh; ++ky) {
     int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
     for (int32_t kx = 0; kx < p->kw; ++kx) {
@@ -75,10 +105,21 @@ static void im2col_pair(const tinyml_uk_params_t *p, const int8_t *img, int32_t 
       int inside = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw;
       const int8_t *src = img + ((size_t)iy * p->iw + ix) * p->ic;
       for (int32_t ch = 0; ch < p->ic; ++ch, ++k)
-        col[(k & ~1) * 2 + which * 2 + (k & 1)] = inside ? (int16_t)(src[ch] - zp) : 0;
+        h[((k >> 2) * 4 + (k & 1) * 2) * n + ((k >> 1) & 1)] = inside ? src[ch] : p->in_zp;
     }
   }
-  for (; k < p->k_padded; ++k) col[(k & ~1) * 2 + which * 2 + (k & 1)] = 0;
+  for (; k < p->k_padded; ++k) h[((k >> 2) * 4 + (k & 1) * 2) * n + ((k >> 1) & 1)] = 0;
+}
+
+/* The columns of pixels q .. q + n - 1 of one image. */
+static void im2col_n(const tinyml_uk_params_t *p, const int8_t *img, int32_t q, uint32_t *col,
+                     int32_t n) {
+  for (int32_t i = 0; i < n; ++i, ++q) {
+    if (p->ic % 4 == 0)
+      col_words(p, img, q / p->ow, q % p->ow, col + i, n);
+    else
+      col_taps(p, img, q / p->ow, q % p->ow, col + i, n);
+  }
 }
 
 /* Two pixels x two channels over an interleaved column pair.  The tap
@@ -127,6 +168,68 @@ static void conv_pair(const uk_ctx_t *c, const int16_t *cols, int8_t *out0, int8
   }
 }
 
+/* Four pixels x two channels: each channel pair's weights, widened once,
+ * serve four pixels, 35 instructions per 32 multiply-adds.  13 registers
+ * hold the loop, so its end is read from the stack. */
+static void conv_quad(const uk_ctx_t *c, const int16_t *cols, int8_t *out) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t kp = p->k_padded, oc = p->oc, ocp = p->oc_padded;
+  const m4_out_t q = m4_out(p);
+  const int8_t *w = c->weights;
+  const tinyml_uk_chan_t *ch = c->chan;
+  for (int32_t o = 0; o < ocp; o += 2, ch += 2) {
+    int32_t a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
+    const int16_t *x = cols, *end = cols + 4 * kp;
+    uint32_t t0, t1, xv;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[t0], [%[w]]\n\t"
+        "ldr %[t1], [%[w], #4]\n\t"
+        "sxtb16 %[t0], %[t0]\n\t"
+        "sxtb16 %[t1], %[t1]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a00], %[t0], %[xv], %[a00]\n\t"
+        "smlad %[a10], %[t1], %[xv], %[a10]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a01], %[t0], %[xv], %[a01]\n\t"
+        "smlad %[a11], %[t1], %[xv], %[a11]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a02], %[t0], %[xv], %[a02]\n\t"
+        "smlad %[a12], %[t1], %[xv], %[a12]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a03], %[t0], %[xv], %[a03]\n\t"
+        "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
+        "ldr %[t0], [%[w]], #4\n\t"
+        "ldr %[t1], [%[w]], #4\n\t"
+        "sxtb16 %[t0], %[t0], ror #8\n\t"
+        "sxtb16 %[t1], %[t1], ror #8\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a00], %[t0], %[xv], %[a00]\n\t"
+        "smlad %[a10], %[t1], %[xv], %[a10]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a01], %[t0], %[xv], %[a01]\n\t"
+        "smlad %[a11], %[t1], %[xv], %[a11]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a02], %[t0], %[xv], %[a02]\n\t"
+        "smlad %[a12], %[t1], %[xv], %[a12]\n\t"
+        "ldr %[xv], [%[x]], #4\n\t"
+        "smlad %[a03], %[t0], %[xv], %[a03]\n\t"
+        "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
+        "ldr %[t0], %[end]\n\t"
+        "cmp %[x], %[t0]\n\t"
+        "bne 1b\n\t"
+        : [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02), [a03] "+r"(a03),
+          [a10] "+r"(a10), [a11] "+r"(a11), [a12] "+r"(a12), [a13] "+r"(a13), [x] "+r"(x),
+          [w] "+r"(w), [t0] "=&r"(t0), [t1] "=&r"(t1), [xv] "=&r"(xv)
+        : [end] "m"(end)
+        : "cc", "memory");
+    store2(ch, o, oc, a00, a10, q, out);
+    store2(ch, o, oc, a01, a11, q, out + oc);
+    store2(ch, o, oc, a02, a12, q, out + 2 * oc);
+    store2(ch, o, oc, a03, a13, q, out + 3 * oc);
+  }
+}
+
 /* One pixel x two channels, 8 taps per trip (clang's allocation of a
  * 4-channel version spilled on 13 registers): odd tails, and
  * fully-connected layers. */
@@ -160,14 +263,14 @@ static void conv_one(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
   }
 }
 
-/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), two at a time,
- * image by image.  The compiler never splits calls on this single-core
- * target, but the kernel honours the contract. */
+/* Output pixels [lo, hi) of workgroup wg (uk_abi.h), four at a time,
+ * then two, then one, image by image.  The compiler never splits calls on
+ * this single-core target, but the kernel honours the contract. */
 void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *scratch,
                        int32_t wg, int32_t count) {
   uk_ctx_t c = uk_ctx(blob);
   const tinyml_uk_params_t *p = c.p;
-  int16_t *col0 = (int16_t *)uk_scratch(scratch, p, wg);
+  uint32_t *col = (uint32_t *)uk_scratch(scratch, p, wg);
   const int32_t pixels = p->oh * p->ow;
   int32_t lo, hi;
   uk_band(p, wg, count, &lo, &hi);
@@ -175,16 +278,20 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
     const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
     int8_t *dst = out + (size_t)n * pixels * p->oc;
     const int32_t end = hi - n * pixels < pixels ? hi - n * pixels : pixels;
-    for (int32_t q = lo > n * pixels ? lo - n * pixels : 0; q < end; q += 2) {
+    int32_t q = lo > n * pixels ? lo - n * pixels : 0;
+    for (; q + 4 <= end; q += 4) {
+      im2col_n(p, img, q, col, 4);
+      conv_quad(&c, (const int16_t *)col, dst + (size_t)q * p->oc);
+    }
+    while (q + 2 <= end) {
+      im2col_n(p, img, q, col, 2);
       int8_t *o0 = dst + (size_t)q * p->oc;
-      if (q + 1 < end) {
-        im2col_pair(p, img, q / p->ow, q % p->ow, col0, 0);
-        im2col_pair(p, img, (q + 1) / p->ow, (q + 1) % p->ow, col0, 1);
-        conv_pair(&c, col0, o0, o0 + p->oc);
-      } else {
-        uk_im2col(p, img, q / p->ow, q % p->ow, col0);
-        conv_one(&c, col0, o0);
-      }
+      conv_pair(&c, (const int16_t *)col, o0, o0 + p->oc);
+      q += 2;
+    }
+    if (q < end) {
+      im2col_n(p, img, q, col, 1);
+      conv_one(&c, (const int16_t *)col, dst + (size_t)q * p->oc);
     }
   }
 }

@@ -94,6 +94,10 @@ typedef struct tc_ukernels {
    * shapes, pads and zero points and unrolls known loops; the kernels read
    * the header through tinyml_uk_header (codegen/uk_specialise.h). */
   int specialise;
+  /* 1: the int8 conv reads raw inputs, so its blob's bias (bias[] and
+   * chan[].bias) is bias - in_zp * the sum of the channel's weights,
+   * modulo 2^32 as the kernel sums (uk_abi.h). */
+  int zp_in_bias;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */

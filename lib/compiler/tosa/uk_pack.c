@@ -47,7 +47,18 @@ static void fill_dot4_bias(const tinyml_uk_params_t *p, const tc_ukernels_t *uk,
   }
 }
 
-static void fill_channels(const tc_uk_chain_t *c, uint8_t *blob) {
+/* The sum of channel o's weights, for zp_in_bias (backend.h). */
+static uint32_t weight_sum(const tc_uk_chain_t *c, int32_t o) {
+  const tinyml_uk_params_t *p = &c->p;
+  uint32_t sum = 0;
+  for (int32_t k = 0; k < p->k; ++k) {
+    intptr_t from = c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k;
+    sum += (uint32_t)mlirDenseElementsAttrGetInt8Value(c->weights, from);
+  }
+  return sum;
+}
+
+static void fill_channels(const tc_uk_chain_t *c, int zp_in_bias, uint8_t *blob) {
   const tinyml_uk_params_t *p = &c->p;
   int32_t *bias = (int32_t *)(void *)(blob + p->bias_off);
   int32_t *mult = (int32_t *)(void *)(blob + p->mult_off);
@@ -57,6 +68,8 @@ static void fill_channels(const tc_uk_chain_t *c, uint8_t *blob) {
     bias[o] = nb ? mlirDenseElementsAttrGetInt32Value(c->bias, nb == 1 ? 0 : o) : 0;
     mult[o] = mlirDenseElementsAttrGetInt32Value(c->mult, nm == 1 ? 0 : o);
     shift[o] = mlirDenseElementsAttrGetInt8Value(c->shift, nm == 1 ? 0 : o);
+    if (zp_in_bias && p->kind == TINYML_UK_CONV)
+      bias[o] = (int32_t)((uint32_t)bias[o] - (uint32_t)p->in_zp * weight_sum(c, o));
   }
   int32_t n16 = round_up(p->oc_padded, 16);
   for (int32_t o = p->oc; o < n16; ++o) shift[o] = 2;
@@ -123,7 +136,7 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
   uint8_t *blob = size ? tinyml__calloc(a, size, 1, 16) : NULL;
   if (!blob) return none;
   memcpy(blob, &c->p, sizeof(c->p));
-  fill_channels(c, blob);
+  fill_channels(c, t->backend->ukernels.zp_in_bias, blob);
   int8_t *w = (int8_t *)(blob + c->p.weights_off);
   if (c->p.kind == TINYML_UK_CONV) {
     pack_conv(c, &t->backend->ukernels, w);
