@@ -161,9 +161,11 @@ static void run_add(size_t size, const int8_t *a, const int8_t *b, int8_t *out) 
   for (size_t i = 0; i < size; ++i) out[i] = (int8_t)(a[i] + 3 * b[i]);
 }
 
-/* Runs the schedule with buffer i at place(i); returns the output. */
-static void run(const net_t *n, const int8_t *input, int8_t *(*place)(const net_t *, uint32_t, void *),
-                void *user, int8_t *result) {
+typedef int8_t *(*place_fn)(const net_t *, uint32_t, void *);
+
+/* Runs the schedule with buffer i at place(i); copies out the output. */
+static void run(const net_t *n, const int8_t *input, place_fn place, void *user,
+                int8_t *result) {
   for (uint32_t d = 0; d < n->g.dispatch_count; ++d) {
     const uint32_t *args = n->args[d];
     const int8_t *a = args[0] == 0 ? input : place(n, args[0], user);
