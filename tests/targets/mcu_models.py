@@ -172,9 +172,11 @@ def main():
                 else:
                     status = "FAIL" if errs else "ok"
                     failures += bool(errs)
-                print("%-5s %s/%s %s instructions=%s runtime_text=%s arena=%s module=%s" % (
-                    status, name, case["label"], a.deploy, stats.get("instructions"),
-                    stats.get("runtime_text"), stats.get("arena"), stats.get("module")))
+                print("%-5s %s/%s %s instructions=%s runtime_text=%s arena=%s module=%s "
+                      "flash=%s" % (
+                          status, name, case["label"], a.deploy, stats.get("instructions"),
+                          stats.get("runtime_text"), stats.get("arena"), stats.get("module"),
+                          stats.get("flash")))
                 for err in errs:
                     print("     " + err)
     if kept and not a.no_corrupt:

@@ -12,6 +12,7 @@
 #include "../codegen/object.h"
 #include "../linalg/graph.h"
 #include "../linalg/guards.h"
+#include "../linalg/inplace.h"
 #include "../linalg/labels.h"
 #include "../linalg/memory_plan.h"
 #include "../linalg/partition.h"
@@ -99,6 +100,9 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   if (!st) st = tc_guard_divisions(m, s->a);
   if (!st) st = tc_guard_indices(m, s->a);
   if (!st) st = tc_partition(s->ctx, m, s->a, &s->graph);
+  /* Only armv7em's int8 kernels are known to walk output pixels in order
+   * (backends/armv7em/ukernels.c), which streaming needs. */
+  if (!st) tc_note_inplace(&s->graph, strcmp(s->target.backend->name, "armv7em") == 0);
   if (!st && !s->strip) st = tc_label_dispatches(&s->graph, s->a);
   /* Constants are borrowed from attributes, which the context owns. */
   mlirModuleDestroy(m);

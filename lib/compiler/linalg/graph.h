@@ -42,6 +42,15 @@ typedef struct tc_dispatch {
    * writes the same element of the output, and nothing else (set by
    * tc_ukernels_lower; 0 = none).  The memory plan decides whether they do. */
   uint32_t reuse_in, reuse_out;
+  /* 1 + the positions in args of the input and output of a kernel that
+   * streams: it writes output pixels in raster order and, once it has
+   * written pixel q, reads only input rows that pixel q or a later pixel
+   * reads.  The output may then overlap the input if it starts at least
+   * stream_lead bytes before it, when the input is not read afterwards and
+   * the call is one workgroup (the memory plan checks).  Set by
+   * tc_note_inplace; 0 = none. */
+  uint32_t stream_in, stream_out;
+  uint64_t stream_lead;
   tmod_binding_t scratch;
   /* Set by tc_distribute: the phases the kernel runs in order, and for each
    * how many workgroups it usefully splits into (1 = one thread). */

@@ -19,30 +19,6 @@ static int const_f32_zero(MlirValue v) {
          tc_uk_f32_at(a, 0) == 0.0f;
 }
 
-/* A slice from the origin that keeps batch and channels only drops rows
- * and columns at the end (the ONNX importer cuts those no window reads).
- * With no bottom or right padding, windows never reach the cut, so the
- * kernel can read the whole tensor (it takes the row pitch from iw) and
- * the copy the slice makes is saved. */
-static MlirValue unsliced(MlirValue x, MlirOperation conv) {
-  MlirOperation sl = tc_value_owner_op(x);
-  int64_t pad[4];
-  if (mlirOperationIsNull(sl) || !tc_op_is(sl, "tosa.slice") ||
-      !tc_i64_array(conv, "pad", 4, pad) || pad[1] != 0 || pad[3] != 0)
-    return x;
-  MlirValue src = mlirOperationGetOperand(sl, 0);
-  MlirOperation start = tc_value_owner_op(mlirOperationGetOperand(sl, 1));
-  if (mlirOperationIsNull(start) || !tc_op_is(start, "tosa.const_shape") || !tc_uk_is_f32(src) ||
-      tc_uk_rank(src) != 4 || tc_uk_dim(src, 0) != tc_uk_dim(x, 0) ||
-      tc_uk_dim(src, 3) != tc_uk_dim(x, 3))
-    return x;
-  MlirAttribute v = mlirOperationGetAttributeByName(start, tc_str("values"));
-  if (mlirAttributeIsNull(v) || !mlirAttributeIsADenseElements(v) || tc_uk_numel(v) != 4) return x;
-  for (intptr_t i = 0; i < 4; ++i)
-    if (mlirDenseElementsAttrGetInt64Value(v, i) != 0) return x;
-  return src;
-}
-
 static int match_conv_f32(tc_uk_chain_t *c) {
   MlirOperation op = c->conv;
   int depthwise = tc_op_is(op, "tosa.depthwise_conv2d");
@@ -60,7 +36,7 @@ static int match_conv_f32(tc_uk_chain_t *c) {
     return 0;
   tinyml_uk_params_t *p = &c->p;
   p->kind = depthwise ? TINYML_UK_DEPTHWISE_F32 : TINYML_UK_CONV_F32;
-  c->input = unsliced(x, op);
+  c->input = tc_uk_unsliced(x, op);
   if (!tc_uk_read_window(p, op, c->input, w, y, depthwise)) return 0;
   if (depthwise ? tc_uk_dim(w, 2) != p->ic || tc_uk_dim(w, 3) != 1 || p->oc != p->ic
                 : tc_uk_dim(w, 3) != p->ic || tc_uk_dim(w, 0) != p->oc)

@@ -34,7 +34,10 @@ static int match_conv(tc_uk_chain_t *c) {
     return 0;
   tinyml_uk_params_t *p = &c->p;
   p->kind = depthwise ? TINYML_UK_DEPTHWISE : TINYML_UK_CONV;
-  if (!tc_uk_read_window(p, op, x, w, y, depthwise)) return 0;
+  /* ResNet-8's 1x1 stride-2 shortcuts read a 31x31 cut of 32x32: without
+   * the copy, no second image of that size is alive in the arena. */
+  c->input = tc_uk_unsliced(x, op);
+  if (!tc_uk_read_window(p, op, c->input, w, y, depthwise)) return 0;
   if (depthwise && p->ic == 1 && tc_uk_dim(w, 2) == 1 && tc_uk_dim(w, 3) == p->oc) {
     /* One input channel times a multiplier is an ordinary conv whose
      * [kh][kw][1][oc] weights are the transpose of OHWI. */

@@ -94,3 +94,33 @@ float tc_uk_f32_at(MlirAttribute a, int64_t i) {
   memcpy(&v, (const char *)mlirDenseElementsAttrGetRawData(a) + 4 * i, 4);
   return v;
 }
+
+static int same_element(MlirValue a, MlirValue b) {
+  MlirType ta = mlirValueGetType(a), tb = mlirValueGetType(b);
+  return mlirTypeIsAShaped(ta) && mlirTypeIsAShaped(tb) &&
+         mlirTypeEqual(mlirShapedTypeGetElementType(ta), mlirShapedTypeGetElementType(tb));
+}
+
+/* A slice from the origin that keeps batch and channels only drops rows
+ * and columns at the end (the ONNX importer cuts those no window reads).
+ * With no bottom or right padding, windows never reach the cut, so the
+ * kernel can read the whole tensor (it takes the row pitch from iw) and
+ * the copy the slice makes is saved (uk_read.h). */
+MlirValue tc_uk_unsliced(MlirValue x, MlirOperation conv) {
+  MlirOperation sl = tc_value_owner_op(x);
+  int64_t pad[4];
+  if (mlirOperationIsNull(sl) || !tc_op_is(sl, "tosa.slice") ||
+      !tc_i64_array(conv, "pad", 4, pad) || pad[1] != 0 || pad[3] != 0)
+    return x;
+  MlirValue src = mlirOperationGetOperand(sl, 0);
+  MlirOperation start = tc_value_owner_op(mlirOperationGetOperand(sl, 1));
+  if (mlirOperationIsNull(start) || !tc_op_is(start, "tosa.const_shape") || !same_element(src, x) ||
+      tc_uk_rank(src) != 4 || tc_uk_dim(src, 0) != tc_uk_dim(x, 0) ||
+      tc_uk_dim(src, 3) != tc_uk_dim(x, 3))
+    return x;
+  MlirAttribute v = mlirOperationGetAttributeByName(start, tc_str("values"));
+  if (mlirAttributeIsNull(v) || !mlirAttributeIsADenseElements(v) || tc_uk_numel(v) != 4) return x;
+  for (intptr_t i = 0; i < 4; ++i)
+    if (mlirDenseElementsAttrGetInt64Value(v, i) != 0) return x;
+  return src;
+}

@@ -37,4 +37,10 @@ float tc_uk_f32_at(MlirAttribute a, int64_t i);
 int tc_uk_read_window(tinyml_uk_params_t *p, MlirOperation op, MlirValue x, MlirValue w,
                       MlirValue y, int depthwise);
 
+/* The tensor a conv's input `x` was sliced from, when the slice starts at
+ * the origin, keeps batch and channels, and `conv` has no bottom or right
+ * padding: its windows never reach the cut rows and columns, so the kernel
+ * may read the whole tensor (its row pitch comes from iw).  Else x. */
+MlirValue tc_uk_unsliced(MlirValue x, MlirOperation conv);
+
 #endif
