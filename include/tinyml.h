@@ -554,6 +554,14 @@ TINYML_API size_t tinyml_module_dispatch_count(const tinyml_module_t *module);
  * "CONV_2D conv1, kernel conv_s8" (int8 conv), "kernel depthwise_s8". */
 TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
                                                 size_t index);
+/* How many threads can share step `index` at once: the most useful
+ * workgroups of any of its phases (docs/DESIGN.md, "Threads").  1 when the
+ * compiler found every phase of the step too small to repay waking a
+ * worker thread, so the step always runs inline on the invoking thread
+ * (see tinyml_context_options_t.thread_count); also 1 for a copy step, a
+ * bad index, NULL, and a module for a target without threads.  Hosted
+ * builds only (not in a freestanding runtime). */
+TINYML_API uint32_t tinyml_module_step_workgroups(const tinyml_module_t *module, size_t index);
 
 /* ============================================================================
  * Context: one execution of a module at a time
