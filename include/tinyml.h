@@ -606,6 +606,13 @@ typedef struct tinyml_context_options_s {
    * briefly, then asleep) in between.  Outputs are bit-identical for every
    * N.  A freestanding (bare-metal) runtime has no threads: it ignores this
    * and runs every invoke on the invoking thread. */
+  /* Which work the threads share is the compiler's decision, written into
+   * the module: a phase of a step whose estimated work is too small to
+   * repay waking a worker and joining it (the backend's measured minimum;
+   * on x86-64 about 2 M multiply-adds) keeps one workgroup and runs inline
+   * on the invoking thread while the workers wait.  So a model made only of
+   * such steps (tinyml_module_step_workgroups() 1 for all; e.g. the
+   * mlperf-tiny models) runs on N threads as on 1. */
   uint32_t thread_count;
   /* Optional caller memory for each region of a module compiled with
    * arena regions: arena_regions[r] holds at least
