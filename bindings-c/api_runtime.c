@@ -215,6 +215,18 @@ const char *tinyml_module_step_label(const tinyml_module_t *m, size_t index) {
   return m && index < m->desc.step_count ? m->desc.steps[index].label : "";
 }
 
+#if !TINYML_FREESTANDING
+uint32_t tinyml_module_step_workgroups(const tinyml_module_t *m, size_t index) {
+  if (!m || index >= m->desc.step_count || m->desc.steps[index].kind == TMOD_STEP_COPY) return 1;
+  const tmod_step_t *s = &m->desc.steps[index];
+  const tinyml_exe_entry_t *e = &m->libraries[s->executable]->entries[s->entry];
+  uint32_t most = 1;
+  for (uint32_t p = 0; p < e->phase_count; ++p)
+    if (e->workgroups[p] > most) most = e->workgroups[p];
+  return most;
+}
+#endif
+
 static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *ts,
                                  size_t count, size_t index, tinyml_tensor_info_t *info,
                                  const char *what) {

@@ -563,6 +563,14 @@ TINYML_API size_t tinyml_module_dispatch_count(const tinyml_module_t *module);
  * "CONV_2D conv1, kernel conv_s8" (int8 conv), "kernel depthwise_s8". */
 TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
                                                 size_t index);
+/* How many threads can share step `index` at once: the most useful
+ * workgroups of any of its phases (docs/DESIGN.md, "Threads").  1 when the
+ * compiler found every phase of the step too small to repay waking a
+ * worker thread, so the step always runs inline on the invoking thread
+ * (see tinyml_context_options_t.thread_count); also 1 for a copy step, a
+ * bad index, NULL, and a module for a target without threads.  Hosted
+ * builds only (not in a freestanding runtime). */
+TINYML_API uint32_t tinyml_module_step_workgroups(const tinyml_module_t *module, size_t index);
 
 /* ============================================================================
  * Context: one execution of a module at a time
@@ -607,6 +615,13 @@ typedef struct tinyml_context_options_s {
    * briefly, then asleep) in between.  Outputs are bit-identical for every
    * N.  A freestanding (bare-metal) runtime has no threads: it ignores this
    * and runs every invoke on the invoking thread. */
+  /* Which work the threads share is the compiler's decision, written into
+   * the module: a phase of a step whose estimated work is too small to
+   * repay waking a worker and joining it (the backend's measured minimum;
+   * on x86-64 about 2 M multiply-adds) keeps one workgroup and runs inline
+   * on the invoking thread while the workers wait.  So a model made only of
+   * such steps (tinyml_module_step_workgroups() 1 for all; e.g. the
+   * mlperf-tiny models) runs on N threads as on 1. */
   uint32_t thread_count;
   /* Optional caller memory for each region of a module compiled with
    * arena regions: arena_regions[r] holds at least

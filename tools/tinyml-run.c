@@ -264,6 +264,17 @@ static int print_tensors(const tinyml_module_t *module, int outputs) {
   return 0;
 }
 
+/* Which steps the context's threads share (tinyml_module_step_workgroups):
+ * the others run inline on the invoking thread, whatever --threads says. */
+static void print_parallel_steps(const tinyml_module_t *module) {
+  size_t count = tinyml_module_dispatch_count(module), parallel = 0;
+  for (size_t s = 0; s < count; ++s) parallel += tinyml_module_step_workgroups(module, s) > 1;
+  printf("parallel_steps: %zu of %zu (the others run inline)\n", parallel, count);
+  for (size_t s = 0; s < count; ++s)
+    if (tinyml_module_step_workgroups(module, s) > 1)
+      printf("  parallel %zu: %u workgroups\n", s, tinyml_module_step_workgroups(module, s));
+}
+
 static int print_info(const char *path, const tinyml_module_t *module) {
   printf("module: %s\n", path);
   printf("target: %s\n", tinyml_module_target(module));
@@ -283,6 +294,7 @@ static int print_info(const char *path, const tinyml_module_t *module) {
   printf("dispatch_count: %zu\n", tinyml_module_dispatch_count(module));
   for (size_t s = 0; s < tinyml_module_dispatch_count(module); ++s)
     printf("  step %zu: %s\n", s, tinyml_module_step_label(module, s));
+  print_parallel_steps(module);
   return 0;
 }
 

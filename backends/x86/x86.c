@@ -95,4 +95,10 @@ const tinyml_backend_t tinyml__backend_x86 = {
             },
         },
     },
+    /* About 30 us of the fastest kernel here (int8 1x1 conv, ~65 G
+     * multiply-adds/s), more of the others: on this 2-vCPU VM, shared with
+     * other builds, a split 9 us phase of vww_96 int8 took 0.79x of its
+     * one-thread time, and kws f32's 8-15 us loop phases gained nothing
+     * (docs/PERF.md, "Threads"). */
+    .split_min_work = 1 << 21,
 };

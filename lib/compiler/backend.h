@@ -146,6 +146,13 @@ typedef struct tinyml_backend {
   const char *scalar_transform_script;
   tc_object_rules_t object;
   tc_ukernels_t ukernels;
+  /* With `threads`: the least work, in multiply-adds or element operations
+   * (codegen/distribute.c estimates them), for which sharing one phase
+   * between two threads pays for waking a worker and joining it; a smaller
+   * phase keeps one workgroup and runs inline on the invoking thread.
+   * Measured on the machine the backend is tuned for (docs/PERF.md,
+   * "Threads").  0: every parallel phase is split. */
+  int64_t split_min_work;
 } tinyml_backend_t;
 
 #endif

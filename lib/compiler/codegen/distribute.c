@@ -40,6 +40,7 @@
 #include "../../common/status.h"
 #include "loop_access.h"
 #include "tiling.h"
+#include "ukernel_lower.h"
 
 #define MAX_TOP_OPS 256
 
@@ -76,6 +77,7 @@ typedef struct top_op {
   MlirOperation loop; /* the loop split over workgroups, or null */
   uint32_t workgroups;
   uint32_t phase;
+  int64_t work; /* op_work, before the split */
 } top_op_t;
 
 static uint32_t phase_of(const top_op_t *ops, size_t n, MlirOperation user,
@@ -148,11 +150,98 @@ static MlirOperation build_switch(MlirContext ctx, MlirValue phase, uint32_t pha
   return sw;
 }
 
+/* Work estimates, in element operations (a vector op counts its lanes, a
+ * loop its trip count times its body, a linalg op its points), saturating
+ * at WORK_MAX, which also stands for "unknown": such a phase stays split,
+ * as before the estimate existed. */
+#define WORK_MAX INT64_MAX
+
+static int64_t work_add(int64_t x, int64_t y) { return x > WORK_MAX - y ? WORK_MAX : x + y; }
+
+static int64_t work_mul(int64_t x, int64_t y) {
+  return x && y > WORK_MAX / x ? WORK_MAX : x * y;
+}
+
+static int64_t lanes(MlirType t) {
+  if (!mlirTypeIsAVector(t) || !mlirShapedTypeHasStaticShape(t)) return 1;
+  int64_t n = 1;
+  for (intptr_t i = 0; i < mlirShapedTypeGetRank(t); ++i) n *= mlirShapedTypeGetDimSize(t, i);
+  return n;
+}
+
+static int64_t op_work(MlirOperation op);
+
+static int64_t regions_work(MlirOperation op) {
+  int64_t w = 0;
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
+         !mlirBlockIsNull(b); b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+           o = mlirOperationGetNextInBlock(o))
+        w = work_add(w, op_work(o));
+  return w;
+}
+
+static int64_t op_work(MlirOperation op) {
+  if (tc_op_name_starts(op, "linalg.")) {
+    int64_t w = tc_linalg_work(op);
+    return w > 0 ? w : WORK_MAX;
+  }
+  if (tc_op_is(op, "scf.for")) {
+    int64_t lb, ub, step;
+    if (!tc_loop_bounds(op, &lb, &ub, &step) || step <= 0) return WORK_MAX;
+    return work_mul(ub > lb ? (ub - lb + step - 1) / step : 0, regions_work(op));
+  }
+  if (tc_op_is(op, "func.call")) {
+    MlirAttribute w = mlirOperationGetAttributeByName(op, tc_str(TC_UKERNEL_WORK));
+    return mlirAttributeIsAInteger(w) ? mlirIntegerAttrGetValueInt(w) : WORK_MAX;
+  }
+  int64_t w = 1;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    if (lanes(mlirValueGetType(mlirOperationGetResult(op, i))) > w)
+      w = lanes(mlirValueGetType(mlirOperationGetResult(op, i)));
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (lanes(mlirValueGetType(mlirOperationGetOperand(op, i))) > w)
+      w = lanes(mlirValueGetType(mlirOperationGetOperand(op, i)));
+  return work_add(w, regions_work(op));
+}
+
+static MlirWalkResult find_banded_call(MlirOperation op, void *user) {
+  if (!tc_op_is(op, "func.call") ||
+      mlirAttributeIsNull(mlirOperationGetAttributeByName(op, tc_str(TC_UKERNEL_WORK))))
+    return MlirWalkResultAdvance;
+  *(MlirOperation *)user = op;
+  return MlirWalkResultInterrupt;
+}
+
+/* Whether `func` calls a microkernel whose work is below `min_work`: too
+ * little to share, so it keeps one band (and one scratch copy).  Drops the
+ * call's work note, which nothing after this reads. */
+static bool small_ukernel(MlirOperation func, int64_t min_work) {
+  MlirOperation call = {NULL};
+  mlirOperationWalk(func, find_banded_call, &call, MlirWalkPreOrder);
+  if (mlirOperationIsNull(call)) return false;
+  bool small = op_work(call) < min_work;
+  mlirOperationRemoveAttributeByName(call, tc_str(TC_UKERNEL_WORK));
+  return small;
+}
+
+/* A phase whose ops together do less than `min_work` keeps one useful
+ * workgroup: the runtime then runs it inline on the invoking thread.  Its
+ * loops stay split, and workgroup 0 of 1 runs every iteration. */
+static void keep_small_phases_whole(const top_op_t *ops, size_t n, uint32_t phases,
+                                    int64_t min_work, tc_dispatch_t *d) {
+  int64_t work[TC_MAX_PHASES] = {0};
+  for (size_t i = 0; i < n; ++i) work[ops[i].phase] = work_add(work[ops[i].phase], ops[i].work);
+  for (uint32_t p = 0; p < phases; ++p)
+    if (work[p] < min_work) d->workgroups[p] = 1;
+}
+
 /* Decides the phases of one function and rewrites it.  `split`: whether
  * loops may be split at all (targets whose runtime has no threads keep
  * their code as it was). */
 static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch_t *d,
-                                bool split, const tinyml_allocator_t *a) {
+                                bool split, int64_t min_work, const tinyml_allocator_t *a) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   intptr_t nargs = mlirBlockGetNumArguments(body);
   append_index_args(ctx, func, body, 3);
@@ -161,7 +250,8 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
   MlirValue count = mlirBlockGetArgument(body, nargs + 2);
   d->phase_count = 1;
   d->workgroups[0] = 1;
-  if (tc_distribute_ukernel(ctx, func, d, split)) return;
+  bool whole = small_ukernel(func, min_work);
+  if (tc_distribute_ukernel(ctx, func, d, split && !whole)) return;
 
   top_op_t ops[MAX_TOP_OPS];
   size_t n = 0;
@@ -172,7 +262,7 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
     if (tiled) mlirOperationRemoveAttributeByName(op, tc_str("tinyml.wg"));
     if (mlirOperationEqual(op, term) || tc_op_is_pure(op)) continue;
     if (n == MAX_TOP_OPS) return;
-    top_op_t t = {.op = op, .workgroups = 1};
+    top_op_t t = {.op = op, .workgroups = 1, .work = op_work(op)};
     if (split && tc_op_is(op, "scf.for")) {
       MlirOperation loop = tiled ? op : tc_pick_loop(op, a);
       uint32_t w = mlirOperationIsNull(loop) ? 1 : tc_loop_trip_count(loop);
@@ -213,6 +303,7 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
   for (size_t i = 0; i < n; ++i)
     if (ops[i].workgroups > d->workgroups[ops[i].phase])
       d->workgroups[ops[i].phase] = ops[i].workgroups;
+  keep_small_phases_whole(ops, n, phases, min_work, d);
   d->phase_count = phases ? phases : 1;
   if (phases <= 1) return;
   MlirOperation sw = build_switch(ctx, phase, phases, term);
@@ -232,7 +323,7 @@ tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_gr
   for (MlirOperation f = mlirBlockGetFirstOperation(mod); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f)) {
     long idx = tc_op_is(f, "func.func") ? tc_dispatch_index(f, g->dispatch_count) : -1;
-    if (idx >= 0) distribute_function(ctx, f, &g->dispatches[idx], split, a);
+      if (idx >= 0) distribute_function(ctx, f, &g->dispatches[idx], split, be->split_min_work, a);
   }
   return TINYML_OK;
 }

@@ -295,3 +295,17 @@ tinyml_status_t tc_tile_large_ops(MlirContext ctx, tc_graph_t *g, tc_diag_t *dia
   tinyml__free(a, ds.groups);
   return st;
 }
+
+int64_t tc_linalg_work(MlirOperation op) {
+  intptr_t inputs, inits;
+  domain_t d;
+  int64_t work;
+  if (!tc_dps_split(op, &inputs, &inits) || !linalg_domain(op, inputs, &d, &work)) return 0;
+  /* A matmul's points are its output's; each does K multiply-adds. */
+  int64_t dims[MAX_RANK];
+  int rank = 0;
+  if ((tc_op_name_starts(op, "linalg.matmul") || tc_op_name_starts(op, "linalg.batch_matmul")) &&
+      inputs > 0 && shape_of(mlirOperationGetOperand(op, 0), dims, &rank) && rank > 0)
+    return work / 8 * dims[rank - 1];
+  return work;
+}

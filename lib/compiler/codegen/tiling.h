@@ -13,4 +13,9 @@
 tinyml_status_t tc_tile_large_ops(MlirContext ctx, tc_graph_t *g, tc_diag_t *diag,
                                   const tinyml_allocator_t *a);
 
+/* The points of work of a linalg op as the tiling counts them (heavier
+ * named ops 8 per point, a matmul K per point); 0 when its iteration
+ * space is not known. */
+int64_t tc_linalg_work(MlirOperation op);
+
 #endif

@@ -142,18 +142,25 @@ static int64_t rows(MlirType t) {
  * again the expansion rows its first output row shares with the band
  * before (two for a 3x3 window at stride 1, one in seven of a 14-row
  * band's). */
+static int64_t uk_work(MlirOperation uk, const char *kind) {
+  MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
+  int64_t outs = numel(mlirValueGetType(mlirOperationGetResult(uk, 0)));
+  const int conv = strncmp(kind, "conv", 4) == 0, dwpw = strncmp(kind, "dwpw", 4) == 0;
+  const int block = strncmp(kind, "pwdwpw", 6) == 0;
+  return outs * (conv || dwpw || block ? last_dim(in) : 9);
+}
+
 static int64_t useful_bands(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   MlirType out = mlirValueGetType(mlirOperationGetResult(uk, 0));
   int64_t outs = numel(out), chans = last_dim(out);
   if (outs <= 0 || chans <= 0) return 1;
   int64_t pixels = outs / chans, most = pixels;
-  const int conv = strncmp(kind, "conv", 4) == 0, dwpw = strncmp(kind, "dwpw", 4) == 0;
+  const int conv = strncmp(kind, "conv", 4) == 0;
   const int block = strncmp(kind, "pwdwpw", 6) == 0;
   if (conv && strstr(kind, "f32") && chans > pixels) most = (chans + 31) / 32;
   if (block) most = rows(in) / (TC_PWDWPW_ROWS / 2);
-  int64_t work = outs * (conv || dwpw || block ? last_dim(in) : 9);
-  int64_t n = work / UK_BAND_WORK;
+  int64_t n = uk_work(uk, kind) / UK_BAND_WORK;
   if (n > most) n = most;
   return n < 1 ? 1 : n > UK_MAX_BANDS ? UK_MAX_BANDS : n;
 }
@@ -219,6 +226,24 @@ static void note_reuse(const tc_graph_t *g, tc_dispatch_t *dp, const char *kind,
   dp->reuse_out = (uint32_t)args[2] + 1;
 }
 
+static MlirWalkResult find_banded_call(MlirOperation op, void *user) {
+  if (!tc_op_is(op, "func.call") ||
+      mlirAttributeIsNull(mlirOperationGetAttributeByName(op, tc_str(TC_UKERNEL_WORKGROUPS))))
+    return MlirWalkResultAdvance;
+  *(MlirOperation *)user = op;
+  return MlirWalkResultInterrupt;
+}
+
+/* Records on the call the work that distribute.c weighs against the
+ * backend's split_min_work: the same estimate as the bands'. */
+static void note_work(MlirContext ctx, MlirModule parsed, int64_t work) {
+  MlirOperation call = {NULL};
+  mlirOperationWalk(mlirModuleGetOperation(parsed), find_banded_call, &call, MlirWalkPreOrder);
+  if (!mlirOperationIsNull(call))
+    mlirOperationSetAttributeByName(call, tc_str(TC_UKERNEL_WORK),
+                                    mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), work));
+}
+
 static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOperation func,
                                  MlirOperation uk, tc_diag_t *diag,
                                  const tinyml_allocator_t *a, const tc_graph_t *g,
@@ -250,8 +275,10 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
   if (mlirModuleIsNull(parsed))
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: microkernel call: %s",
                              diag->len ? diag->text : "(no diagnostic)");
-  else
+  else {
+    note_work(ctx, parsed, uk_work(uk, kind));
     splice(dispatches, func, parsed, kind);
+  }
   if (!mlirModuleIsNull(parsed)) mlirModuleDestroy(parsed);
   tinyml__free(a, text);
   return st;

@@ -7,6 +7,8 @@
 /* On the call that replaces a TC_UKERNEL_OP (tosa/ukernel_op.h): how many
  * workgroups (bands of output pixels) the call is worth splitting into. */
 #define TC_UKERNEL_WORKGROUPS "tinyml.workgroups"
+/* And its work in multiply-adds (a lower bound: see useful_bands). */
+#define TC_UKERNEL_WORK "tinyml.work"
 
 /* Replaces the body of each dispatch function of g's dispatch module
  * holding TC_UKERNEL_OP with a call to tinyml_uk_<kind>(input, blob,
