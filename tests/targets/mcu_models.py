@@ -121,6 +121,10 @@ def main():
     ap.add_argument("--at-most", metavar="JSON",
                     help="fail a model of this file's 'models' whose instructions= or "
                          "arena= is above its figures (bench/tflm_cmsis.json)")
+    ap.add_argument("--instructions-ratio", type=float, default=1.0,
+                    help="with --at-most: instructions= at most this times the file's")
+    ap.add_argument("--arena-ratio", type=float, default=1.0,
+                    help="with --at-most: arena= at most this times the file's")
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     a = ap.parse_args()
     if a.deploy == "static-lib":
@@ -132,7 +136,8 @@ def main():
     manifest = json.load(open(path))
     by_name = {os.path.splitext(os.path.basename(e["model"]))[0]: e for e in manifest}
     peers = json.load(open(a.at_most))["models"] if a.at_most else {}
-    limits = {name: {k: v for k, v in peers.get(name, {}).items() if k in ("instructions", "arena")}
+    ratio = {"instructions": a.instructions_ratio, "arena": a.arena_ratio}
+    limits = {name: {k: int(v * ratio[k]) for k, v in peers.get(name, {}).items() if k in ratio}
               for name in a.models}
     if a.max_runtime_text is not None:
         for limit in limits.values():
