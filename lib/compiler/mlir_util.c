@@ -267,3 +267,19 @@ MlirOperation tc_transform_main(MlirModule lib) {
   MlirOperation none = {NULL};
   return none;
 }
+
+int tc_arg_of_operand(MlirValue v) {
+  MlirOperation d = tc_value_owner_op(v);
+  if (mlirOperationIsNull(d) || !tc_op_is(d, "bufferization.to_tensor")) return -1;
+  MlirValue src = mlirOperationGetOperand(d, 0);
+  return mlirValueIsABlockArgument(src) ? (int)mlirBlockArgumentGetArgNumber(src) : -1;
+}
+
+int tc_arg_of_result(MlirValue v) {
+  MlirOpOperand u = mlirValueGetFirstUse(v);
+  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return -1;
+  MlirOperation m = mlirOpOperandGetOwner(u);
+  if (!tc_op_is(m, "bufferization.materialize_in_destination")) return -1;
+  MlirValue dst = mlirOperationGetOperand(m, 1);
+  return mlirValueIsABlockArgument(dst) ? (int)mlirBlockArgumentGetArgNumber(dst) : -1;
+}

@@ -23,6 +23,11 @@ bool tc_op_is(MlirOperation op, const char *name);
 const char *tc_op_name(MlirOperation op); /* borrowed from the context */
 MlirStringRef tc_str(const char *s);
 MlirOperation tc_value_owner_op(MlirValue v); /* null op for block args */
+/* In a bufferized dispatch function: the argument a tensor operand was read
+ * from (through bufferization.to_tensor), or the argument a result is
+ * written into (its only use a materialize_in_destination); -1 if none. */
+int tc_arg_of_operand(MlirValue v);
+int tc_arg_of_result(MlirValue v);
 
 /* The op that is `v`'s only use; null when it has none or several. */
 MlirOperation tc_sole_user(MlirValue v);

@@ -170,6 +170,18 @@ static tinyml_status_t optimize_and_emit(LLVMModuleRef m, LLVMTargetMachineRef t
   return TINYML_OK;
 }
 
+tinyml_status_t tc_parse_ukernels(LLVMModuleRef m, const tc_target_t *tg,
+                                  const tinyml_allocator_t *a, LLVMModuleRef *out) {
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
+      (const char *)tg->ukernels->bitcode, *tg->ukernels->bitcode_size, "ukernels.bc", 0);
+  *out = NULL;
+  int bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(m), buf, out);
+  LLVMDisposeMemoryBuffer(buf);
+  return bad ? tinyml__status_make(a, TINYML_STATUS_INTERNAL,
+                                   "compiler: the microkernel bitcode does not parse")
+             : TINYML_OK;
+}
+
 /* Links the microkernels' bitcode into `m` when its dispatches call them,
  * and makes the kernels internal so they inline and unused ones vanish. */
 static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_target_t *tg,
@@ -184,14 +196,8 @@ static tinyml_status_t link_ukernels(LLVMModuleRef m, const tc_target_t *tg,
   if (!tg->ukernels)
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: dispatches call microkernels the target lacks");
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
-      (const char *)tg->ukernels->bitcode, *tg->ukernels->bitcode_size, "ukernels.bc", 0);
   LLVMModuleRef uk = NULL;
-  int bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(m), buf, &uk);
-  LLVMDisposeMemoryBuffer(buf);
-  if (bad)
-    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
-                               "compiler: the microkernel bitcode does not parse");
+  TINYML_RETURN_IF_ERROR(tc_parse_ukernels(m, tg, a, &uk));
   /* clang wrote the target's own layout; the translated module may have none. */
   LLVMSetTarget(m, LLVMGetTarget(uk));
   LLVMSetDataLayout(m, LLVMGetDataLayoutStr(uk));

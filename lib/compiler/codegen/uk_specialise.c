@@ -21,6 +21,7 @@
 
 #include "../../common/status.h"
 #include "../../ukernels/uk_abi.h"
+#include "object.h"
 #include "ukernel_lower.h"
 
 #define HOOK "tinyml_uk_header"
@@ -178,14 +179,8 @@ static tinyml_status_t clone_one(LLVMModuleRef m, const tc_graph_t *g, const tc_
   if (*end || n >= g->constant_count || g->constants[n].size < sizeof(tinyml_uk_params_t))
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
                                "compiler: kernel copy %s names no parameter header", name);
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
-      (const char *)tg->ukernels->bitcode, *tg->ukernels->bitcode_size, "ukernels.bc", 0);
   LLVMModuleRef uk = NULL;
-  int bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(m), buf, &uk);
-  LLVMDisposeMemoryBuffer(buf);
-  if (bad)
-    return tinyml__status_make(a, TINYML_STATUS_INTERNAL,
-                               "compiler: the microkernel bitcode does not parse");
+  TINYML_RETURN_IF_ERROR(tc_parse_ukernels(m, tg, a, &uk));
   if (!prepare_copy(uk, name, (size_t)(dot - name), name)) {
     LLVMDisposeModule(uk);
     return tinyml__status_make(a, TINYML_STATUS_INTERNAL,

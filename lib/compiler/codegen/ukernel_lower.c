@@ -34,24 +34,6 @@ static MlirWalkResult find_uk(MlirOperation op, void *user) {
   return MlirWalkResultInterrupt;
 }
 
-/* The function argument behind a kernel operand (via to_tensor). */
-static int arg_of_operand(MlirValue v) {
-  MlirOperation d = tc_value_owner_op(v);
-  if (mlirOperationIsNull(d) || !tc_op_is(d, "bufferization.to_tensor")) return -1;
-  MlirValue src = mlirOperationGetOperand(d, 0);
-  return mlirValueIsABlockArgument(src) ? (int)mlirBlockArgumentGetArgNumber(src) : -1;
-}
-
-/* The function argument the kernel's result is written into. */
-static int arg_of_result(MlirValue v) {
-  MlirOpOperand u = mlirValueGetFirstUse(v);
-  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return -1;
-  MlirOperation m = mlirOpOperandGetOwner(u);
-  if (!tc_op_is(m, "bufferization.materialize_in_destination")) return -1;
-  MlirValue dst = mlirOperationGetOperand(m, 1);
-  return mlirValueIsABlockArgument(dst) ? (int)mlirBlockArgumentGetArgNumber(dst) : -1;
-}
-
 static void string_attr(MlirOperation op, const char *name, char *out, size_t cap) {
   MlirAttribute a = mlirOperationGetAttributeByName(op, tc_str(name));
   out[0] = '\0';
@@ -249,10 +231,10 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
                                  const tinyml_allocator_t *a, const tc_graph_t *g,
                                  tc_dispatch_t *dp) {
   const intptr_t nin = mlirOperationGetNumOperands(uk);
-  int args[4] = {arg_of_operand(mlirOperationGetOperand(uk, 0)),
-                 arg_of_operand(mlirOperationGetOperand(uk, 1)),
-                 arg_of_result(mlirOperationGetResult(uk, 0)),
-                 nin > 2 ? arg_of_operand(mlirOperationGetOperand(uk, 2)) : 0};
+  int args[4] = {tc_arg_of_operand(mlirOperationGetOperand(uk, 0)),
+                 tc_arg_of_operand(mlirOperationGetOperand(uk, 1)),
+                 tc_arg_of_result(mlirOperationGetResult(uk, 0)),
+                 nin > 2 ? tc_arg_of_operand(mlirOperationGetOperand(uk, 2)) : 0};
   char kind[32];
   string_attr(uk, "kind", kind, sizeof kind);
   MlirAttribute sa = mlirOperationGetAttributeByName(uk, tc_str("scratch"));

@@ -8,25 +8,6 @@
 
 #include "../tosa/ukernel_op.h"
 
-/* The function argument a tensor operand was read from, -1 if none. */
-static int arg_of_operand(MlirValue v) {
-  MlirOperation d = tc_value_owner_op(v);
-  if (mlirOperationIsNull(d) || !tc_op_is(d, "bufferization.to_tensor")) return -1;
-  MlirValue src = mlirOperationGetOperand(d, 0);
-  return mlirValueIsABlockArgument(src) ? (int)mlirBlockArgumentGetArgNumber(src) : -1;
-}
-
-/* The function argument a value is written into, -1 unless that is its
- * only use. */
-static int arg_of_result(MlirValue v) {
-  MlirOpOperand u = mlirValueGetFirstUse(v);
-  if (mlirOpOperandIsNull(u) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(u))) return -1;
-  MlirOperation m = mlirOpOperandGetOwner(u);
-  if (!tc_op_is(m, "bufferization.materialize_in_destination")) return -1;
-  MlirValue dst = mlirOperationGetOperand(m, 1);
-  return mlirValueIsABlockArgument(dst) ? (int)mlirBlockArgumentGetArgNumber(dst) : -1;
-}
-
 /* Ops around the computation that touch no element: reading the
  * arguments, writing the result, constants. */
 static int is_plumbing(MlirOperation op) {
@@ -130,9 +111,9 @@ static void note_stream(const tc_graph_t *g, tc_dispatch_t *dp, MlirBlock body) 
   MlirOperation uk = sole_kernel(body);
   if (mlirOperationIsNull(uk) || mlirOperationGetNumOperands(uk) != 2) return;
   if (!tc_uk_kind_is(uk, "conv_s8") && !tc_uk_kind_is(uk, "depthwise_s8")) return;
-  const int x = arg_of_operand(mlirOperationGetOperand(uk, 0));
-  const int blob = arg_of_operand(mlirOperationGetOperand(uk, 1));
-  const int y = arg_of_result(mlirOperationGetResult(uk, 0));
+  const int x = tc_arg_of_operand(mlirOperationGetOperand(uk, 0));
+  const int blob = tc_arg_of_operand(mlirOperationGetOperand(uk, 1));
+  const int y = tc_arg_of_result(mlirOperationGetResult(uk, 0));
   const uint32_t nargs = dp->input_count + dp->output_count;
   if (x < 0 || blob < 0 || y < 0 || (uint32_t)x >= dp->input_count ||
       (uint32_t)blob >= dp->input_count || (uint32_t)y < dp->input_count || (uint32_t)y >= nargs)
