@@ -225,6 +225,12 @@ uint32_t tinyml_module_step_workgroups(const tinyml_module_t *m, size_t index) {
     if (e->workgroups[p] > most) most = e->workgroups[p];
   return most;
 }
+#else /* no threads: every step runs on the invoking thread */
+uint32_t tinyml_module_step_workgroups(const tinyml_module_t *m, size_t index) {
+  (void)m;
+  (void)index;
+  return 1;
+}
 #endif
 
 static tinyml_status_t fill_info(const tinyml_module_t *m, const tmod_tensor_t *ts,

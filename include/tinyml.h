@@ -527,7 +527,7 @@ TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
 TINYML_API const char *tinyml_module_cpu(const tinyml_module_t *module);
 /* How many builds of its executables the module carries besides the
  * baseline (0: a single-variant module, or a freestanding runtime, which
- * always runs the baseline); 0 for NULL. */
+ * always runs the baseline); 0 for NULL.  Thread-safe. */
 TINYML_API size_t tinyml_module_variant_count(const tinyml_module_t *module);
 /* Arena bytes a context needs (what tinyml_context_options_t.arena_size must
  * be at least); 0 for NULL. */
@@ -568,8 +568,8 @@ TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
  * compiler found every phase of the step too small to repay waking a
  * worker thread, so the step always runs inline on the invoking thread
  * (see tinyml_context_options_t.thread_count); also 1 for a copy step, a
- * bad index, NULL, and a module for a target without threads.  Hosted
- * builds only (not in a freestanding runtime). */
+ * bad index, NULL, a module for a target without threads, and always in a
+ * freestanding runtime (which has no threads).  Thread-safe. */
 TINYML_API uint32_t tinyml_module_step_workgroups(const tinyml_module_t *module, size_t index);
 
 /* ============================================================================
@@ -614,8 +614,8 @@ typedef struct tinyml_context_options_s {
    * run kernels only during tinyml_context_invoke(), and wait (spinning
    * briefly, then asleep) in between.  Outputs are bit-identical for every
    * N.  A freestanding (bare-metal) runtime has no threads: it ignores this
-   * and runs every invoke on the invoking thread. */
-  /* Which work the threads share is the compiler's decision, written into
+   * and runs every invoke on the invoking thread.
+   * Which work the threads share is the compiler's decision, written into
    * the module: a phase of a step whose estimated work is too small to
    * repay waking a worker and joining it (the backend's measured minimum;
    * on x86-64 about 2 M multiply-adds) keeps one workgroup and runs inline

@@ -51,9 +51,11 @@ static int is_elementwise_generic(MlirOperation op) {
   return all_identity_maps(op) && scalar_body(op);
 }
 
-/* Every op is plumbing or an elementwise generic (at least one): element i
- * of the output is computed from element i of each input alone, and
- * written after they are read. */
+/* Every op is plumbing except one elementwise generic: element i of the
+ * output is computed from element i of each input alone, and written after
+ * they are read.  With two generics, bufferization may put the first's
+ * result in the output buffer, which the second then reads over the input
+ * it shares. */
 static int is_elementwise_function(MlirBlock body) {
   int generics = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
@@ -62,7 +64,7 @@ static int is_elementwise_function(MlirBlock body) {
     if (!is_elementwise_generic(op)) return 0;
     ++generics;
   }
-  return generics > 0;
+  return generics == 1;
 }
 
 /* An input of the output's size read for the last time here. */
