@@ -2,6 +2,7 @@
 only), and the command-line plumbing the tool tests share, so that a test
 needs no `onnx` Python package.  Field numbers are onnx.proto's."""
 
+import os
 import subprocess
 import sys
 import unittest
@@ -67,6 +68,15 @@ def model(nodes, inputs, outputs, initializers=(), opsets=(("", 13),)):
 
 def run(*args):
     return subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def compile_bytes(compile_exe, tmp_dir, data):
+    """Writes an encoded model to tmp_dir/m.onnx and runs tinyml-compile on it
+    (output tmp_dir/m.tmod); the completed process."""
+    path = os.path.join(tmp_dir, "m.onnx")
+    with open(path, "wb") as f:
+        f.write(data)
+    return run(compile_exe, path, "-o", os.path.join(tmp_dir, "m.tmod"))
 
 
 def main(doc, test_globals, names):

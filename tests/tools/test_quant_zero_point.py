@@ -11,13 +11,12 @@ reason.
 Usage: test_quant_zero_point.py TINYML_COMPILE
 """
 
-import os
 import struct
 import sys
 import tempfile
 import unittest
 
-from onnx_wire import (ONNX_FLOAT, ONNX_INT8, ONNX_INT32, ONNX_UINT8, main, model, node, run,
+from onnx_wire import (compile_bytes, ONNX_FLOAT, ONNX_INT8, ONNX_INT32, ONNX_UINT8, main, model, node,
                        tensor, value_info)
 
 COMPILE = None  # set from the command line in main()
@@ -83,10 +82,7 @@ class ZeroPointType(unittest.TestCase):
         self.tmp.cleanup()
 
     def compile(self, data):
-        path = os.path.join(self.tmp.name, "m.onnx")
-        with open(path, "wb") as f:
-            f.write(data)
-        return run(COMPILE, path, "-o", os.path.join(self.tmp.name, "m.tmod"))
+        return compile_bytes(COMPILE, self.tmp.name, data)
 
     def check(self, build, good_type, where, input_index, data_type):
         r = self.compile(build(good_type))

@@ -8,13 +8,12 @@ Usage: test_signal_limits.py TINYML_COMPILE
 """
 
 import math
-import os
 import struct
 import sys
 import tempfile
 import unittest
 
-from onnx_wire import (ONNX_FLOAT, field_bytes, field_varint, main, model, node, run, tensor,
+from onnx_wire import (compile_bytes, ONNX_FLOAT, field_bytes, field_varint, main, model, node, tensor,
                        value_info)
 
 COMPILE = None  # set from the command line in main()
@@ -50,10 +49,7 @@ class MelEdges(unittest.TestCase):
         self.tmp.cleanup()
 
     def compile(self, data):
-        path = os.path.join(self.tmp.name, "m.onnx")
-        with open(path, "wb") as f:
-            f.write(data)
-        return run(COMPILE, path, "-o", os.path.join(self.tmp.name, "m.tmod"))
+        return compile_bytes(COMPILE, self.tmp.name, data)
 
     def test_ordinary_edges_compile(self):
         r = self.compile(mel(100.0, 4000.0))
