@@ -296,85 +296,121 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   }
 }
 
-/* Depthwise, 4 channels per step: SXTB16 splits a word of 4 int8 into
- * lanes (0,2) and (1,3), SSUB16 removes the zero point from both lanes
- * (exact: |x - zp| <= 255), and SMLABB/SMLATT multiply-accumulate the bottom
- * and top lanes into separate channels. */
-static void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
-                     int32_t taps, int8_t *dst) {
+/* Depthwise.  With at most UK_MAX_TAPS taps the blob's weights are int16
+ * (lib/compiler/tosa/uk_pack.c, backend.h dw_wide): for each full group of
+ * 4 channels, tap by tap, the group's 4 weights as channels 0, 2, 1, 3;
+ * then the channels after the last group, each as its taps.  SXTB16 splits
+ * an input word of 4 channels into lanes (0, 2) and (1, 3), which meet
+ * their weights in one word each without widening them: per 4 channels
+ * and tap, one LDR, one LDRD (post-incremented: the weights are one
+ * stream), two SXTB16 and four SMLABB/SMLATT.  After the weights come ic
+ * bytes of in_zp, the row that taps outside the image read, so border
+ * pixels run the same sums as the others.  The sums are of x * w; in_zp *
+ * sum(w), per channel in chan[].zp_sum, comes off before the
+ * requantisation (exact in int32). */
+UK_INLINE const int16_t *dw_w16(const uk_ctx_t *c) {
+  return (const int16_t *)(const void *)c->weights;
+}
+
+UK_INLINE const int8_t *dw_pad_row(const uk_ctx_t *c) {
   const tinyml_uk_params_t *p = c->p;
-  const uint32_t zp2 = ((uint32_t)(uint16_t)p->in_zp << 16) | (uint16_t)p->in_zp;
-  int32_t c0 = 0;
-  for (; c0 + 4 <= p->ic; c0 += 4) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-#pragma clang loop unroll(disable)
-    for (int32_t t = 0; t < taps; ++t) {
-      uint32_t x = ld32(img + xo[t] + c0), w = ld32(c->weights + wo[t] + c0);
-      int16x2_t xl = __ssub16(__sxtb16(x), (int16x2_t)zp2);
-      int16x2_t xh = __ssub16(__sxtb16(__ror(x, 8)), (int16x2_t)zp2);
-      int16x2_t wl = __sxtb16(w), wh = __sxtb16(__ror(w, 8));
-      a0 = __smlabb(xl, wl, a0);
-      a2 = __smlatt(xl, wl, a2);
-      a1 = __smlabb(xh, wh, a1);
-      a3 = __smlatt(xh, wh, a3);
+  return c->weights + ((2 * p->kh * p->kw * p->ic + 3) & ~3);
+}
+
+typedef struct dw_acc {
+  int32_t a0, a1, a2, a3;
+} dw_acc_t;
+
+/* One tap of 4 channels: x holds the channels' inputs, *w their weights,
+ * then the next tap's.  Written out because clang, given the unrolled taps
+ * in C, summed one channel at a time and spilled the widened inputs. */
+UK_INLINE void dw_tap(dw_acc_t *a, uint32_t x, const int16_t **w) {
+  uint32_t w02, w13, t;
+  __asm__ volatile(
+      "ldrd %[w02], %[w13], [%[w]], #8\n\t"
+      "sxtb16 %[t], %[x]\n\t"
+      "smlabb %[a0], %[t], %[w02], %[a0]\n\t"
+      "smlatt %[a2], %[t], %[w02], %[a2]\n\t"
+      "sxtb16 %[t], %[x], ror #8\n\t"
+      "smlabb %[a1], %[t], %[w13], %[a1]\n\t"
+      "smlatt %[a3], %[t], %[w13], %[a3]\n\t"
+      : [a0] "+r"(a->a0), [a1] "+r"(a->a1), [a2] "+r"(a->a2), [a3] "+r"(a->a3), [w] "+r"(*w),
+        [w02] "=&r"(w02), [w13] "=&r"(w13), [t] "=&r"(t)
+      : [x] "r"(x)
+      : "memory");
+}
+
+UK_INLINE void dw_store4(const uk_ctx_t *c, int32_t c0, dw_acc_t a, int8_t *dst) {
+  const tinyml_uk_chan_t *ch = c->chan + c0;
+  const m4_out_t q = m4_out(c->p);
+  int8_t r0 = m4_requant(ch, a.a0 - ch[0].zp_sum, q);
+  int8_t r1 = m4_requant(ch + 1, a.a1 - ch[1].zp_sum, q);
+  int8_t r2 = m4_requant(ch + 2, a.a2 - ch[2].zp_sum, q);
+  int8_t r3 = m4_requant(ch + 3, a.a3 - ch[3].zp_sum, q);
+  dst[c0] = r0;
+  dst[c0 + 1] = r1;
+  dst[c0 + 2] = r2;
+  dst[c0 + 3] = r3;
+}
+
+UK_INLINE void dw_store1(const uk_ctx_t *c, int32_t c0, int32_t a, int8_t *dst) {
+  const tinyml_uk_chan_t *ch = c->chan + c0;
+  dst[c0] = m4_requant(ch, a - ch->zp_sum, m4_out(c->p));
+}
+
+/* The input of each tap of output pixel (oy, ox), the padding row for a
+ * tap outside the image. */
+static void dw_tap_ptrs(const uk_ctx_t *c, const int8_t *img, int32_t oy, int32_t ox,
+                        const int8_t **xp) {
+  const tinyml_uk_params_t *p = c->p;
+  const int8_t *pad = dw_pad_row(c);
+  for (int32_t ky = 0; ky < p->kh; ++ky) {
+    const int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+    for (int32_t kx = 0; kx < p->kw; ++kx, ++xp) {
+      const int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+      const int inside = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw;
+      *xp = inside ? img + ((size_t)iy * p->iw + ix) * p->ic : pad;
     }
-    const tinyml_uk_chan_t *ch = c->chan + c0;
-    const m4_out_t q = m4_out(p);
-    int8_t r0 = m4_requant(ch, a0, q), r1 = m4_requant(ch + 1, a1, q);
-    int8_t r2 = m4_requant(ch + 2, a2, q), r3 = m4_requant(ch + 3, a3, q);
-    dst[c0] = r0;
-    dst[c0 + 1] = r1;
-    dst[c0 + 2] = r2;
-    dst[c0 + 3] = r3;
-  }
-  for (; c0 < p->ic; ++c0) {
-    int32_t a = 0;
-    for (int32_t t = 0; t < taps; ++t)
-      a += (img[xo[t] + c0] - p->in_zp) * c->weights[wo[t] + c0];
-    dst[c0] = uk_requant_ch(c, a, c0);
   }
 }
 
-/* A pixel whose taps all lie in the image: sum x * w over every tap and
- * subtract in_zp * sum(w), precomputed per channel, instead of removing the
- * zero point from each input (exact in int32).  4 channels per step. */
-static void dw_inner(const uk_ctx_t *c, const int8_t *x0, int8_t *dst) {
+/* A pixel whose window crosses the image's border, through its taps'
+ * input pointers. */
+static void dw_pixel(const uk_ctx_t *c, const int8_t *const *xp, int8_t *dst) {
   const tinyml_uk_params_t *p = c->p;
-  const int32_t row = p->dil_h * p->iw * p->ic - p->kw * p->dil_w * p->ic;
-  const int32_t step = p->dil_w * p->ic, kh = p->kh, kw = p->kw;
+  const int32_t taps = p->kh * p->kw;
+  const int16_t *w = dw_w16(c);
   int32_t c0 = 0;
   for (; c0 + 4 <= p->ic; c0 += 4) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    const int8_t *x = x0 + c0, *w = c->weights + c0;
-    for (int32_t ky = 0; ky < kh; ++ky, x += row) {
-#pragma clang loop unroll(disable)
-      for (int32_t kx = 0; kx < kw; ++kx, x += step, w += p->ic) {
-        uint32_t xv = ld32(x), wv = ld32(w);
-        int16x2_t xl = __sxtb16(xv), xh = __sxtb16(__ror(xv, 8));
-        int16x2_t wl = __sxtb16(wv), wh = __sxtb16(__ror(wv, 8));
-        a0 = __smlabb(xl, wl, a0);
-        a2 = __smlatt(xl, wl, a2);
-        a1 = __smlabb(xh, wh, a1);
-        a3 = __smlatt(xh, wh, a3);
-      }
-    }
-    const tinyml_uk_chan_t *ch = c->chan + c0;
-    const m4_out_t q = m4_out(p);
-    int8_t r0 = m4_requant(ch, a0 - ch[0].zp_sum, q);
-    int8_t r1 = m4_requant(ch + 1, a1 - ch[1].zp_sum, q);
-    int8_t r2 = m4_requant(ch + 2, a2 - ch[2].zp_sum, q);
-    int8_t r3 = m4_requant(ch + 3, a3 - ch[3].zp_sum, q);
-    dst[c0] = r0;
-    dst[c0 + 1] = r1;
-    dst[c0 + 2] = r2;
-    dst[c0 + 3] = r3;
+    dw_acc_t a = {0, 0, 0, 0};
+    for (int32_t t = 0; t < taps; ++t) dw_tap(&a, ld32(xp[t] + c0), &w);
+    dw_store4(c, c0, a, dst);
+  }
+  for (; c0 < p->ic; ++c0, w += taps) {
+    int32_t a = 0;
+    for (int32_t t = 0; t < taps; ++t) a += xp[t][c0] * w[t];
+    dw_store1(c, c0, a, dst);
+  }
+}
+
+/* A pixel whose taps all lie in the image, x0 its window's first tap: the
+ * offsets of the taps are the layer's constants. */
+static void dw_inner(const uk_ctx_t *c, const int8_t *x0, int8_t *dst) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t row = p->dil_h * p->iw * p->ic, step = p->dil_w * p->ic;
+  const int16_t *w = dw_w16(c);
+  int32_t c0 = 0;
+  for (; c0 + 4 <= p->ic; c0 += 4) {
+    dw_acc_t a = {0, 0, 0, 0};
+    for (int32_t ky = 0; ky < p->kh; ++ky)
+      for (int32_t kx = 0; kx < p->kw; ++kx) dw_tap(&a, ld32(x0 + ky * row + kx * step + c0), &w);
+    dw_store4(c, c0, a, dst);
   }
   for (; c0 < p->ic; ++c0) {
     int32_t a = 0;
-    const int8_t *x = x0 + c0, *w = c->weights + c0;
-    for (int32_t ky = 0; ky < kh; ++ky, x += row)
-      for (int32_t kx = 0; kx < kw; ++kx, x += step, w += p->ic) a += *x * *w;
-    dst[c0] = uk_requant_ch(c, a - c->chan[c0].zp_sum, c0);
+    for (int32_t ky = 0; ky < p->kh; ++ky)
+      for (int32_t kx = 0; kx < p->kw; ++kx, ++w) a += x0[ky * row + kx * step + c0] * *w;
+    dw_store1(c, c0, a, dst);
   }
 }
 
@@ -385,7 +421,7 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
   int32_t lo, hi;
   const tinyml_uk_params_t *p = uk_dw_start(&c, blob, wg, count, &lo, &hi);
   if (uk_dw_large_generic(&c, in, out, lo, hi)) return;
-  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
+  const int8_t *xp[UK_MAX_TAPS];
   for (int32_t r = lo / p->ow; r * p->ow < hi; ++r) { /* rows of batch * oh */
     const int32_t oy = r % p->oh;
     const int8_t *img = in + (size_t)(r / p->oh) * p->ih * p->iw * p->ic;
@@ -399,8 +435,8 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
         dw_inner(&c, img + ((size_t)iy * p->iw + ix) * p->ic, dst);
         continue;
       }
-      int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);
-      dw_pixel(&c, img, xo, wo, taps, dst);
+      dw_tap_ptrs(&c, img, oy, ox, xp);
+      dw_pixel(&c, xp, dst);
     }
   }
 }

@@ -98,6 +98,12 @@ typedef struct tc_ukernels {
    * chan[].bias) is bias - in_zp * the sum of the channel's weights,
    * modulo 2^32 as the kernel sums (uk_abi.h). */
   int zp_in_bias;
+  /* 1: an int8 depthwise with at most UK_MAX_TAPS taps (uk_depthwise.h)
+   * gets int16 weights, each full group of 4 channels tap by tap as
+   * channels 0, 2, 1, 3 (the lanes of SXTB16 on an input word and on it
+   * rotated by 8), then the other channels' taps, then ic bytes of in_zp
+   * that taps outside the image read (tosa/uk_pack.c, backends/armv7em). */
+  int dw_wide;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */

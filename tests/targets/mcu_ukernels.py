@@ -47,6 +47,14 @@ def cases(rng):
                   (0, 1, 0, 1), depthwise=True, mult=6),
         fc_case(rng, "fc_bias_per_tensor", 1, 37, 10, True, False),
         fc_case(rng, "fc_rows_no_bias", 5, 20, 23, False, True),
+        conv_case(rng, "depthwise_s1_pairs_tail", 1, 7, 9, 10, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True),
+        conv_case(rng, "depthwise_s2_odd_channels", 1, 11, 12, 7, 0, 3, 3, (2, 2), (1, 1),
+                  (0, 1, 0, 1), depthwise=True),
+        conv_case(rng, "depthwise_5x5_s1_pad2", 1, 8, 10, 16, 0, 5, 5, (1, 1), (1, 1),
+                  (2, 2, 2, 2), depthwise=True),
+        conv_case(rng, "depthwise_s1_dilated_w", 1, 9, 11, 6, 0, 3, 3, (1, 1), (1, 2),
+                  (1, 1, 2, 2), depthwise=True),
     ]
 
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
+#include "../../ukernels/uk_depthwise.h"
 #include "uk_read.h"
 #include "uk_wino.h"
 #include "ukernel_op.h"
@@ -31,6 +32,33 @@ static void pack_conv(const tc_uk_chain_t *c, const tc_ukernels_t *uk, int8_t *d
       intptr_t from = c->w_transposed ? (intptr_t)k * p->oc + o : (intptr_t)o * p->k + k;
       dst[packed_at(p, uk, o, k)] = mlirDenseElementsAttrGetInt8Value(c->weights, from);
     }
+}
+
+/* Whether depthwise `p` gets backend.h's dw_wide weights, and their bytes
+ * with the padding row. */
+static int dw_wide(const tinyml_uk_params_t *p, const tc_ukernels_t *uk) {
+  return p->kind == TINYML_UK_DEPTHWISE && uk->dw_wide && p->kh * p->kw <= UK_MAX_TAPS;
+}
+
+static int64_t dw_wide_bytes(const tinyml_uk_params_t *p) {
+  return round_up(2 * p->kh * p->kw * p->ic, 4) + round_up(p->ic, 4);
+}
+
+/* The int16 weights of dw_wide: each full group of 4 channels tap by tap,
+ * as channels 0, 2, 1, 3; then each other channel's taps; then the in_zp
+ * row. */
+static void pack_dw_wide(const tc_uk_chain_t *c, int8_t *dst) {
+  static const int perm4[4] = {0, 2, 1, 3};
+  const tinyml_uk_params_t *p = &c->p;
+  const int32_t full = p->ic / 4 * 4, taps = p->kh * p->kw;
+  int16_t *w = (int16_t *)(void *)dst;
+  for (int32_t ch = 0; ch < p->ic; ++ch)
+    for (int32_t t = 0; t < taps; ++t) {
+      const size_t at = ch < full ? ((size_t)(ch / 4) * taps + t) * 4 + perm4[ch & 3]
+                                  : (size_t)full * taps + (size_t)(ch - full) * taps + t;
+      w[at] = mlirDenseElementsAttrGetInt8Value(c->weights, (intptr_t)t * p->ic + ch);
+    }
+  memset(dst + round_up(2 * taps * p->ic, 4), (int8_t)p->in_zp, (size_t)p->ic);
 }
 
 /* dot4's bias - (in_zp + 128) * sum w (uk_abi.h), modulo 2^32 as the kernel
@@ -113,6 +141,7 @@ static size_t layout(tc_uk_chain_t *c, const tc_target_t *t) {
   /* Vector kernels read channel arrays 8 or 16 at a time. */
   int64_t chan = (int64_t)round_up(p->oc_padded, 16) * 4;
   int64_t w = p->kind == TINYML_UK_CONV ? (int64_t)p->oc_padded * p->k_padded : k;
+  if (dw_wide(p, uk)) w = dw_wide_bytes(p);
   int64_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 16);
   p->bias_off = (int32_t)off;
   p->mult_off = (int32_t)(off += chan);
@@ -142,6 +171,8 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
     pack_conv(c, &t->backend->ukernels, w);
     if (c->p.dot4) fill_dot4_bias(&c->p, &t->backend->ukernels, blob);
     if (c->p.dot4 && t->dot4_blobs) ++*t->dot4_blobs;
+  } else if (dw_wide(&c->p, &t->backend->ukernels)) {
+    pack_dw_wide(c, w);
   } else {
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
   }
