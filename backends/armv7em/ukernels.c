@@ -305,9 +305,9 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
  * and tap, one LDR, one LDRD (post-incremented: the weights are one
  * stream), two SXTB16 and four SMLABB/SMLATT.  After the weights come ic
  * bytes of in_zp, the row that taps outside the image read, so border
- * pixels run the same sums as the others.  The sums are of x * w; in_zp *
- * sum(w), per channel in chan[].zp_sum, comes off before the
- * requantisation (exact in int32). */
+ * pixels run the same sums as the others.  The sums are of x * w; the
+ * packer took in_zp * sum(w), chan[].zp_sum, off chan[].bias (exact
+ * modulo 2^32, as m4_requant adds the bias). */
 UK_INLINE const int16_t *dw_w16(const uk_ctx_t *c) {
   return (const int16_t *)(const void *)c->weights;
 }
@@ -343,10 +343,8 @@ UK_INLINE void dw_tap(dw_acc_t *a, uint32_t x, const int16_t **w) {
 UK_INLINE void dw_store4(const uk_ctx_t *c, int32_t c0, dw_acc_t a, int8_t *dst) {
   const tinyml_uk_chan_t *ch = c->chan + c0;
   const m4_out_t q = m4_out(c->p);
-  int8_t r0 = m4_requant(ch, a.a0 - ch[0].zp_sum, q);
-  int8_t r1 = m4_requant(ch + 1, a.a1 - ch[1].zp_sum, q);
-  int8_t r2 = m4_requant(ch + 2, a.a2 - ch[2].zp_sum, q);
-  int8_t r3 = m4_requant(ch + 3, a.a3 - ch[3].zp_sum, q);
+  int8_t r0 = m4_requant(ch, a.a0, q), r1 = m4_requant(ch + 1, a.a1, q);
+  int8_t r2 = m4_requant(ch + 2, a.a2, q), r3 = m4_requant(ch + 3, a.a3, q);
   dst[c0] = r0;
   dst[c0 + 1] = r1;
   dst[c0 + 2] = r2;
@@ -354,8 +352,7 @@ UK_INLINE void dw_store4(const uk_ctx_t *c, int32_t c0, dw_acc_t a, int8_t *dst)
 }
 
 UK_INLINE void dw_store1(const uk_ctx_t *c, int32_t c0, int32_t a, int8_t *dst) {
-  const tinyml_uk_chan_t *ch = c->chan + c0;
-  dst[c0] = m4_requant(ch, a - ch->zp_sum, m4_out(c->p));
+  dst[c0] = m4_requant(c->chan + c0, a, m4_out(c->p));
 }
 
 /* The input of each tap of output pixel (oy, ox), the padding row for a

@@ -225,6 +225,9 @@ static inline int32_t tinyml_uk_window_cols(const tinyml_uk_params_t *first) {
 /* A backend whose tc_ukernels_t sets zp_in_bias (armv7em) gets int8 conv
  * blobs whose bias[] and chan[].bias are bias - in_zp * the sum of the
  * channel's weights, modulo 2^32: its kernel sums x * w on raw inputs. */
+/* A depthwise blob with backend.h's dw_wide weights (armv7em) has
+ * chan[].bias = bias - zp_sum, modulo 2^32: its kernel sums x * w with
+ * in_zp on taps outside the image. */
 typedef struct tinyml_uk_chan {
   int32_t bias, mult, shift;
   int32_t zp_sum; /* depthwise: in_zp * the sum of the channel's weights */

@@ -61,6 +61,15 @@ static void pack_dw_wide(const tc_uk_chain_t *c, int8_t *dst) {
   memset(dst + round_up(2 * taps * p->ic, 4), (int8_t)p->in_zp, (size_t)p->ic);
 }
 
+/* dw_wide kernels sum x * w over every tap, the padding row's in_zp
+ * included, so in_zp * sum(w) comes off every sum: here, in chan[].bias
+ * (modulo 2^32 as the kernel adds), instead of per output. */
+static void fold_zp_sum(const tinyml_uk_params_t *p, uint8_t *blob) {
+  tinyml_uk_chan_t *ch = (tinyml_uk_chan_t *)(void *)(blob + p->chan_off);
+  for (int32_t o = 0; o < p->oc_padded; ++o)
+    ch[o].bias = (int32_t)((uint32_t)ch[o].bias - (uint32_t)ch[o].zp_sum);
+}
+
 /* dot4's bias - (in_zp + 128) * sum w (uk_abi.h), modulo 2^32 as the kernel
  * sums, from the bias and the packed weights already in the blob. */
 static void fill_dot4_bias(const tinyml_uk_params_t *p, const tc_ukernels_t *uk,
@@ -173,6 +182,7 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
     if (c->p.dot4 && t->dot4_blobs) ++*t->dot4_blobs;
   } else if (dw_wide(&c->p, &t->backend->ukernels)) {
     pack_dw_wide(c, w);
+    fold_zp_sum(&c->p, blob);
   } else {
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
   }
