@@ -548,6 +548,8 @@ static void read_variant(reader_t *r, const vec_t *v, uint32_t i, tmod_variant_t
   out->cpu = string(&t, 0);
   out->features = string(&t, 1);
   out->executables = exes;
+  /* An empty cpu would pass any CPU's check. */
+  if (!out->cpu[0]) tbad(&t, "names no cpu");
   vector(&t, 2, 4, &e);
   if (e.count != count)
     tbad(&t, "has %" PRIu32 " executables, the baseline %" PRIu32, e.count, count);
@@ -561,7 +563,7 @@ static void read_variants(table_t *root, tmod_module_t *m) {
   vec_t v;
   root->name.what = "variants";
   vector(root, 15, 4, &v);
-  if (v.count > TMOD_MAX_VARIANTS) bad(r, "%u variants exceed the maximum 8", v.count);
+  if (v.count > TMOD_MAX_VARIANTS) bad(r, "%u variants exceed the maximum %u", v.count, TMOD_MAX_VARIANTS);
   if (r->status || !v.count) return;
   uint32_t n = m->executable_count;
   size_t bytes = v.count * (sizeof(tmod_variant_t) + (size_t)n * sizeof(tmod_executable_t));
