@@ -45,6 +45,10 @@ typedef struct reader {
   const tinyml_allocator_t *user; /* as given, for statuses */
   tinyml_allocator_t alloc;       /* resolved, for the arrays */
   tinyml_status_t status;         /* the first problem, or TINYML_OK */
+  /* Said before a name in messages: "variant 2 (x86-64-v4) " while a
+   * variant's executables are read, so they are not taken for the
+   * baseline's; else "". */
+  const char *scope;
 } reader_t;
 
 /* What a message is about: `what` is a printf format of this file with at
@@ -95,7 +99,7 @@ static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
   va_end(args);
   if (n) name_of(n, where, sizeof(where));
   r->status = n ? tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
-                                      "module: %s: %s", where, message)
+                                      "module: %s%s: %s", r->scope, where, message)
                 : tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
                                       "module: %s", message);
   return 0;
@@ -553,7 +557,11 @@ static void read_variant(reader_t *r, const vec_t *v, uint32_t i, tmod_variant_t
   vector(&t, 2, 4, &e);
   if (e.count != count)
     tbad(&t, "has %" PRIu32 " executables, the baseline %" PRIu32, e.count, count);
+  char scope[64];
+  snprintf(scope, sizeof(scope), "variant %" PRIu32 " (%s) ", i, out->cpu);
+  r->scope = scope;
   for (uint32_t k = 0; k < e.count && !r->status; k++) read_executable(r, &e, k, &exes[k]);
+  r->scope = "";
 }
 
 /* After the baseline's executables, whose count each variant repeats; one
@@ -817,7 +825,7 @@ tinyml_status_t tmod_read(const uint8_t *data, size_t size,
                           const tinyml_allocator_t *allocator,
                           tmod_module_t *out_module) {
   reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator),
-                TINYML_OK};
+                TINYML_OK, ""};
   tmod_module_t m;
   memset(&m, 0, sizeof(m));
   read_module(&r, &m);

@@ -215,12 +215,57 @@ static void test_load_and_pin(void **state) {
   tinyml_blob_release(pinned);
 }
 
+/* A variant's executable that the ELF loader refuses (its magic broken,
+ * the checksum made anew by the writer) is named as the variant's, not
+ * taken for the baseline's executable 0. */
+static void test_bad_variant_image_named(void **state) {
+  (void)state;
+  char path[4300];
+  model_path(path, sizeof path, "conv2d");
+  tinyml_blob_t *blob = compile_pinned(path, NULL);
+  tmod_module_t d = read_desc(blob);
+  assert_int_equal(1, d.executable_count); /* `bad` stands for all of them */
+  if (tinyml__module_pick_variant(&d, tinyml__x86_64_check_cpu, NULL) != 0) {
+    printf("skipped, this CPU does not run variant 0 (%s %s)\n", d.variants[0].cpu,
+           d.variants[0].features);
+  } else {
+    const tmod_executable_t *x = &d.variants[0].executables[0];
+    uint8_t *image = malloc((size_t)x->image_size);
+    assert_non_null(image);
+    memcpy(image, x->image, (size_t)x->image_size);
+    image[1] ^= 0x20; /* "\x7fELF" -> "\x7feLF" */
+    tmod_executable_t bad = *x;
+    bad.image = image;
+    tmod_variant_t v = d.variants[0];
+    v.executables = &bad;
+    tmod_module_t one = d;
+    one.variant_count = 1;
+    one.variants = &v;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    api_assert_ok(tmod_write(&one, NULL, &bytes, &size), "write");
+    tinyml_module_t *m = NULL;
+    tinyml_status_t st = tinyml_module_load(bytes, size, NULL, &m);
+    assert_int_equal(TINYML_STATUS_INVALID_MODULE, tinyml_status_code(st));
+    char want[128];
+    snprintf(want, sizeof want, "module: variant 0 (%s) executable 0", d.variants[0].cpu);
+    if (!strstr(tinyml_status_message(st), want))
+      fail_msg("'%s' lacks '%s'", tinyml_status_message(st), want);
+    tinyml_status_free(st);
+    free_bytes(bytes);
+    free(image);
+  }
+  tmod_read_free(&d, NULL);
+  tinyml_blob_release(blob);
+}
+
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
   if (argc > 2) snprintf(g_shared, sizeof g_shared, "%s", argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pick_variant),
       cmocka_unit_test(test_load_and_pin),
+      cmocka_unit_test(test_bad_variant_image_named),
       cmocka_unit_test(test_variants_compute_the_same),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
