@@ -43,11 +43,15 @@ static int trusts_dot4(const tc_ukernel_build_t *b) {
 static int keep(const tc_variants_t *vs, unsigned i) {
   const tc_ukernel_build_t *b = vs->v[i].build;
   if (vs->dot4_blobs) return !trusts_dot4(b);
-  /* Without dot4 blobs a later build of the same code runs on more CPUs. */
-  for (unsigned j = i + 1; j < vs->count; ++j)
-    if (vs->v[j].build->bitcode == b->bitcode &&
-        vs->v[j].build->transform_script == b->transform_script)
+  /* Without dot4 blobs a build's code is a later one's with the same
+   * tiling (the same bitcode, or one that differs in its dot4 path only),
+   * and the later one runs on more CPUs. */
+  for (unsigned j = i + 1; j < vs->count; ++j) {
+    const tc_ukernel_build_t *later = vs->v[j].build;
+    if (later->transform_script == b->transform_script &&
+        (later->bitcode == b->bitcode || (b->dot4 && !later->dot4)))
       return 0;
+  }
   return 1;
 }
 
