@@ -142,6 +142,7 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
     pack_conv(c, &t->backend->ukernels, w);
     if (c->p.dot4) fill_dot4_bias(&c->p, &t->backend->ukernels, blob);
     if (c->p.dot4 && t->dot4_blobs) ++*t->dot4_blobs;
+    if (t->conv_blobs) ++*t->conv_blobs;
   } else {
     for (int32_t i = 0; i < c->p.k; ++i) w[i] = mlirDenseElementsAttrGetInt8Value(c->weights, i);
   }
