@@ -42,6 +42,8 @@ static tinyml_status_t executable_failed(const tinyml_module_t *m, tinyml_status
     if (m->desc.variants[v].executables == m->desc.executables)
       return TINYML_STATUS_ANNOTATE(st, "module: variant %u (%s) executable %u", v,
                                     m->desc.variants[v].cpu, i);
+#else
+  (void)m; /* no variants there */
 #endif
   return TINYML_STATUS_ANNOTATE(st, "module: executable %u", i);
 }
