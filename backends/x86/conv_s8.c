@@ -5,9 +5,9 @@
  * are packed 8 output channels x 2 taps, widened with vpmovsxbw, and
  * vpmaddwd sums tap pairs into int32 lanes.  int16 products cannot saturate
  * (|x - zp| <= 255, |w| <= 128), unlike vpmaddubsw, so results stay exact.
- * The rescale runs 8 channels at a time in 64-bit lanes.  With AVX512-VNNI
- * (the blob's dot4), the conv sums 4 byte taps per vpdpbusd instead
- * (conv_s8_vnni.c). */
+ * The rescale runs 8 channels at a time in 64-bit lanes.  In the VNNI
+ * bitcode (UK_VNNI), for a blob with dot4, the conv sums 4 byte taps per
+ * vpdpbusd instead (conv_s8_vnni.c). */
 #include "conv_s8.h"
 
 UK_INLINE void conv_tile(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs) {
@@ -68,9 +68,9 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   int32_t lo, hi;
   uk_band(p, wg, count, &lo, &hi);
-#if UK_ZMM
-  /* The flag is tested here, outside the VNNI-compiled function, so a CPU
-   * without VNNI never enters it. */
+#if UK_VNNI
+  /* A blob packed without the dot4 bias (a compile pinned to a CPU whose
+   * build has no dot4) takes the vpmaddwd path. */
   if (p->dot4) {
     dot4_conv(&c, in, out, (uint8_t *)(void *)col, lo, hi);
     return;

@@ -76,6 +76,14 @@ UK_INLINE void im2col_walk(const tinyml_uk_params_t *p, const int8_t *img, int32
 #if UK_ZMM
 void uk_tile_avx512(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs);
 
+/* 1 in the VNNI bitcode only (meson.build): its conv calls dot4_conv for a
+ * blob with dot4.  A constant of the build, not the blob's choice, so the
+ * plain AVX-512 bitcode has no VNNI instruction and a module can carry it
+ * beside the VNNI one for AVX-512 CPUs without VNNI. */
+#ifndef UK_VNNI
+#define UK_VNNI 0
+#endif
+
 /* The VNNI kernels' feature, which they carry themselves (conv_s8_vnni.c). */
 #define UK_DOT4 __attribute__((target("avx512vnni")))
 

@@ -1,6 +1,6 @@
 /* The int8 conv with 4-tap dot products (AVX512-VNNI's vpdpbusd), for
- * modules whose CPU has them (uk_abi.h, dot4), in the AVX-512 bitcode
- * only; tinyml_uk_conv_s8 (conv_s8.c) calls dot4_conv.
+ * modules whose CPU has them (uk_abi.h, dot4); tinyml_uk_conv_s8
+ * (conv_s8.c) calls dot4_conv in the VNNI bitcode only (UK_VNNI).
  *
  * vpdpbusd multiplies unsigned by signed bytes, four taps per 32-bit lane,
  * where vpmaddwd takes two int16 taps: half the instructions per tap, and
@@ -16,8 +16,9 @@
  * 2 taps); one vpermw per 16 channels and 4 taps puts each channel's 4
  * taps side by side, and serves PIX pixels.
  *
- * The functions carry the feature themselves: the bitcode is built
- * without it, and a module whose blob has dot4 = 0 never calls them. */
+ * The functions carry the feature themselves, so the unit also compiles
+ * into the plain AVX-512 bitcode (meson.build gives both one list), where
+ * nothing calls them and globaldce drops them. */
 #include "conv_s8.h"
 
 /* Word j of the 32 in a zmm: 16-channel half h = j / 16, channel

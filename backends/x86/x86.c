@@ -10,21 +10,22 @@ extern const unsigned char tinyml__x86_ukernels[];
 extern const unsigned long tinyml__x86_ukernels_size;
 extern const unsigned char tinyml__x86_ukernels_avx512[];
 extern const unsigned long tinyml__x86_ukernels_avx512_size;
+extern const unsigned char tinyml__x86_ukernels_vnni[];
+extern const unsigned long tinyml__x86_ukernels_vnni_size;
 
-/* The microkernel builds, best first (backend.h).  One bitcode serves
- * AVX-512 CPUs with and without VNNI: its VNNI functions carry their own
- * target attribute and the blob's dot4 says whether to call them. */
+/* The microkernel builds, best first (backend.h).  AVX-512 has two
+ * bitcodes, with VNNI and without (meson.build), so a module can carry
+ * both and an AVX-512 CPU without VNNI still runs the AVX-512 kernels. */
 #define AVX512 "+avx512f,+avx512bw,+avx512vl,+avx512dq"
 static const tc_ukernel_build_t ukernel_builds[] = {
     {
         /* vpdpbusd (conv_s8_vnni.c); not skylake-avx512 or x86-64-v4. */
         .name = "avx512-vnni",
-        .bitcode = tinyml__x86_ukernels_avx512,
-        .bitcode_size = &tinyml__x86_ukernels_avx512_size,
+        .bitcode = tinyml__x86_ukernels_vnni,
+        .bitcode_size = &tinyml__x86_ukernels_vnni_size,
         .features = AVX512 ",+avx512vnni",
         .cpus = "cascadelake,cooperlake,icelake-server,icelake-client,tigerlake,"
                 "rocketlake,sapphirerapids,emeraldrapids,graniterapids,znver4,znver5",
-        .function_features = "+avx512vnni",
         .scratch_per_k = 8 * 2, /* the int8 conv's 8-pixel tiles */
         .dot4 = 1,
         .transform_script = tinyml__x86_strategy_avx512, /* 8x32 matmul tiles */
@@ -39,7 +40,6 @@ static const tc_ukernel_build_t ukernel_builds[] = {
         .cpus = "x86-64-v4,skylake-avx512,cascadelake,cooperlake,icelake-server,"
                 "icelake-client,tigerlake,rocketlake,sapphirerapids,emeraldrapids,"
                 "graniterapids,znver4,znver5",
-        .function_features = "+avx512vnni",
         .scratch_per_k = 8 * 2,
         .transform_script = tinyml__x86_strategy_avx512,
         .variant_cpu = "x86-64-v4",

@@ -90,6 +90,8 @@ typedef struct tmod_variant {
   const tmod_executable_t *executables; /* the module's executable_count */
 } tmod_variant_t;
 
+/* The most variants a module carries: the writer refuses more, and the
+ * reader refuses a module that claims more. */
 #define TMOD_MAX_VARIANTS 8u
 
 /* The most regions an arena may be split into (fast and slow memories). */

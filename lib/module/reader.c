@@ -27,7 +27,7 @@
 
 #include "lib/common/alloc.h"
 #include "lib/common/status.h"
-#include "module.h"
+#include "reader_internal.h"
 
 #define MAX_BUFFER_SIZE 0x7FFFFFFFu
 /* Caps on counts, so a corrupt count cannot ask for a giant allocation
@@ -39,40 +39,6 @@
 #define MAX_ARENA_ALIGNMENT 4096u
 #define BINDING_BYTES 24u /* struct Binding: uint, uint, ulong, ulong */
 
-typedef struct reader {
-  const uint8_t *data;
-  size_t size;
-  const tinyml_allocator_t *user; /* as given, for statuses */
-  tinyml_allocator_t alloc;       /* resolved, for the arrays */
-  tinyml_status_t status;         /* the first problem, or TINYML_OK */
-} reader_t;
-
-/* What a message is about: `what` is a printf format of this file with at
- * most two %u, for `index` and `sub` ("input %u", "step %u binding %u",
- * "module"), only formatted when a message is made. */
-typedef struct name {
-  const char *what;
-  unsigned index, sub;
-} name_t;
-
-/* A bounds-checked table: where it is, where its vtable is, their sizes,
- * and its name.  vtable_size 0 is the empty table (absent or broken): all
- * its fields read as absent. */
-typedef struct table {
-  reader_t *r;
-  name_t name;
-  size_t pos, vtable;
-  uint32_t vtable_size, size;
-} table_t;
-
-/* A bounds-checked vector: position of element 0, and the count.  An
- * absent (or broken) vector has present == 0 and count 0. */
-typedef struct vec {
-  size_t pos;
-  uint32_t count;
-  int present;
-} vec_t;
-
 static void name_of(const name_t *n, char *out, size_t size) {
   snprintf(out, size, n->what, n->index, n->sub);
 }
@@ -83,10 +49,7 @@ static void name_of(const name_t *n, char *out, size_t size) {
  * text.  Without TINYML_STATUS_VALUES (freestanding builds, see status.h)
  * it keeps the name and the text but not the values. */
 #if TINYML_STATUS_VALUES
-static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
+TMOD_READER_FN int tmod__bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
   if (r->status) return 0;
   char message[256], where[48];
   va_list args;
@@ -95,18 +58,15 @@ static int bad_at(reader_t *r, const name_t *n, const char *fmt, ...) {
   va_end(args);
   if (n) name_of(n, where, sizeof(where));
   r->status = n ? tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
-                                      "module: %s: %s", where, message)
+                                      "module: %s%s: %s", r->scope, where, message)
                 : tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
                                       "module: %s", message);
   return 0;
 }
-#define bad(r, ...) bad_at(r, NULL, __VA_ARGS__)
-#define nbad(r, n, ...) bad_at(r, n, __VA_ARGS__)
-#define tbad(t, ...) bad_at((t)->r, &(t)->name, __VA_ARGS__)
 #else
 /* Cold: the paths to it are errors, so they need be short, not fast. */
 __attribute__((cold))
-static int bad_at(reader_t *r, const name_t *n, const char *text) {
+TMOD_READER_FN int tmod__bad_at(reader_t *r, const name_t *n, const char *text) {
   if (r->status) return 0;
   char where[48], prefix[64];
   where[0] = 0;
@@ -115,13 +75,10 @@ static int bad_at(reader_t *r, const name_t *n, const char *text) {
   r->status = tinyml__status_text(r->user, TINYML_STATUS_INVALID_MODULE, prefix, text);
   return 0;
 }
-#define bad(r, ...) bad_at(r, NULL, TINYML_FORMAT_ONLY(__VA_ARGS__))
-#define nbad(r, n, ...) bad_at(r, n, TINYML_FORMAT_ONLY(__VA_ARGS__))
-#define tbad(t, ...) bad_at((t)->r, &(t)->name, TINYML_FORMAT_ONLY(__VA_ARGS__))
 #endif
 
 /* Only called before any problem: nothing is allocated after one. */
-static void out_of_memory(reader_t *r, const char *what, uint64_t bytes) {
+TMOD_READER_FN void tmod__out_of_memory(reader_t *r, const char *what, uint64_t bytes) {
   r->status = TINYML_STATUS_MAKE(r->user, TINYML_STATUS_OUT_OF_MEMORY,
                                  "module: out of memory for %s (%" PRIu64 " bytes)",
                                  what, bytes);
@@ -220,7 +177,7 @@ static size_t follow(const table_t *t, unsigned id) {
 }
 
 /* The vector in field `id`, whose elements are `elem_size` bytes. */
-static void vector(const table_t *t, unsigned id, uint32_t elem_size, vec_t *v) {
+TMOD_READER_FN void tmod__vector(const table_t *t, unsigned id, uint32_t elem_size, vec_t *v) {
   reader_t *r = t->r;
   size_t at = follow(t, id);
   *v = (vec_t){0, 0, 0};
@@ -238,10 +195,10 @@ static void vector(const table_t *t, unsigned id, uint32_t elem_size, vec_t *v) 
 }
 
 /* The string in field `id`, pointing into the module; "" when absent. */
-static const char *string(const table_t *t, unsigned id) {
+TMOD_READER_FN const char *tmod__string(const table_t *t, unsigned id) {
   const reader_t *r = t->r;
   vec_t v;
-  vector(t, id, 1, &v);
+  tmod__vector(t, id, 1, &v);
   if (!v.present) return "";
   if (v.pos + v.count >= r->size || r->data[v.pos + v.count] != 0) {
     tbad(t, "string in field %u is not NUL-terminated", id);
@@ -252,7 +209,7 @@ static const char *string(const table_t *t, unsigned id) {
 
 /* Table number `i` (< v->count) of a vector of tables, named `what`
  * (which formats `i`). */
-static int element_table(reader_t *r, const vec_t *v, uint32_t i,
+TMOD_READER_FN int tmod__element_table(reader_t *r, const vec_t *v, uint32_t i,
                          const char *what, table_t *t) {
   size_t at = v->pos + 4 * (size_t)i;
   uint32_t offset = ld32(r, at);
@@ -272,7 +229,7 @@ static void blob(const table_t *t, unsigned id, uint32_t checksum,
   table_t named = *t;
   named.name.what = what;
   vec_t v;
-  vector(&named, id, 1, &v);
+  tmod__vector(&named, id, 1, &v);
   *data = v.present ? r->data + v.pos : NULL;
   *size = v.count;
   if (v.present && v.pos % TMOD_CONSTANT_ALIGNMENT) {
@@ -303,7 +260,7 @@ static uint64_t dtype_size(uint32_t dtype) {
 
 static void read_dims(const table_t *t, tmod_tensor_t *out) {
   vec_t dims;
-  vector(t, 2, 8, &dims);
+  tmod__vector(t, 2, 8, &dims);
   if (dims.count > TINYML_MAX_RANK) {
     tbad(t, "rank %u exceeds the maximum %d", dims.count, TINYML_MAX_RANK);
     return;
@@ -367,8 +324,8 @@ static void read_quantization(const table_t *t, tmod_tensor_t *out, quant_src_t 
   table_t q = *t; /* named as its tensor */
   vec_t scales, zero_points;
   open_table(&q, at);
-  vector(&q, 0, 4, &scales);
-  vector(&q, 1, 8, &zero_points);
+  tmod__vector(&q, 0, 4, &scales);
+  tmod__vector(&q, 1, 8, &zero_points);
   uint32_t raw_axis = u32_at(&q, 2);
   if (scales.count != zero_points.count) {
     tbad(t, "%u quantisation scales but %u zero points", scales.count,
@@ -398,7 +355,7 @@ static void read_quantization(const table_t *t, tmod_tensor_t *out, quant_src_t 
  * need no alignment).  An output has none: nothing would check it. */
 static void read_fixed_value(const table_t *t, tmod_tensor_t *out, int is_input) {
   vec_t v;
-  vector(t, 5, 1, &v);
+  tmod__vector(t, 5, 1, &v);
   /* One test for both rules: no u32 count equals an output's UINT64_MAX. */
   uint64_t allowed = is_input ? out->byte_size : UINT64_MAX;
   if (v.present && v.count != allowed)
@@ -414,8 +371,8 @@ static void read_tensor(reader_t *r, const vec_t *v, uint32_t i, const char *wha
   memset(out, 0, sizeof(*out));
   memset(src, 0, sizeof(*src));
   table_t t;
-  element_table(r, v, i, what, &t);
-  out->name = string(&t, 0);
+  tmod__element_table(r, v, i, what, &t);
+  out->name = tmod__string(&t, 0);
   out->dtype = u32_at(&t, 1);
   read_dims(&t, out);
   out->byte_size = u64_at(&t, 3);
@@ -468,7 +425,7 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
   reader_t *r = root->r;
   vec_t v;
   root->name.what = kind;
-  vector(root, id, 4, &v);
+  tmod__vector(root, id, 4, &v);
   if (v.count > MAX_TENSORS) {
     bad(r, "%u %ss exceed the maximum %u", v.count, kind, MAX_TENSORS);
     return;
@@ -485,7 +442,7 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
   if (fits_size_t(bytes))
     tensors = tinyml__alloc(&r->alloc, (size_t)bytes, _Alignof(tmod_tensor_t));
   if (!tensors) {
-    out_of_memory(r, kind, bytes);
+    tmod__out_of_memory(r, kind, bytes);
     return;
   }
   *out = tensors; /* owned by the module from here on */
@@ -502,12 +459,12 @@ static void read_tensors(table_t *root, unsigned id, const char *kind,
  * Executables
  * ---------------------------------------------------------------------- */
 
-static void read_executable(reader_t *r, const vec_t *v, uint32_t i,
+TMOD_READER_FN void tmod__read_executable(reader_t *r, const vec_t *v, uint32_t i,
                             tmod_executable_t *out) {
   table_t t;
-  element_table(r, v, i, "executable %u", &t);
-  out->format = string(&t, 0);
-  out->arch = string(&t, 1);
+  tmod__element_table(r, v, i, "executable %u", &t);
+  out->format = tmod__string(&t, 0);
+  out->arch = tmod__string(&t, 1);
   out->checksum = u32_at(&t, 3);
   blob(&t, 2, out->checksum, "executable %u image", &out->image, &out->image_size);
   /* An absent image has the CRC of no bytes (0, the default checksum), so
@@ -520,7 +477,7 @@ static void read_executables(table_t *root, tmod_module_t *m) {
   reader_t *r = root->r;
   vec_t v;
   root->name.what = "executables";
-  vector(root, 11, 4, &v);
+  tmod__vector(root, 11, 4, &v);
   if (v.count > MAX_EXECUTABLES) {
     bad(r, "%u executables exceed the maximum %u", v.count, MAX_EXECUTABLES);
     return;
@@ -529,54 +486,15 @@ static void read_executables(table_t *root, tmod_module_t *m) {
   tmod_executable_t *exes = tinyml__calloc(&r->alloc, v.count, sizeof(*exes),
                                            _Alignof(tmod_executable_t));
   if (!exes) {
-    out_of_memory(r, "executables", (uint64_t)v.count * sizeof(*exes));
+    tmod__out_of_memory(r, "executables", (uint64_t)v.count * sizeof(*exes));
     return;
   }
   m->executables = exes;
   m->executable_count = v.count;
   for (uint32_t i = 0; i < v.count && !r->status; i++)
-    read_executable(r, &v, i, &exes[i]);
+    tmod__read_executable(r, &v, i, &exes[i]);
 }
 
-#if !TINYML_FREESTANDING /* the M4 runtime runs the baseline: no room */
-/* Variant i: its cpu, features and the baseline's count of executables. */
-static void read_variant(reader_t *r, const vec_t *v, uint32_t i, tmod_variant_t *out,
-                         tmod_executable_t *exes, uint32_t count) {
-  table_t t;
-  vec_t e;
-  element_table(r, v, i, "variant %u", &t);
-  out->cpu = string(&t, 0);
-  out->features = string(&t, 1);
-  out->executables = exes;
-  vector(&t, 2, 4, &e);
-  if (e.count != count)
-    tbad(&t, "has %" PRIu32 " executables, the baseline %" PRIu32, e.count, count);
-  for (uint32_t k = 0; k < e.count && !r->status; k++) read_executable(r, &e, k, &exes[k]);
-}
-
-/* After the baseline's executables, whose count each variant repeats; one
- * allocation holds the variants and then their executables. */
-static void read_variants(table_t *root, tmod_module_t *m) {
-  reader_t *r = root->r;
-  vec_t v;
-  root->name.what = "variants";
-  vector(root, 15, 4, &v);
-  if (v.count > TMOD_MAX_VARIANTS) bad(r, "%u variants exceed the maximum 8", v.count);
-  if (r->status || !v.count) return;
-  uint32_t n = m->executable_count;
-  size_t bytes = v.count * (sizeof(tmod_variant_t) + (size_t)n * sizeof(tmod_executable_t));
-  tmod_variant_t *vars = tinyml__calloc(&r->alloc, 1, bytes, _Alignof(tmod_variant_t));
-  if (!vars) {
-    out_of_memory(r, "variants", bytes);
-    return;
-  }
-  m->variants = vars;
-  m->variant_count = v.count;
-  tmod_executable_t *exes = (tmod_executable_t *)(void *)(vars + v.count);
-  for (uint32_t i = 0; i < v.count && !r->status; i++)
-    read_variant(r, &v, i, &vars[i], exes + (size_t)i * n, n);
-}
-#endif
 
 /* ------------------------------------------------------------------------
  * Steps
@@ -585,8 +503,8 @@ static void read_variants(table_t *root, tmod_module_t *m) {
 /* Opens step `i` and its bindings vector. */
 static void step_bindings(reader_t *r, const vec_t *steps, uint32_t i, table_t *t,
                           vec_t *bindings) {
-  element_table(r, steps, i, "step %u", t);
-  vector(t, 3, BINDING_BYTES, bindings);
+  tmod__element_table(r, steps, i, "step %u", t);
+  tmod__vector(t, 3, BINDING_BYTES, bindings);
   if (bindings->count > MAX_BINDINGS)
     tbad(t, "%u bindings exceed the maximum %u", bindings->count, MAX_BINDINGS);
 }
@@ -679,7 +597,7 @@ static void read_step(reader_t *r, const tmod_module_t *m, const vec_t *steps,
   out->kind = u32_at(&t, 0);
   out->executable = u32_at(&t, 1);
   out->entry = u32_at(&t, 2);
-  out->label = string(&t, 4);
+  out->label = tmod__string(&t, 4);
   out->binding_count = v.count;
   out->bindings = v.count ? bindings : NULL;
   for (uint32_t b = 0; b < v.count; b++) {
@@ -699,7 +617,7 @@ static void read_steps(table_t *root, tmod_module_t *m) {
   reader_t *r = root->r;
   vec_t v;
   root->name.what = "steps";
-  vector(root, 10, 4, &v);
+  tmod__vector(root, 10, 4, &v);
   if (v.count > MAX_STEPS) {
     bad(r, "%u steps exceed the maximum %u", v.count, MAX_STEPS);
     return;
@@ -718,7 +636,7 @@ static void read_steps(table_t *root, tmod_module_t *m) {
   if (fits_size_t(bytes))
     steps = tinyml__alloc(&r->alloc, (size_t)bytes, _Alignof(tmod_binding_t));
   if (!steps) {
-    out_of_memory(r, "steps", bytes);
+    tmod__out_of_memory(r, "steps", bytes);
     return;
   }
   m->steps = steps; /* owned by the module from here on */
@@ -759,11 +677,11 @@ static void read_root_scalars(table_t *t, tmod_module_t *m) {
     return;
   }
   t->name.what = "target";
-  m->target = string(t, 1);
+  m->target = tmod__string(t, 1);
   t->name.what = "cpu";
-  m->cpu = string(t, 2);
+  m->cpu = tmod__string(t, 2);
   t->name.what = "features";
-  m->features = string(t, 3);
+  m->features = tmod__string(t, 3);
   t->name.what = "module";
   m->arena_size = u64_at(t, 4);
   m->arena_alignment = u32_at(t, 5);
@@ -779,7 +697,7 @@ static void read_root_scalars(table_t *t, tmod_module_t *m) {
  * short, so it is refused before any binding is checked against it. */
 static void read_regions(table_t *t, tmod_module_t *m) {
   vec_t v;
-  vector(t, 12, 8, &v);
+  tmod__vector(t, 12, 8, &v);
   if (v.count >= TMOD_MAX_ARENA_REGIONS) {
     bad(t->r, "more arena regions than the 4 allowed");
     return;
@@ -802,7 +720,7 @@ static void read_module(reader_t *r, tmod_module_t *m) {
        &m->constants_size);
   read_executables(&root, m);
 #if !TINYML_FREESTANDING
-  read_variants(&root, m);
+  tmod__read_variants(&root, m);
 #endif
   read_tensors(&root, 6, "input", "input %u", &m->inputs, &m->input_count);
   read_tensors(&root, 7, "output", "output %u", &m->outputs, &m->output_count);
@@ -815,7 +733,7 @@ tinyml_status_t tmod_read(const uint8_t *data, size_t size,
                           const tinyml_allocator_t *allocator,
                           tmod_module_t *out_module) {
   reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator),
-                TINYML_OK};
+                TINYML_OK, ""};
   tmod_module_t m;
   memset(&m, 0, sizeof(m));
   read_module(&r, &m);

@@ -375,10 +375,16 @@ static tinyml_status_t check_module(const tinyml_allocator_t *a,
 #if !TINYML_FREESTANDING
   if (m->variant_count > TMOD_MAX_VARIANTS)
     return invalid(a, "variant count", m->variant_count, "exceeds the maximum");
-  for (uint32_t v = 0; v < m->variant_count; v++)
+  if (m->variant_count && !m->variants) return invalid(a, "variant", 0, "the array is NULL");
+  for (uint32_t v = 0; v < m->variant_count; v++) {
+    /* An empty cpu would read back as a variant for any CPU. */
+    if (!m->variants[v].cpu || !m->variants[v].cpu[0])
+      return invalid(a, "variant", v, "the cpu is NULL or empty");
+    if (!m->variants[v].features) return invalid(a, "variant", v, "the features are NULL");
     for (uint32_t i = 0; i < m->executable_count; i++)
       if (!m->variants[v].executables || !m->variants[v].executables[i].image)
         return invalid(a, "variant", v, "an executable is NULL");
+  }
 #endif
   return TINYML_OK;
 }

@@ -32,6 +32,22 @@ static tinyml_status_t check_step(const tinyml_module_t *m, uint32_t s) {
   return TINYML_OK;
 }
 
+/* "module: executable 0", or "module: variant 1 (x86-64-v4) executable 0"
+ * when the loader chose a variant, so its image is not taken for the
+ * baseline's. */
+static tinyml_status_t executable_failed(const tinyml_module_t *m, tinyml_status_t st,
+                                         uint32_t i) {
+#if !TINYML_FREESTANDING
+  for (uint32_t v = 0; v < m->desc.variant_count; ++v)
+    if (m->desc.variants[v].executables == m->desc.executables)
+      return TINYML_STATUS_ANNOTATE(st, "module: variant %u (%s) executable %u", v,
+                                    m->desc.variants[v].cpu, i);
+#else
+  (void)m; /* no variants there */
+#endif
+  return TINYML_STATUS_ANNOTATE(st, "module: executable %u", i);
+}
+
 static tinyml_status_t load_executables(tinyml_module_t *m) {
   uint32_t n = m->desc.executable_count;
   /* One allocation for both arrays (libraries after the elfs). */
@@ -55,7 +71,7 @@ static tinyml_status_t load_executables(tinyml_module_t *m) {
 #endif
     tinyml_status_t st = tinyml__elf_load(x->image, (size_t)x->image_size, &m->allocator,
                                           &m->elfs[i], &m->libraries[i]);
-    if (st) return TINYML_STATUS_ANNOTATE(st, "module: executable %u", i);
+    if (st) return executable_failed(m, st, i);
   }
   return TINYML_OK;
 }

@@ -1,11 +1,13 @@
 /* Multi-versioned modules (tmod_variant_t): variants survive a write and a
  * read, a reader refuses a variant whose executables do not match the
  * baseline's, and a module without variants is byte for byte what a
- * writer before them made (no field 15). */
+ * writer before them made (no field 15); writer and reader hold to
+ * TMOD_MAX_VARIANTS, and errors in a variant name it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,8 +113,44 @@ static void test_refusals(void **state) {
   size_t e0 = fb_element(data, exes, 0);
   size_t image = fb_deref(data, fb_field(data, e0, 2));
   data[image + 4 + 10] ^= 1;
-  expect_refused(data, size, "executable 0 image");
+  /* Named as the variant's, not taken for the baseline's executable 0. */
+  expect_refused(data, size, "module: variant 1 (x86-64-v4) executable 0 image: checksum");
   free_module_bytes(data);
+}
+
+/* A count beyond TMOD_MAX_VARIANTS, and a variant whose cpu is "" (which
+ * would pass any CPU's check). */
+static void test_reader_limits(void **state) {
+  (void)state;
+  sample_t s;
+  variants_t vs;
+  sample_init(&s);
+  add_variants(&s, &vs);
+  size_t size;
+  uint8_t *data = write_module(&s.module, &size);
+  size_t vec = fb_deref(data, fb_field(data, fb_root(data), 15));
+  fb_put_u32(data, vec, TMOD_MAX_VARIANTS + 1);
+  char want[64];
+  snprintf(want, sizeof(want), "%u variants exceed the maximum %u", TMOD_MAX_VARIANTS + 1,
+           TMOD_MAX_VARIANTS);
+  expect_refused(data, size, want);
+  fb_put_u32(data, vec, 2);
+  size_t cpu = fb_deref(data, fb_field(data, fb_element(data, vec, 0), 0));
+  fb_put_u32(data, cpu, 0);
+  data[cpu + 4] = 0; /* the empty string's NUL */
+  expect_refused(data, size, "module: variant 0: names no cpu");
+  free_module_bytes(data);
+}
+
+static void expect_unwritable(const tmod_module_t *m, const char *part) {
+  uint8_t *data = NULL;
+  size_t size = 0;
+  tinyml_status_t st = tmod_write(m, NULL, &data, &size);
+  assert_int_equal(TINYML_STATUS_INVALID_ARGUMENT, tinyml_status_code(st));
+  if (!strstr(tinyml_status_message(st), part))
+    fail_msg("'%s' lacks '%s'", tinyml_status_message(st), part);
+  assert_null(data);
+  tinyml_status_free(st);
 }
 
 static void test_writer_limits(void **state) {
@@ -122,17 +160,20 @@ static void test_writer_limits(void **state) {
   sample_init(&s);
   add_variants(&s, &vs);
   s.module.variant_count = TMOD_MAX_VARIANTS + 1;
-  uint8_t *data = NULL;
-  size_t size = 0;
-  tinyml_status_t st = tmod_write(&s.module, NULL, &data, &size);
-  assert_int_equal(TINYML_STATUS_INVALID_ARGUMENT, tinyml_status_code(st));
-  tinyml_status_free(st);
+  char want[64];
+  snprintf(want, sizeof(want), "variant count %u: exceeds the maximum", TMOD_MAX_VARIANTS + 1);
+  expect_unwritable(&s.module, want);
   s.module.variant_count = 2;
+  vs.v[1].cpu = NULL;
+  expect_unwritable(&s.module, "variant 1: the cpu is NULL");
+  vs.v[1].cpu = "";
+  expect_unwritable(&s.module, "variant 1: the cpu is NULL or empty");
+  vs.v[1].cpu = "x86-64-v4";
+  vs.v[0].features = NULL;
+  expect_unwritable(&s.module, "variant 0: the features are NULL");
+  vs.v[0].features = "+avx512f";
   vs.exes[1][1].image = NULL;
-  st = tmod_write(&s.module, NULL, &data, &size);
-  assert_int_equal(TINYML_STATUS_INVALID_ARGUMENT, tinyml_status_code(st));
-  assert_non_null(strstr(tinyml_status_message(st), "variant 1"));
-  tinyml_status_free(st);
+  expect_unwritable(&s.module, "variant 1: an executable is NULL");
 }
 
 int main(void) {
@@ -141,6 +182,7 @@ int main(void) {
       cmocka_unit_test(test_no_variants_unchanged),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_writer_limits),
+      cmocka_unit_test(test_reader_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,9 +118,41 @@ static tinyml_status_t generate_code(session_t *s) {
   return tc_link_shared(s->obj, s->obj_size, &s->target, s->a, &s->so, &s->so_size);
 }
 
+static void session_free(session_t *s) {
+  tinyml__free(s->a, s->so);
+  tinyml__free(s->a, s->obj);
+  tc_variants_free(&s->variants, s->a);
+  tc_graph_free(&s->graph, s->a);
+  mlirContextDestroy(s->ctx);
+  tc_target_release(&s->target);
+}
+
+static tinyml_status_t compile_with(const void *model, size_t model_size,
+                                    const tinyml__compile_request_t *req, unsigned builds,
+                                    const tinyml_allocator_t *a, tinyml__files_t *out);
+
+/* Once more, with only the variants the first compile kept: blobs packed
+ * for a variant that was then left out would carry its scratch and dot4
+ * block for nothing.  The first compile has said its notes and dumps. */
+static tinyml_status_t compile_again(const void *model, size_t model_size,
+                                     const tinyml__compile_request_t *req, unsigned builds,
+                                     const tinyml_allocator_t *a, tinyml__files_t *out) {
+  tinyml__compile_request_t quiet = *req;
+  quiet.bindings.note = NULL;
+  quiet.dump_tosa = NULL;
+  return compile_with(model, model_size, &quiet, builds, a, out);
+}
+
 tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                       const tinyml__compile_request_t *req,
                                       const tinyml_allocator_t *a, tinyml__files_t *out) {
+  return compile_with(model, model_size, req, ~0u, a, out);
+}
+
+/* builds: the variant builds to consider (tc_variants_begin). */
+static tinyml_status_t compile_with(const void *model, size_t model_size,
+                                    const tinyml__compile_request_t *req, unsigned builds,
+                                    const tinyml_allocator_t *a, tinyml__files_t *out) {
   memset(out, 0, sizeof(*out));
   session_t s = {.a = a, .dump_tosa = req->dump_tosa, .dump_user = req->dump_user,
                  .emit = req->emit, .name = req->name ? req->name : "model",
@@ -141,13 +173,18 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                "generated C and static libraries take one arena");
   TINYML_RETURN_IF_ERROR(tc_target_resolve(req->backend, req->cpu, req->features,
                                            req->opt_level, a, &s.target));
-  const unsigned variants = tc_variants_begin(&s.variants, &s.target, req);
+  const unsigned variants = tc_variants_begin(&s.variants, &s.target, req, builds);
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
   if (!st && variants)
     st = tc_variants_generate(&s.variants, &s.target, s.ctx, &s.graph, &s.diag, req, a);
   if (!st) st = generate_code(&s);
   if (!st && variants) tc_variants_check(&s.variants, &s.graph, req, a);
+  unsigned kept = 0;
+  if (!st && variants && tc_variants_overpacked(&s.variants, &kept)) {
+    session_free(&s);
+    return compile_again(model, model_size, req, kept, a, out);
+  }
   for (int i = 0; i < TINYML_MAX_ARENA_REGIONS; ++i) s.graph.region_caps[i] = req->arena_regions[i];
   if (!st) st = tc_plan_memory(&s.graph, a);
   if (!st) st = tc_check_arena_limit(s.graph.region_sizes, s.graph.region_count, &s.limits, a);
@@ -155,12 +192,7 @@ tinyml_status_t tinyml__compile_files(const void *model, size_t model_size,
                                 s.so,     s.so_size, &s.obj, s.obj_size, &s.variants};
   if (!st) st = tc_deliver(&product, a, out);
   if (st) tinyml__files_free(out, a);
-  tinyml__free(a, s.so);
-  tinyml__free(a, s.obj);
-  tc_variants_free(&s.variants, a);
-  tc_graph_free(&s.graph, a);
-  mlirContextDestroy(s.ctx);
-  tc_target_release(&s.target);
+  session_free(&s);
   return st;
 }
 

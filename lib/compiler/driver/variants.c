@@ -13,7 +13,7 @@
 #include "../toolchain/lld.h"
 
 unsigned tc_variants_begin(tc_variants_t *vs, tc_target_t *baseline,
-                           const tinyml__compile_request_t *req) {
+                           const tinyml__compile_request_t *req, unsigned builds) {
   memset(vs, 0, sizeof(*vs));
   if (req->emit != TINYML_EMIT_MODULE || req->cpu || req->features || !baseline->ukernels)
     return 0;
@@ -21,7 +21,8 @@ unsigned tc_variants_begin(tc_variants_t *vs, tc_target_t *baseline,
   vs->pack = *baseline->ukernels;
   for (unsigned i = 0; i < uk->build_count && vs->count < TMOD_MAX_VARIANTS; ++i) {
     const tc_ukernel_build_t *b = &uk->builds[i];
-    if (!b->variant_cpu || b == baseline->ukernels) continue;
+    if (!b->variant_cpu || b == baseline->ukernels || !(builds >> i & 1u)) continue;
+    vs->v[vs->count].index = i;
     vs->v[vs->count++].build = b;
     if (b->scratch_per_k > vs->pack.scratch_per_k) vs->pack.scratch_per_k = b->scratch_per_k;
     if (b->dot4) vs->pack.dot4 = 1;
@@ -30,7 +31,21 @@ unsigned tc_variants_begin(tc_variants_t *vs, tc_target_t *baseline,
   vs->base = baseline->ukernels;
   baseline->ukernels = &vs->pack;
   baseline->dot4_blobs = &vs->dot4_blobs;
+  baseline->conv_blobs = &vs->conv_blobs;
   return vs->count;
+}
+
+int tc_variants_overpacked(const tc_variants_t *vs, unsigned *out_builds) {
+  *out_builds = 0;
+  if (!vs->base || !vs->conv_blobs) return 0;
+  int scratch = vs->base->scratch_per_k, dot4 = vs->base->dot4;
+  for (unsigned i = 0; i < vs->count; ++i) {
+    const tc_ukernel_build_t *b = vs->v[i].build;
+    if (b->scratch_per_k > scratch) scratch = b->scratch_per_k;
+    dot4 |= b->dot4;
+    *out_builds |= 1u << vs->v[i].index;
+  }
+  return scratch < vs->pack.scratch_per_k || dot4 < vs->pack.dot4;
 }
 
 /* Its kernels call functions built for features it lacks, trusting the
@@ -43,11 +58,15 @@ static int trusts_dot4(const tc_ukernel_build_t *b) {
 static int keep(const tc_variants_t *vs, unsigned i) {
   const tc_ukernel_build_t *b = vs->v[i].build;
   if (vs->dot4_blobs) return !trusts_dot4(b);
-  /* Without dot4 blobs a later build of the same code runs on more CPUs. */
-  for (unsigned j = i + 1; j < vs->count; ++j)
-    if (vs->v[j].build->bitcode == b->bitcode &&
-        vs->v[j].build->transform_script == b->transform_script)
+  /* Without dot4 blobs a build's code is a later one's with the same
+   * tiling (the same bitcode, or one that differs in its dot4 path only),
+   * and the later one runs on more CPUs. */
+  for (unsigned j = i + 1; j < vs->count; ++j) {
+    const tc_ukernel_build_t *later = vs->v[j].build;
+    if (later->transform_script == b->transform_script &&
+        (later->bitcode == b->bitcode || (b->dot4 && !later->dot4)))
       return 0;
+  }
   return 1;
 }
 
@@ -117,6 +136,7 @@ tinyml_status_t tc_variants_generate(tc_variants_t *vs, tc_target_t *baseline, M
                                      const tinyml_allocator_t *a) {
   baseline->ukernels = vs->base;
   baseline->dot4_blobs = NULL;
+  baseline->conv_blobs = NULL;
   unsigned kept = 0;
   for (unsigned i = 0; i < vs->count; ++i)
     if (keep(vs, i)) vs->v[kept++] = vs->v[i];

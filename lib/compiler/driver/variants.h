@@ -20,6 +20,7 @@
 
 typedef struct tc_variant {
   const tc_ukernel_build_t *build;
+  unsigned index; /* build's in the backend's list (tc_variants_begin's mask) */
   tc_target_t target;
   uint8_t *so; /* its linked executable */
   size_t so_size;
@@ -32,16 +33,24 @@ typedef struct tc_variants {
   const tc_ukernel_build_t *base; /* the baseline's own build */
   tc_ukernel_build_t pack;        /* what the blobs are packed for */
   unsigned dot4_blobs;
+  unsigned conv_blobs; /* all int8 conv blobs, which the pack sizes */
   unsigned count;
   tc_variant_t v[TMOD_MAX_VARIANTS];
 } tc_variants_t;
 
 /* Zeroes vs; when `req` asks for a module with no CPU or features and the
- * backend has variant builds, lists them and points baseline's microkernel
+ * backend has variant builds, lists those whose bit (1 << index in the
+ * backend's list) is set in `builds` and points baseline's microkernel
  * build at vs->pack for selection on TOSA (until tc_variants_generate).
  * Returns the number of candidate variants (0: a single-variant module). */
 unsigned tc_variants_begin(tc_variants_t *vs, tc_target_t *baseline,
-                           const tinyml__compile_request_t *req);
+                           const tinyml__compile_request_t *req, unsigned builds);
+
+/* After tc_variants_check: 1 when int8 conv blobs were packed for more
+ * than the baseline and the variants left need (more scratch, or a dot4
+ * block no kernel reads: a variant was left out after packing), with
+ * *out_builds the mask of those left, to compile again with; else 0. */
+int tc_variants_overpacked(const tc_variants_t *vs, unsigned *out_builds);
 
 /* After partitioning, before the baseline's code generation: restores the
  * baseline's build, drops variants the blobs cannot serve (a build whose

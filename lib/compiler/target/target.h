@@ -28,6 +28,9 @@ typedef struct tc_target {
   /* Counts the int8 blobs packed with a dot4 block (tosa/uk_pack.c), for
    * driver/variants.c; NULL: not counted. */
   unsigned *dot4_blobs;
+  /* Counts the int8 conv blobs, whose scratch and dot4 block the build
+   * decides (tosa/uk_pack.c), for driver/variants.c; NULL: not counted. */
+  unsigned *conv_blobs;
 } tc_target_t;
 
 /* Resolves `backend` for `cpu` and `features` (NULL: the backend's

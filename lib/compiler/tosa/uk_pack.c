@@ -180,6 +180,7 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
     pack_conv(c, &t->backend->ukernels, w);
     if (c->p.dot4) fill_dot4_bias(&c->p, &t->backend->ukernels, blob);
     if (c->p.dot4 && t->dot4_blobs) ++*t->dot4_blobs;
+    if (t->conv_blobs) ++*t->conv_blobs;
   } else if (dw_wide(&c->p, &t->backend->ukernels)) {
     pack_dw_wide(c, w);
     fold_zp_sum(&c->p, blob);
