@@ -43,13 +43,18 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     w += (size_t)len * W;
   }
   const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
+  /* Once per tile (fepi_v). */
+  __m256 sc[2], of[2];
+  for (int v = 0; v < nv; ++v) {
+    sc[v] = _mm256_loadu_ps(c->scale + o0 + 8 * v);
+    of[v] = _mm256_loadu_ps(c->offset + o0 + 8 * v);
+  }
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m256 r = acc[i][v];
       float *o = outs[i] + o0 + 8 * v;
       if (last)
-        r = fepi(r, c->scale + o0 + 8 * v, c->offset + o0 + 8 * v,
-                 c->res ? c->res + (o - c->out0) : 0, v ? m1 : m0, lo, hi);
+        r = fepi_v(r, sc[v], of[v], c->res ? c->res + (o - c->out0) : 0, v ? m1 : m0, lo, hi);
       if (full)
         _mm256_storeu_ps(o, r);
       else

@@ -74,6 +74,12 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     } while (w0 != w0e);
   } while (++j < npc);
   const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  /* Once per tile (fepi_v); the arrays are whole multiples of 16 long. */
+  __m512 sc[2], of[2];
+  for (int v = 0; v < nv; ++v) {
+    sc[v] = _mm512_loadu_ps(c->scale + o0 + 16 * v);
+    of[v] = _mm512_loadu_ps(c->offset + o0 + 16 * v);
+  }
   /* Unrolled, or the accumulators go through the stack. */
 #pragma GCC unroll 12
   for (int i = 0; i < np; ++i)
@@ -81,8 +87,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
       __m512 r = acc[i][v];
       float *o = outs[i] + o0 + 16 * v;
       if (last)
-        r = fepi16(r, c->scale + o0 + 16 * v, c->offset + o0 + 16 * v,
-                   c->res ? c->res + (o - c->out0) : 0, m[v], lo, hi);
+        r = fepi16_v(r, sc[v], of[v], c->res ? c->res + (o - c->out0) : 0, m[v], lo, hi);
       _mm512_mask_storeu_ps(o, m[v], r);
     }
 }

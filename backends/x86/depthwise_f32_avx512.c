@@ -31,9 +31,15 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, cons
     }
   }
   const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  /* Once per block, as the conv tile does (fepi16_v). */
+  __m512 sc[4], of[4];
+  for (int v = 0; v < nv; ++v) {
+    sc[v] = _mm512_loadu_ps(c->scale + c0 + 16 * v);
+    of[v] = _mm512_loadu_ps(c->offset + c0 + 16 * v);
+  }
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
-      __m512 r = fepi16(a[i][v], c->scale + c0 + 16 * v, c->offset + c0 + 16 * v, 0, 0, lo, hi);
+      __m512 r = fepi16_v(a[i][v], sc[v], of[v], 0, 0, lo, hi);
       _mm512_mask_storeu_ps(dst + (size_t)i * dstep + c0 + 16 * v, m[v], r);
     }
 }

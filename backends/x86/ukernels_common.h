@@ -129,6 +129,29 @@ UK_INLINE __m256 fepi(__m256 v, const float *scale, const float *offset, const f
   return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
 }
 
+/* fepi with the scale and offset already in registers: the same operations
+ * in the same order, so the same bits.  A tile loads them once per
+ * column, not once per pixel: its stores may alias the arrays, so the
+ * compiler reloads them for every vector otherwise. */
+UK_INLINE __m256 fepi_v(__m256 v, __m256 scale, __m256 offset, const float *res, __m256i m,
+                        __m256 lo, __m256 hi) {
+  v = _mm256_mul_ps(v, scale);
+  v = _mm256_add_ps(v, offset);
+  if (res) v = _mm256_add_ps(v, _mm256_maskload_ps(res, m));
+  return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+}
+
+#if defined(__AVX512F__)
+/* fepi16 with the scale and offset in registers (fepi_v). */
+UK_INLINE __m512 fepi16_v(__m512 v, __m512 scale, __m512 offset, const float *res,
+                          __mmask16 m, __m512 lo, __m512 hi) {
+  v = _mm512_mul_ps(v, scale);
+  v = _mm512_add_ps(v, offset);
+  if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res));
+  return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+}
+#endif
+
 #if defined(__AVX512F__)
 UK_INLINE __mmask16 mask_below(int32_t n) {
   return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);

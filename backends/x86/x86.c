@@ -84,7 +84,7 @@ const tinyml_backend_t tinyml__backend_x86 = {
             .window_bytes = 512 << 10,
             /* Measured on ResNet-50 and SqueezeNet (docs/PERF.md, Winograd). */
             .winograd = {
-                .min_channels = 32,
+                .min_channels = 16, /* SqueezeNet's fire2-3 under F(4x4, 3x3) */
                 .max_u_bytes = 4 << 20, /* ResNet-50's 7x7 stage (16 MB) gains 1% */
                 .max_u4_bytes = 5 << 19,
                 .l2_u_bytes = 1 << 20,

@@ -519,11 +519,15 @@ def f32_cases(rng):
           depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
-        # residual add + ReLU into the conv's kernel (tosa/uk_residual.c)
-        f32_residual_case(rng, "f32_residual_identity", 1, 9, 20, 1, False),
+        # residual add + ReLU into the conv's kernel (tosa/uk_residual.c); the
+        # 3x3 convs of 16-20 channels would take Winograd, which the
+        # wino*_residual cases test
+        direct(f32_residual_case(rng, "f32_residual_identity", 1, 9, 20, 1, False)),
         f32_residual_case(rng, "f32_residual_downsample", 2, 9, 12, 2, True),
-        f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False, relu_before=True),
-        f32_residual_case(rng, "f32_residual_nan_ignore", 1, 7, 16, 1, False, nan_ignore=True),
+        direct(f32_residual_case(rng, "f32_residual_after_relu", 1, 7, 16, 1, False,
+                                 relu_before=True)),
+        direct(f32_residual_case(rng, "f32_residual_nan_ignore", 1, 7, 16, 1, False,
+                                 nan_ignore=True)),
         # the sum's own dispatch follows: the kernel writes its output over the skip, a
         # conv's, when the taps are one chunk (memory_plan.c, share_places); with two
         # (k = 576) the partial sums would overwrite the skip first
@@ -556,7 +560,7 @@ def f32_cases(rng):
                           (0, 0, 0, 0)),
         f32_convpool_case(rng, "f32_convpool_padded_batch", 2, (63, 57), 3, 20, 7, 2,
                           (3, 3, 3, 3), 3, 2, (1, 0, 1, 1)),
-        f32_concat_case(rng, "f32_concat", 1, (13, 11), 16, 24, 40),
+        direct(f32_concat_case(rng, "f32_concat", 1, (13, 11), 16, 24, 40)),
         f32_concat_case(rng, "f32_concat_bands", 2, (9, 10), 40, 64, 64),
         # the 3x3 conv's 1.2 MB of weights: bands of its channels, the 1x1
         # conv's of pixels
@@ -610,6 +614,13 @@ def f32_cases(rng):
         # the residual added in the output transform
         wino4(f32_residual_case(rng, "f32_wino4_residual_over_skip", 1, 12, 32, 1, True,
                                 nan_ignore=True, skip_first=True)),
+        # 16 input channels, SqueezeNet's fire2-3 (x86's min_channels): a
+        # 4x4 tile's 36 GEMMs over k = 16, and F(2x2, 3x3) on an image 4x4
+        # tiles would cover 1.8 times
+        wino4(c(rng, "f32_wino4_16_channels", 1, 16, 15, 16, 64, 3, 3, (1, 1), (1, 1),
+                (1, 1, 1, 1), relu6=True)),
+        wino(c(rng, "f32_wino_16_channels", 1, 9, 9, 16, 20, 3, 3, (1, 1), (1, 1),
+               (1, 1, 1, 1), bn=True)),
     ]
 
 

@@ -29,9 +29,11 @@ static int wino_covers(const tinyml_uk_params_t *p, int32_t m) {
 }
 
 /* The thresholds are the backend's (tc_wino_tuning_t); x86-64's were
- * measured so.  Below 32 channels the transforms cost too much of the GEMMs:
- * SqueezeNet's 16 -> 64 convs of 55x55 gained 5-10% on one thread and
- * lost on two (1.2-1.3x faster than one, against 1.86x direct).
+ * measured so.  With F(2x2, 3x3) alone, SqueezeNet's 16 -> 64 convs of
+ * 55x55 gained 5-10% on one thread and lost on two, so the bound was 32
+ * channels; with F(4x4, 3x3) they take 0.71-0.75 of the direct sum's time
+ * on one thread (docs/PERF.md, "16-channel Winograd"), and x86-64's bound
+ * is 16.  Below that the transforms cost too much of the GEMMs.
  * F(4x4, 3x3) needs 2.25 multiply-adds per output and channel pair
  * against F(2x2, 3x3)'s 4, for 2.25x the size of U.  It is taken while U
  * stays within WINO4_MAX_U (ResNet-50's 14x14 convs, 9.4 MB of U, gained
