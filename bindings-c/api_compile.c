@@ -175,6 +175,7 @@ static tinyml_status_t make_request(const tinyml_compile_options_t *o,
   r->max_constant_bytes = HAS_FIELD(o, max_constant_bytes) ? o->max_constant_bytes : 0;
   r->max_ops = HAS_FIELD(o, max_ops) ? o->max_ops : 0;
   r->max_arena_bytes = HAS_FIELD(o, max_arena_bytes) ? o->max_arena_bytes : 0;
+  r->split_min_work = HAS_FIELD(o, split_min_work) ? o->split_min_work : 0;
   if (HAS_FIELD(o, dim_count)) r->bindings = (te_bindings_t){.dims = o->dims, .dim_count = o->dim_count};
   if (HAS_FIELD(o, input_shape_count)) {
     r->bindings.input_shapes = o->input_shapes;

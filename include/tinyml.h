@@ -399,6 +399,15 @@ typedef struct tinyml_compile_options_s {
    * read during the call only.  NULL / 0 (the default): none. */
   const tinyml_input_value_t *input_values;
   size_t input_value_count;
+  /* Threads (docs/DESIGN.md, "Threads"): a dispatch phase whose estimated
+   * work (multiply-adds, or element operations of a loop nest) is below
+   * this many keeps one workgroup, so a context runs it inline on the
+   * invoking thread, whatever its thread_count.  0 (the default, and a
+   * field past an older caller's struct_size): the target's own measured
+   * value (x86-64: 2^21).  1 splits every phase that can be split, however
+   * small: for tests of the split itself; it changes speed only, never
+   * results (they are bit-identical for every split). */
+  uint64_t split_min_work;
 } tinyml_compile_options_t;
 
 /* The defaults of the limits above.  Generous for a host compiler: a model

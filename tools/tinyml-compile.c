@@ -76,6 +76,10 @@ static void print_usage(void) {
       "                       sizes, e.g. 64K,256K (a fast TCM, then slower\n"
       "                       RAM; suffixes K and M; up to %d): the buffers\n"
       "                       used most per byte go to the first region\n"
+      "      --split-min-work N\n"
+      "                       threads share a step only if it does at least N\n"
+      "                       multiply-adds (default: the target's; 1 splits\n"
+      "                       every step that can be split, for tests)\n"
       "\n"
       "Resource limits (docs/SECURITY.md); a model over one is refused, naming\n"
       "the tensor or operator.  SIZE takes a suffix K, M or G:\n"
@@ -130,6 +134,7 @@ enum {
   OPT_IMAGE, OPT_PIXELS, OPT_RESIZE, OPT_INT16, OPT_MEAN, OPT_STD, OPT_LAYOUT,
   OPT_DEQUANTIZE, OPT_SOFTMAX, OPT_ARGMAX, OPT_TOP_K, OPT_NO_WINOGRAD, OPT_STRIP,
   OPT_ARENA_REGIONS,
+  OPT_SPLIT_MIN_WORK,
   OPT_MAX_TENSOR_BYTES,
   OPT_MAX_CONSTANT_BYTES,
   OPT_MAX_OPS,
@@ -160,6 +165,7 @@ static const struct option kLongOptions[] = {
     {"no-winograd", no_argument, NULL, OPT_NO_WINOGRAD},
     {"strip", no_argument, NULL, OPT_STRIP},
     {"arena-regions", required_argument, NULL, OPT_ARENA_REGIONS},
+    {"split-min-work", required_argument, NULL, OPT_SPLIT_MIN_WORK},
     {"max-tensor-bytes", required_argument, NULL, OPT_MAX_TENSOR_BYTES},
     {"max-constant-bytes", required_argument, NULL, OPT_MAX_CONSTANT_BYTES},
     {"max-ops", required_argument, NULL, OPT_MAX_OPS},
@@ -401,6 +407,8 @@ static int apply_option(int opt, char *value, char **argv,
     case OPT_NO_WINOGRAD: args->options.no_winograd = 1; return 0;
     case OPT_STRIP: args->options.strip = 1; return 0;
     case OPT_ARENA_REGIONS: return parse_regions(value, args->options.arena_regions);
+    case OPT_SPLIT_MIN_WORK:
+      return parse_limit(value, "--split-min-work", 0, &args->options.split_min_work);
     case OPT_MAX_TENSOR_BYTES:
       return parse_limit(value, "--max-tensor-bytes", 1, &args->options.max_tensor_bytes);
     case OPT_MAX_CONSTANT_BYTES:

@@ -41,6 +41,8 @@ typedef struct tinyml__compile_request {
   /* ONNX dynamic dimensions and the note callback (tinyml_compile_options_t);
    * borrowed. */
   te_bindings_t bindings;
+  /* tinyml_compile_options_t.split_min_work; 0 = the backend's. */
+  uint64_t split_min_work;
 } tinyml__compile_request_t;
 
 /* One output file: `name` is a plain file name (no directory). */

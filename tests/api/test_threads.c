@@ -218,6 +218,37 @@ static void test_e2e_models_identical(void **state) {
   check_model(path, 5);
 }
 
+/* split_min_work = 1 splits what the default keeps inline (each of these
+ * has a loop phase below x86-64's 2 M; the other e2e models' steps are
+ * microkernel calls too small for two bands of UK_BAND_WORK, which no
+ * threshold splits): the split must give the same bytes on every thread
+ * count, as a default split does. */
+static void test_forced_split_identical(void **state) {
+  (void)state;
+  static const char *const names[] = {"avg_pool", "cnn_two_results"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.mlir", api_model_dir(), names[i]);
+    tinyml_compile_options_t o;
+    tinyml_compile_options_init(&o);
+    tinyml_blob_t *plain = api_compile_file(path, &o);
+    o.split_min_work = 1;
+    tinyml_blob_t *blob = api_compile_file(path, &o);
+    tinyml_module_t *m0 = api_load_blob(plain), *m = api_load_blob(blob);
+    unsigned before = split_phases(m0), split = split_phases(m);
+    printf("%s: %u split phases forced (%u by default)\n", path, split, before);
+    if (split <= before)
+      fail_msg("%s: split_min_work 1 gives %u split phases, the default %u", path, split,
+               before);
+    expect_identical(m, path);
+    expect_identical_overcut(m, path);
+    tinyml_module_release(m0);
+    tinyml_module_release(m);
+    tinyml_blob_release(plain);
+    tinyml_blob_release(blob);
+  }
+}
+
 static void test_shared_models_identical(void **state) {
   (void)state;
   if (!shared_present()) skip();
@@ -252,6 +283,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_thread_count_option),
       cmocka_unit_test(test_threads_started_and_joined),
       cmocka_unit_test(test_e2e_models_identical),
+      cmocka_unit_test(test_forced_split_identical),
       cmocka_unit_test(test_shared_models_identical),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

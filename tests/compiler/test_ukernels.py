@@ -22,7 +22,9 @@ blobs must set dot4 (the offset of their second bias; 0 without it, or for
 --cpu skylake-avx512 and x86-64-v4, set for cascadelake and znver5), and
 where the CPU has VNNI the module must give the same bytes.  Every build
 also runs on 2, 3 and 4 threads: the *_bands cases are large enough that their call is
-split into 4, 6 and 8 bands of output pixels (lib/ukernels/uk_abi.h),
+split into 4, 6 and 8 bands of output pixels (lib/ukernels/uk_abi.h; they are
+below x86-64's split_min_work, so their kernel builds are compiled with
+--split-min-work 1, and tinyml-run --info must show a split step),
 bands that start mid-row and, with a batch, span two images; every split
 must give the same bytes.
 
@@ -160,6 +162,22 @@ def run(cmd):
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-3000:]}")
     return p.stdout
+
+
+# The *_bands cases are below the backend's split_min_work, which would run
+# them inline on one thread; this keeps their call split into bands.
+SPLIT = ["--split-min-work", "1"]
+
+
+def split_extra(name):
+    return SPLIT if "bands" in name else []
+
+
+def check_split(run_exe, mod):
+    """The module's kernel step is shared by threads (tinyml-run --info)."""
+    info = subprocess.run([run_exe, "--info", mod], capture_output=True, text=True, check=True)
+    if "parallel_steps: 0 of" in info.stdout:
+        raise RuntimeError(f"{os.path.basename(mod)}: no step is split:\n{info.stdout}")
 
 
 def kernel_symbols(compile_exe, nm, src, work, extra):
@@ -669,11 +687,14 @@ def f32_modules(exes, work, case, have_avx512, check_syms):
     mods = {}
     for tag, features, isa in F32_BUILDS:
         extra = ["--features", features] + (["--no-winograd"] if mode == "direct" else [])
+        extra += split_extra(case[0]) if isa else []
         check_syms(kernel_symbols(compile_exe, nm, src, work, extra), isa)
         if tag == "avx512" and not have_avx512:
             continue
         mods[tag] = os.path.join(work, f"{case[0]}.{tag}.tmlm")
         run([compile_exe, src, "-o", mods[tag], *extra])
+        if isa and split_extra(case[0]):
+            check_split(exes[1], mods[tag])
     if mode in ("wino", "wino4"):
         mods["direct"] = os.path.join(work, f"{case[0]}.direct.tmlm")
         run([compile_exe, src, "-o", mods["direct"], "--features", "+avx2,+fma",
@@ -932,7 +953,10 @@ def main():
             mods = []
             for tag, extra in builds:
                 m = os.path.join(work, f"{name}.{tag}.tmlm")
-                run([compile_exe, src, "-o", m, *extra])
+                uk = tag != "linalg"
+                run([compile_exe, src, "-o", m, *extra, *(split_extra(name) if uk else [])])
+                if uk and split_extra(name):
+                    check_split(run_exe, m)
                 mods.append(m)
             size = 1
             for d in x:

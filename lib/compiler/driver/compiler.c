@@ -176,6 +176,7 @@ static tinyml_status_t compile_with(const void *model, size_t model_size,
   const unsigned variants = tc_variants_begin(&s.variants, &s.target, req, builds);
   s.ctx = tc_context_create(&s.diag);
   tinyml_status_t st = import_and_partition(&s, model, model_size);
+  s.graph.split_min_work = req->split_min_work;
   if (!st && variants)
     st = tc_variants_generate(&s.variants, &s.target, s.ctx, &s.graph, &s.diag, req, a);
   if (!st) st = generate_code(&s);

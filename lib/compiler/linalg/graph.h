@@ -84,6 +84,9 @@ typedef struct tc_graph {
   uint32_t region_count;
   uint64_t region_sizes[TMOD_MAX_ARENA_REGIONS];
   uint64_t constants_size; /* set by the memory plan */
+  /* The caller's split_min_work (tinyml_compile_options_t); 0: the
+   * backend's. */
+  uint64_t split_min_work;
 } tc_graph_t;
 
 /* Frees everything g holds and zeroes it. */
