@@ -80,5 +80,6 @@ const tinyml_backend_t tinyml__backend_armv7em = {
         .tail_columns = 1,
         .specialise = 1,
         .zp_in_bias = 1,
+        .req_records = 1,
     },
 };

@@ -98,6 +98,9 @@ typedef struct tc_ukernels {
    * chan[].bias) is bias - in_zp * the sum of the channel's weights,
    * modulo 2^32 as the kernel sums (uk_abi.h). */
   int zp_in_bias;
+  /* 1: int8 conv and depthwise blobs carry tinyml_uk_req_t records
+   * (uk_abi.h, req_off) when every channel's shift allows them. */
+  int req_records;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */
