@@ -228,6 +228,50 @@ static void conv_pair(const uk_ctx_t *c, const int16_t *cols, int8_t *out0, int8
   }
 }
 
+/* One trip of conv_quad's loop: 4 taps of 2 channels x 4 pixels. */
+#define QUAD_TRIP \
+  "ldrd %[t0], %[t1], [%[w]]\n\t" \
+  "sxtb16 %[t0], %[t0]\n\t" \
+  "sxtb16 %[t1], %[t1]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a00], %[t0], %[xv], %[a00]\n\t" \
+  "smlad %[a10], %[t1], %[xv], %[a10]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a01], %[t0], %[xv], %[a01]\n\t" \
+  "smlad %[a11], %[t1], %[xv], %[a11]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a02], %[t0], %[xv], %[a02]\n\t" \
+  "smlad %[a12], %[t1], %[xv], %[a12]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a03], %[t0], %[xv], %[a03]\n\t" \
+  "smlad %[a13], %[t1], %[xv], %[a13]\n\t" \
+  "ldrd %[t0], %[t1], [%[w]], #8\n\t" \
+  "sxtb16 %[t0], %[t0], ror #8\n\t" \
+  "sxtb16 %[t1], %[t1], ror #8\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a00], %[t0], %[xv], %[a00]\n\t" \
+  "smlad %[a10], %[t1], %[xv], %[a10]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a01], %[t0], %[xv], %[a01]\n\t" \
+  "smlad %[a11], %[t1], %[xv], %[a11]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a02], %[t0], %[xv], %[a02]\n\t" \
+  "smlad %[a12], %[t1], %[xv], %[a12]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a03], %[t0], %[xv], %[a03]\n\t" \
+  "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
+
+#define QUAD_LOOP(trips)                                                                 \
+  __asm__ volatile("1:\n\t" trips "ldr %[t0], %[end]\n\t"                                 \
+                   "cmp %[x], %[t0]\n\t"                                                   \
+                   "bne 1b\n\t"                                                            \
+                   : [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02), [a03] "+r"(a03),  \
+                     [a10] "+r"(a10), [a11] "+r"(a11), [a12] "+r"(a12), [a13] "+r"(a13),  \
+                     [x] "+r"(x), [w] "+r"(w), [t0] "=&r"(t0), [t1] "=&r"(t1),           \
+                     [xv] "=&r"(xv)                                                      \
+                   : [end] "m"(end)                                                      \
+                   : "cc", "memory")
+
 /* Four pixels x two channels: each channel pair's weights, widened once,
  * serve four pixels, 33 instructions per 32 multiply-adds.  13 registers
  * hold the loop, so its end is read from the stack. */
@@ -242,46 +286,14 @@ static void conv_quad(const uk_ctx_t *c, const int16_t *cols, int8_t *out) {
     int32_t a10 = m.bias[o + 1], a11 = a10, a12 = a10, a13 = a10;
     const int16_t *x = cols, *end = cols + 4 * kp;
     uint32_t t0, t1, xv;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[t0], %[t1], [%[w]]\n\t"
-        "sxtb16 %[t0], %[t0]\n\t"
-        "sxtb16 %[t1], %[t1]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a00], %[t0], %[xv], %[a00]\n\t"
-        "smlad %[a10], %[t1], %[xv], %[a10]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a01], %[t0], %[xv], %[a01]\n\t"
-        "smlad %[a11], %[t1], %[xv], %[a11]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a02], %[t0], %[xv], %[a02]\n\t"
-        "smlad %[a12], %[t1], %[xv], %[a12]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a03], %[t0], %[xv], %[a03]\n\t"
-        "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
-        "ldrd %[t0], %[t1], [%[w]], #8\n\t"
-        "sxtb16 %[t0], %[t0], ror #8\n\t"
-        "sxtb16 %[t1], %[t1], ror #8\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a00], %[t0], %[xv], %[a00]\n\t"
-        "smlad %[a10], %[t1], %[xv], %[a10]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a01], %[t0], %[xv], %[a01]\n\t"
-        "smlad %[a11], %[t1], %[xv], %[a11]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a02], %[t0], %[xv], %[a02]\n\t"
-        "smlad %[a12], %[t1], %[xv], %[a12]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a03], %[t0], %[xv], %[a03]\n\t"
-        "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
-        "ldr %[t0], %[end]\n\t"
-        "cmp %[x], %[t0]\n\t"
-        "bne 1b\n\t"
-        : [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02), [a03] "+r"(a03),
-          [a10] "+r"(a10), [a11] "+r"(a11), [a12] "+r"(a12), [a13] "+r"(a13), [x] "+r"(x),
-          [w] "+r"(w), [t0] "=&r"(t0), [t1] "=&r"(t1), [xv] "=&r"(xv)
-        : [end] "m"(end)
-        : "cc", "memory");
+    /* Unrolled when the trips allow (k_padded is a layer constant): the
+     * loop's end is read from the stack, which costs 3 per trip. */
+    if (kp % 16 == 0)
+      QUAD_LOOP(QUAD_TRIP QUAD_TRIP QUAD_TRIP QUAD_TRIP);
+    else if (kp % 8 == 0)
+      QUAD_LOOP(QUAD_TRIP QUAD_TRIP);
+    else
+      QUAD_LOOP(QUAD_TRIP);
     const int32_t a0[4] = {a00, a01, a02, a03}, a1[4] = {a10, a11, a12, a13};
     store4(&m, o, oc, a0, q, out);
     if (o + 1 < oc) store4(&m, o + 1, oc, a1, q, out);
