@@ -81,5 +81,6 @@ const tinyml_backend_t tinyml__backend_armv7em = {
         .specialise = 1,
         .zp_in_bias = 1,
         .dw_wide = 1,
+        .req_records = 1,
     },
 };

@@ -37,32 +37,94 @@ UK_INLINE uint32_t ld32(const void *p) {
  * pointers (which may alias anything) do not force reloads. */
 typedef struct m4_out {
   int32_t zp, lo, hi, full; /* full: the clamp is int8's own range */
+  int32_t high; /* every shift lies in [33, 54]: the blob has req records */
 } m4_out_t;
 
 UK_INLINE m4_out_t m4_out(const tinyml_uk_params_t *p) {
-  m4_out_t o = {p->out_zp, p->act_min, p->act_max, p->act_min == -128 && p->act_max == 127};
+  m4_out_t o = {p->out_zp, p->act_min, p->act_max, p->act_min == -128 && p->act_max == 127,
+                p->req_off != 0};
   return o;
 }
 
-/* uk_requant_ch: SMLAL adds the product to the rounding term, and for
- * shifts of 32 or more only the high word is shifted. */
-UK_INLINE int8_t m4_requant(const tinyml_uk_chan_t *ch, int32_t acc, m4_out_t o) {
-  int32_t v = (int32_t)((uint32_t)acc + (uint32_t)ch->bias), s = ch->shift;
-  int64_t x = (int64_t)v * ch->mult + (v >= 0 ? ch->round_pos : ch->round_neg);
-  v = (s >= 32 ? (int32_t)(x >> 32) >> (s - 32) : (int32_t)(x >> s)) + o.zp;
+UK_INLINE int8_t m4_clamp(int32_t v, m4_out_t o) {
   if (o.full) return (int8_t)__ssat(v, 8);
   v = v < o.lo ? o.lo : v;
   return (int8_t)(v > o.hi ? o.hi : v);
 }
 
-UK_INLINE void store2(const tinyml_uk_chan_t *ch, int32_t o, int32_t oc, int32_t a, int32_t b,
+/* apply_scale_32 of v (bias included) for a shift of 33 or more, as
+ * tinyml_uk_req_t explains: hz is the high word of the rounding term (and
+ * of anything else to add at 2^s), sh the shift minus 32. */
+UK_INLINE int32_t m4_scale_hi(int32_t v, int32_t mult, int32_t hz, int32_t sh) {
+  uint32_t lo;
+  int32_t hi;
+  /* Written out: clang made the low word with a constant move and BFI. */
+  __asm__("and %[lo], %[v], #0x80000000\n\t"
+          "orr %[lo], %[lo], #0x40000000\n\t"
+          "add %[hi], %[hz], %[v], asr #31\n\t"
+          "smlal %[lo], %[hi], %[v], %[m]"
+          : [lo] "=&r"(lo), [hi] "=&r"(hi)
+          : [v] "r"(v), [m] "r"(mult), [hz] "r"(hz));
+  return hi >> sh;
+}
+
+/* uk_requant_ch on v = acc + bias.  With req records every shift is 33 or
+ * more, and round_pos's high word is 2^(s-33), the hz of out_zp 0. */
+UK_INLINE int8_t m4_requant_v(const tinyml_uk_chan_t *ch, int32_t v, m4_out_t o) {
+  if (o.high)
+    return m4_clamp(m4_scale_hi(v, ch->mult, (int32_t)(ch->round_pos >> 32), ch->shift - 32) + o.zp,
+                    o);
+  int32_t s = ch->shift;
+  int64_t x = (int64_t)v * ch->mult + (v >= 0 ? ch->round_pos : ch->round_neg);
+  v = (s >= 32 ? (int32_t)(x >> 32) >> (s - 32) : (int32_t)(x >> s)) + o.zp;
+  return m4_clamp(v, o);
+}
+
+/* uk_requant_ch. */
+UK_INLINE int8_t m4_requant(const tinyml_uk_chan_t *ch, int32_t acc, m4_out_t o) {
+  return m4_requant_v(ch, (int32_t)((uint32_t)acc + (uint32_t)ch->bias), o);
+}
+
+/* A conv's per-channel data: the records when the blob has them. */
+typedef struct m4_chan {
+  const tinyml_uk_chan_t *chan;
+  const tinyml_uk_req_t *req;
+  const int32_t *bias;
+} m4_chan_t;
+
+UK_INLINE m4_chan_t m4_chan(const uk_ctx_t *c) {
+  const uint8_t *blob = (const uint8_t *)c->chan - c->p->chan_off;
+  m4_chan_t m = {c->chan, (const tinyml_uk_req_t *)(const void *)(blob + c->p->req_off), c->bias};
+  return m;
+}
+
+/* Channels o and o + 1 (when it exists) of sums a and b that started
+ * from their bias. */
+UK_INLINE void store2(const m4_chan_t *m, int32_t o, int32_t oc, int32_t a, int32_t b,
                       m4_out_t q, int8_t *out) {
-  int8_t ra = m4_requant(ch, a, q);
-  if (o + 1 < oc) {
-    int8_t rb = m4_requant(ch + 1, b, q);
-    out[o + 1] = rb;
+  int8_t ra, rb = 0;
+  if (q.high) {
+    const tinyml_uk_req_t *r = m->req + o;
+    ra = m4_clamp(m4_scale_hi(a, r[0].mult, r[0].hz, r[0].sh), q);
+    rb = m4_clamp(m4_scale_hi(b, r[1].mult, r[1].hz, r[1].sh), q);
+  } else {
+    ra = m4_requant_v(m->chan + o, a, q);
+    if (o + 1 < oc) rb = m4_requant_v(m->chan + o + 1, b, q);
   }
+  if (o + 1 < oc) out[o + 1] = rb;
   out[o] = ra;
+}
+
+/* Channel o of four pixels' sums, which started from its bias, into
+ * out[o], out[o + oc], ...: one record's loads serve four outputs. */
+UK_INLINE void store4(const m4_chan_t *m, int32_t o, int32_t oc, const int32_t a[4], m4_out_t q,
+                      int8_t *out) {
+  if (q.high) {
+    const tinyml_uk_req_t r = m->req[o];
+    for (int i = 0; i < 4; ++i) out[o + i * oc] = m4_clamp(m4_scale_hi(a[i], r.mult, r.hz, r.sh), q);
+  } else {
+    for (int i = 0; i < 4; ++i) out[o + i * oc] = m4_requant_v(m->chan + o, a[i], q);
+  }
 }
 
 /* Writes one pixel's column into the layout of `n` pixels (header
@@ -129,27 +191,25 @@ static void conv_pair(const uk_ctx_t *c, const int16_t *cols, int8_t *out0, int8
   const int32_t kp = p->k_padded, oc = p->oc, ocp = p->oc_padded;
   const m4_out_t q = m4_out(p);
   const int8_t *w = c->weights;
-  const tinyml_uk_chan_t *ch = c->chan;
-  for (int32_t o = 0; o < ocp; o += 2, ch += 2) {
-    int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+  const m4_chan_t m = m4_chan(c);
+  for (int32_t o = 0; o < ocp; o += 2) {
+    int32_t a00 = m.bias[o], a01 = a00, a10 = m.bias[o + 1], a11 = a10;
     const int16_t *x = cols, *end = cols + 2 * kp;
     uint32_t wa, wb, xa, xb, t;
     /* Written out because clang's allocation of the same loop in C spilled
-     * and shuffled registers: 20 instructions per 16 multiply-adds. */
+     * and shuffled registers: 17 instructions per 16 multiply-adds (LDRD
+     * loads two words in one). */
     __asm__ volatile(
         "1:\n\t"
-        "ldr %[xa], [%[x]], #4\n\t"
-        "ldr %[xb], [%[x]], #4\n\t"
-        "ldr %[wa], [%[w]], #4\n\t"
+        "ldrd %[xa], %[xb], [%[x]], #8\n\t"
+        "ldrd %[wa], %[wb], [%[w]], #8\n\t"
         "sxtb16 %[t], %[wa]\n\t"
         "smlad %[a00], %[t], %[xa], %[a00]\n\t"
         "smlad %[a01], %[t], %[xb], %[a01]\n\t"
-        "ldr %[wb], [%[w]], #4\n\t"
         "sxtb16 %[t], %[wb]\n\t"
         "smlad %[a10], %[t], %[xa], %[a10]\n\t"
         "smlad %[a11], %[t], %[xb], %[a11]\n\t"
-        "ldr %[xa], [%[x]], #4\n\t"
-        "ldr %[xb], [%[x]], #4\n\t"
+        "ldrd %[xa], %[xb], [%[x]], #8\n\t"
         "sxtb16 %[t], %[wa], ror #8\n\t"
         "smlad %[a00], %[t], %[xa], %[a00]\n\t"
         "smlad %[a01], %[t], %[xb], %[a01]\n\t"
@@ -163,70 +223,80 @@ static void conv_pair(const uk_ctx_t *c, const int16_t *cols, int8_t *out0, int8
           [t] "=&r"(t)
         : [end] "r"(end)
         : "cc", "memory");
-    store2(ch, o, oc, a00, a10, q, out0);
-    store2(ch, o, oc, a01, a11, q, out1);
+    store2(&m, o, oc, a00, a10, q, out0);
+    store2(&m, o, oc, a01, a11, q, out1);
   }
 }
 
+/* One trip of conv_quad's loop: 4 taps of 2 channels x 4 pixels. */
+#define QUAD_TRIP \
+  "ldrd %[t0], %[t1], [%[w]]\n\t" \
+  "sxtb16 %[t0], %[t0]\n\t" \
+  "sxtb16 %[t1], %[t1]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a00], %[t0], %[xv], %[a00]\n\t" \
+  "smlad %[a10], %[t1], %[xv], %[a10]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a01], %[t0], %[xv], %[a01]\n\t" \
+  "smlad %[a11], %[t1], %[xv], %[a11]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a02], %[t0], %[xv], %[a02]\n\t" \
+  "smlad %[a12], %[t1], %[xv], %[a12]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a03], %[t0], %[xv], %[a03]\n\t" \
+  "smlad %[a13], %[t1], %[xv], %[a13]\n\t" \
+  "ldrd %[t0], %[t1], [%[w]], #8\n\t" \
+  "sxtb16 %[t0], %[t0], ror #8\n\t" \
+  "sxtb16 %[t1], %[t1], ror #8\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a00], %[t0], %[xv], %[a00]\n\t" \
+  "smlad %[a10], %[t1], %[xv], %[a10]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a01], %[t0], %[xv], %[a01]\n\t" \
+  "smlad %[a11], %[t1], %[xv], %[a11]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a02], %[t0], %[xv], %[a02]\n\t" \
+  "smlad %[a12], %[t1], %[xv], %[a12]\n\t" \
+  "ldr %[xv], [%[x]], #4\n\t" \
+  "smlad %[a03], %[t0], %[xv], %[a03]\n\t" \
+  "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
+
+#define QUAD_LOOP(trips)                                                                 \
+  __asm__ volatile("1:\n\t" trips "ldr %[t0], %[end]\n\t"                                 \
+                   "cmp %[x], %[t0]\n\t"                                                   \
+                   "bne 1b\n\t"                                                            \
+                   : [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02), [a03] "+r"(a03),  \
+                     [a10] "+r"(a10), [a11] "+r"(a11), [a12] "+r"(a12), [a13] "+r"(a13),  \
+                     [x] "+r"(x), [w] "+r"(w), [t0] "=&r"(t0), [t1] "=&r"(t1),           \
+                     [xv] "=&r"(xv)                                                      \
+                   : [end] "m"(end)                                                      \
+                   : "cc", "memory")
+
 /* Four pixels x two channels: each channel pair's weights, widened once,
- * serve four pixels, 35 instructions per 32 multiply-adds.  13 registers
+ * serve four pixels, 33 instructions per 32 multiply-adds.  13 registers
  * hold the loop, so its end is read from the stack. */
 static void conv_quad(const uk_ctx_t *c, const int16_t *cols, int8_t *out) {
   const tinyml_uk_params_t *p = c->p;
   const int32_t kp = p->k_padded, oc = p->oc, ocp = p->oc_padded;
   const m4_out_t q = m4_out(p);
   const int8_t *w = c->weights;
-  const tinyml_uk_chan_t *ch = c->chan;
-  for (int32_t o = 0; o < ocp; o += 2, ch += 2) {
-    int32_t a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0;
+  const m4_chan_t m = m4_chan(c);
+  for (int32_t o = 0; o < ocp; o += 2) {
+    int32_t a00 = m.bias[o], a01 = a00, a02 = a00, a03 = a00;
+    int32_t a10 = m.bias[o + 1], a11 = a10, a12 = a10, a13 = a10;
     const int16_t *x = cols, *end = cols + 4 * kp;
     uint32_t t0, t1, xv;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[t0], [%[w]]\n\t"
-        "ldr %[t1], [%[w], #4]\n\t"
-        "sxtb16 %[t0], %[t0]\n\t"
-        "sxtb16 %[t1], %[t1]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a00], %[t0], %[xv], %[a00]\n\t"
-        "smlad %[a10], %[t1], %[xv], %[a10]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a01], %[t0], %[xv], %[a01]\n\t"
-        "smlad %[a11], %[t1], %[xv], %[a11]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a02], %[t0], %[xv], %[a02]\n\t"
-        "smlad %[a12], %[t1], %[xv], %[a12]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a03], %[t0], %[xv], %[a03]\n\t"
-        "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
-        "ldr %[t0], [%[w]], #4\n\t"
-        "ldr %[t1], [%[w]], #4\n\t"
-        "sxtb16 %[t0], %[t0], ror #8\n\t"
-        "sxtb16 %[t1], %[t1], ror #8\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a00], %[t0], %[xv], %[a00]\n\t"
-        "smlad %[a10], %[t1], %[xv], %[a10]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a01], %[t0], %[xv], %[a01]\n\t"
-        "smlad %[a11], %[t1], %[xv], %[a11]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a02], %[t0], %[xv], %[a02]\n\t"
-        "smlad %[a12], %[t1], %[xv], %[a12]\n\t"
-        "ldr %[xv], [%[x]], #4\n\t"
-        "smlad %[a03], %[t0], %[xv], %[a03]\n\t"
-        "smlad %[a13], %[t1], %[xv], %[a13]\n\t"
-        "ldr %[t0], %[end]\n\t"
-        "cmp %[x], %[t0]\n\t"
-        "bne 1b\n\t"
-        : [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02), [a03] "+r"(a03),
-          [a10] "+r"(a10), [a11] "+r"(a11), [a12] "+r"(a12), [a13] "+r"(a13), [x] "+r"(x),
-          [w] "+r"(w), [t0] "=&r"(t0), [t1] "=&r"(t1), [xv] "=&r"(xv)
-        : [end] "m"(end)
-        : "cc", "memory");
-    store2(ch, o, oc, a00, a10, q, out);
-    store2(ch, o, oc, a01, a11, q, out + oc);
-    store2(ch, o, oc, a02, a12, q, out + 2 * oc);
-    store2(ch, o, oc, a03, a13, q, out + 3 * oc);
+    /* Unrolled when the trips allow (k_padded is a layer constant): the
+     * loop's end is read from the stack, which costs 3 per trip. */
+    if (kp % 16 == 0)
+      QUAD_LOOP(QUAD_TRIP QUAD_TRIP QUAD_TRIP QUAD_TRIP);
+    else if (kp % 8 == 0)
+      QUAD_LOOP(QUAD_TRIP QUAD_TRIP);
+    else
+      QUAD_LOOP(QUAD_TRIP);
+    const int32_t a0[4] = {a00, a01, a02, a03}, a1[4] = {a10, a11, a12, a13};
+    store4(&m, o, oc, a0, q, out);
+    if (o + 1 < oc) store4(&m, o + 1, oc, a1, q, out);
   }
 }
 
@@ -247,8 +317,9 @@ static void conv_one(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
   const int32_t kp = p->k_padded, oc = p->oc, ocp = p->oc_padded;
   const m4_out_t q = m4_out(p);
   const int8_t *w = c->weights;
+  const m4_chan_t m = m4_chan(c);
   for (int32_t o = 0; o < ocp; o += 2) {
-    int32_t a0 = 0, a1 = 0;
+    int32_t a0 = m.bias[o], a1 = m.bias[o + 1];
     const int16_t *x = col, *end8 = col + (kp & ~7), *end = col + kp;
 #pragma clang loop unroll(disable)
     for (; x != end8; x += 8, w += 16) {
@@ -259,7 +330,7 @@ static void conv_one(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
       one_step(w, x, &a0, &a1);
       w += 8;
     }
-    store2(c->chan + o, o, oc, a0, a1, q, out);
+    store2(&m, o, oc, a0, a1, q, out);
   }
 }
 

@@ -104,6 +104,9 @@ typedef struct tc_ukernels {
    * rotated by 8), then the other channels' taps, then ic bytes of in_zp
    * that taps outside the image read (tosa/uk_pack.c, backends/armv7em). */
   int dw_wide;
+  /* 1: int8 conv and depthwise blobs carry tinyml_uk_req_t records
+   * (uk_abi.h, req_off) when every channel's shift allows them. */
+  int req_records;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */

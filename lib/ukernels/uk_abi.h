@@ -98,6 +98,10 @@ typedef struct tinyml_uk_params {
    * int32 bias4[round_up(oc_padded, 16)]: bias - (in_zp + 128) * the sum
    * of the channel's weights, modulo 2^32 (backends/x86/conv_s8_vnni.c). */
   int32_t dot4;
+  /* int8 conv and depthwise, where the backend asks for them (backend.h,
+   * req_records): 0, or when every channel's shift lies in [33, 54], the
+   * byte offset of tinyml_uk_req_t[oc_padded]. */
+  int32_t req_off;
 } tinyml_uk_params_t;
 
 /* f32 kinds.  The header stays all-int32; the fields mean:
@@ -233,6 +237,16 @@ typedef struct tinyml_uk_chan {
   int32_t zp_sum; /* depthwise: in_zp * the sum of the channel's weights */
   int64_t round_pos, round_neg;
 } tinyml_uk_chan_t;
+
+/* One channel's requantisation with its shift s in [33, 54] (req_off):
+ * hz = 2^(s-33) + out_zp * 2^(s-32) and sh = s - 32.  Starting from
+ * hi:lo = (hz + (v >> 31)) * 2^32 + ((v & 2^31) | 2^30), which is the
+ * rounding term for v's sign plus out_zp * 2^s, hi:lo += v * mult leaves
+ * the output, before its clamp, in hi >> sh: no select, no 64-bit shift,
+ * no zero point add.  bias is chan[].bias. */
+typedef struct tinyml_uk_req {
+  int32_t bias, mult, hz, sh;
+} tinyml_uk_req_t;
 
 /* How a backend wants conv weights packed, and how much scratch its conv
  * kernel needs (bytes = scratch_per_k * k_padded + scratch_fixed). */

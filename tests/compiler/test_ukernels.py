@@ -88,11 +88,14 @@ def dims(shape):
     return "x".join(str(d) for d in shape)
 
 
-def rescale_chain(rng, acc, acc_shape, oc, per_channel, clamp):
+def rescale_chain(rng, acc, acc_shape, oc, per_channel, clamp, shifts=None, mults=None):
     n = oc if per_channel else 1
     mult = [rng.randrange(1 << 30, 1 << 31) for _ in range(n)]
+    # chosen multipliers: powers of two make exact .5 ties common
+    if mults:
+        mult = [rng.choice(mults) for _ in range(n)]
     # shifts below, at and above 32: the kernels take different paths
-    shift = [rng.choice([20, 29, 31, 32, 33, 36, 38, 40]) for _ in range(n)]
+    shift = [rng.choice(shifts or [20, 29, 31, 32, 33, 36, 38, 40]) for _ in range(n)]
     s = const("mult", mult, n, "i32") + const("shift", shift, n, "i8")
     s += scalar("rzp", 0, "i32") + scalar("ozp", rng.randrange(-128, 128), "i8")
     ty = dims(acc_shape)
@@ -113,7 +116,7 @@ def out_size(i, k, s, d, pb, pa):
 
 
 def conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=False, mult=1,
-              w_zp=0, clamp=True):
+              w_zp=0, clamp=True, rq=None):
     oh = out_size(h, kh, stride[0], dil[0], pad[0], pad[1])
     ow = out_size(w, kw, stride[1], dil[1], pad[2], pad[3])
     # TOSA wants the trailing pad to make the output size exact
@@ -132,7 +135,7 @@ def conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=Fa
              f'stride = array<i64: {stride[0]}, {stride[1]}>}}> : (tensor<{dims(x)}xi8>, '
              f'tensor<{dims(wshape)}xi8>, tensor<{oc}xi32>, tensor<1xi8>, tensor<1xi8>) -> '
              f'tensor<{dims(y)}xi32>\n')
-    chain, res = rescale_chain(rng, "acc", y, oc, True, clamp)
+    chain, res = rescale_chain(rng, "acc", y, oc, True, clamp, **(rq or {}))
     return name, x, y, body + chain, res
 
 

@@ -55,6 +55,22 @@ def cases(rng):
                   (2, 2, 2, 2), depthwise=True),
         conv_case(rng, "depthwise_s1_dilated_w", 1, 9, 11, 6, 0, 3, 3, (1, 1), (1, 2),
                   (1, 1, 2, 2), depthwise=True),
+        # every shift in [33, 54]: the blobs carry req records (uk_abi.h)
+        # and the kernels requantise through the high word.  Multipliers of
+        # 2^30 make exact .5 ties (both signs: the bias is either) common;
+        # 2^31 - 1 is the largest; 15 pixels take the 4-, 2- and 1-pixel
+        # kernels, 13 channels an odd last pair.
+        conv_case(rng, "conv1x1_req_edges", 1, 3, 5, 20, 13, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  rq={"shifts": [33, 34, 41, 54], "mults": [1 << 30, (1 << 31) - 1, 1518500250]}),
+        conv_case(rng, "conv3x3_req_ties_full", 1, 7, 6, 8, 6, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                  clamp=False, rq={"shifts": [33, 35], "mults": [1 << 30]}),
+        conv_case(rng, "depthwise_req", 1, 9, 8, 11, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                  depthwise=True, rq={"shifts": [33, 36, 54], "mults": [1 << 30, (1 << 31) - 1]}),
+        # one shift outside [33, 54] leaves the layer on the general path
+        conv_case(rng, "conv1x1_shift55_general", 1, 3, 3, 12, 7, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq={"shifts": [33, 55], "mults": [1 << 30]}),
+        conv_case(rng, "conv1x1_shift32_general", 1, 2, 3, 8, 5, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), clamp=False, rq={"shifts": [32], "mults": [(1 << 31) - 1]}),
     ]
 
 

@@ -125,6 +125,30 @@ static void fill_channels(const tc_uk_chain_t *c, int zp_in_bias, uint8_t *blob)
   }
 }
 
+/* Whether every channel's shift lies in [33, 54], where tinyml_uk_req_t
+ * holds it (uk_abi.h): hz = 2^(s-33) + out_zp * 2^(s-32) then fits in 30
+ * bits, and so does the high word it is added to. */
+static int req_fits(const tc_uk_chain_t *c) {
+  int64_t nm = tc_uk_numel(c->mult);
+  for (int32_t o = 0; o < c->p.oc; ++o) {
+    int32_t s = mlirDenseElementsAttrGetInt8Value(c->shift, nm == 1 ? 0 : o);
+    if (s < 33 || s > 54) return 0;
+  }
+  return 1;
+}
+
+/* The req records from the per-channel arrays fill_channels wrote; padded
+ * channels get a harmless record (mult 0). */
+static void fill_req(const tinyml_uk_params_t *p, uint8_t *blob) {
+  const tinyml_uk_chan_t *ch = (const tinyml_uk_chan_t *)(const void *)(blob + p->chan_off);
+  tinyml_uk_req_t *r = (tinyml_uk_req_t *)(void *)(blob + p->req_off);
+  for (int32_t o = 0; o < p->oc_padded; ++o) {
+    int32_t s = o < p->oc ? ch[o].shift : 33;
+    int32_t hz = (int32_t)(((int64_t)1 << (s - 33)) + (int64_t)p->out_zp * ((int64_t)1 << (s - 32)));
+    r[o] = (tinyml_uk_req_t){ch[o].bias, o < p->oc ? ch[o].mult : 0, hz, s - 32};
+  }
+}
+
 /* Lays out the blob; returns its size (0 when too large for int32 offsets). */
 static size_t layout(tc_uk_chain_t *c, const tc_target_t *t) {
   const tc_ukernels_t *uk = &t->backend->ukernels;
@@ -162,6 +186,10 @@ static size_t layout(tc_uk_chain_t *c, const tc_target_t *t) {
     p->dot4 = (int32_t)off;
     off += chan;
   }
+  if (uk->req_records && req_fits(c)) {
+    p->req_off = (int32_t)off;
+    off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_req_t);
+  }
   p->weights_off = (int32_t)off;
   int64_t total = off + w;
   return total < (1LL << 30) ? (size_t)total : 0;
@@ -175,6 +203,7 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
   if (!blob) return none;
   memcpy(blob, &c->p, sizeof(c->p));
   fill_channels(c, t->backend->ukernels.zp_in_bias, blob);
+  if (c->p.req_off) fill_req(&c->p, blob);
   int8_t *w = (int8_t *)(blob + c->p.weights_off);
   if (c->p.kind == TINYML_UK_CONV) {
     pack_conv(c, &t->backend->ukernels, w);
