@@ -80,5 +80,6 @@ const tinyml_backend_t tinyml__backend_armv7em = {
         .tail_columns = 1,
         .specialise = 1,
         .zp_in_bias = 1,
+        .fc_oc_block = 4, /* ukernels.c: fc_rows, 4 channels per LDM */
     },
 };

@@ -98,6 +98,11 @@ typedef struct tc_ukernels {
    * chan[].bias) is bias - in_zp * the sum of the channel's weights,
    * modulo 2^32 as the kernel sums (uk_abi.h). */
   int zp_in_bias;
+  /* Nonzero: an int8 conv with one output pixel per image (a fully
+   * connected layer) packs its weights in blocks of this many output
+   * channels instead of oc_block, for the backend's fully-connected kernel,
+   * which recognises the blob by its oc_block; 0: oc_block. */
+  int fc_oc_block;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */
