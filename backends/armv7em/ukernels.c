@@ -278,29 +278,30 @@ static void conv_one(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
   "ldrd %[xa], %[xb], [%[x]], #8\n\t"             \
   "ldm %[w]!, {%[w0], %[w1], %[w2], %[w3]}\n\t"   \
   FC_ROW("a0", "w0") FC_ROW("a1", "w1") FC_ROW("a2", "w2") FC_ROW("a3", "w3")
-/* `body` is FC_GROUP once or more; the loop's end is read from the stack
- * because the 13 registers hold the rest. */
+/* `body` is FC_GROUP once or more.  The loop takes 14 registers, all the
+ * frame-pointer-less Thumb code has. */
 #define FC_LOOP(body)                                                                 \
-  __asm__ volatile("1:\n\t" body "ldr %[t], %[end]\n\t"                               \
-                   "cmp %[x], %[t]\n\t"                                               \
+  __asm__ volatile("1:\n\t" body "cmp %[x], %[end]\n\t"                             \
                    "bne 1b\n\t"                                                       \
                    : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),      \
                      [x] "+r"(x), [w] "+r"(w), [w0] "=&r"(w0), [w1] "=&r"(w1),        \
                      [w2] "=&r"(w2), [w3] "=&r"(w3), [xa] "=&r"(xa), [xb] "=&r"(xb), \
                      [t] "=&r"(t)                                                     \
-                   : [end] "m"(end)                                                   \
+                   : [end] "r"(end)                                                   \
                    : "cc", "memory")
 
 /* Sums 4 rows over the column; `w` advances past the rows' weights.
  * Specialised per layer, only the loop that k_padded allows survives:
- * 4, 2 or 1 groups per trip. */
+ * 8, 4, 2 or 1 groups per trip. */
 UK_INLINE void fc_sums(const int8_t **wp, const int16_t *col, int32_t kp, int32_t acc[4]) {
   register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
   int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
   const int8_t *w = *wp;
   const int16_t *x = col, *end = col + kp;
   uint32_t xa, xb, t;
-  if (kp % 16 == 0)
+  if (kp % 32 == 0)
+    FC_LOOP(FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP);
+  else if (kp % 16 == 0)
     FC_LOOP(FC_GROUP FC_GROUP FC_GROUP FC_GROUP);
   else if (kp % 8 == 0)
     FC_LOOP(FC_GROUP FC_GROUP);
