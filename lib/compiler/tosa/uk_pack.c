@@ -105,6 +105,7 @@ static size_t layout(tc_uk_chain_t *c, const tc_target_t *t) {
     int64_t cols = t->ukernels->scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
     if (uk->tail_columns && pixels < cols) cols = pixels;
     p->scratch_bytes = (int32_t)(2 * cols * p->k_padded);
+    if (p->oc_block != uk->oc_block) p->scratch_bytes += 8; /* fc_oc_block: an end mark */
   } else {
     p->oc_block = p->k_block = 1;
     p->k_padded = p->k;
