@@ -327,7 +327,8 @@ static void fc_rows(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
   for (int32_t o = 0; o < p->oc_padded; o += 4) {
     int32_t acc[4];
     fc_sums(&w, col, p->k_padded, acc);
-    for (int32_t j = 0; j < 4 && o + j < oc; ++j) out[o + j] = m4_requant(c->chan + o + j, acc[j], q);
+    for (int32_t j = 0; j < 4 && o + j < oc; ++j)
+      out[o + j] = m4_requant(c->chan + o + j, acc[j], q);
   }
 }
 

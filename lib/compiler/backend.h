@@ -99,10 +99,11 @@ typedef struct tc_ukernels {
    * modulo 2^32 as the kernel sums (uk_abi.h). */
   int zp_in_bias;
   /* Nonzero: an int8 conv with one output pixel per image (a fully
-   * connected layer) packs its weights in blocks of this many output
-   * channels instead of oc_block, for the backend's fully-connected kernel,
-   * which recognises the blob by its oc_block, and its scratch has 8
-   * bytes more than the column, for an end mark; 0: oc_block. */
+   * connected layer) and at least this many output channels packs its
+   * weights in blocks of this many output channels instead of oc_block,
+   * for the backend's fully-connected kernel, which recognises the blob by
+   * its oc_block, and its scratch has 8 bytes more than the column, for an
+   * end mark; 0: oc_block. */
   int fc_oc_block;
 } tc_ukernels_t;
 
