@@ -82,5 +82,6 @@ const tinyml_backend_t tinyml__backend_armv7em = {
         .zp_in_bias = 1,
         .dw_wide = 1,
         .req_records = 1,
+        .fc_oc_block = 4, /* ukernels.c: fc_rows, 4 channels per LDM */
     },
 };

@@ -334,6 +334,87 @@ static void conv_one(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
   }
 }
 
+/* Fully connected (one output pixel per image): 4 output channels x the
+ * one column.  The weights are packed with oc_block 4 (armv7em.c,
+ * fc_oc_block), so one LDM fetches the same 4-tap group of all 4 rows and
+ * one LDRD the group's two column words, which all 4 rows share: 18
+ * instructions per 16 multiply-adds.  The 4 row words are tied to
+ * ascending registers because LDM fills them in register order.  The loop
+ * stops at FC_END, a word after the column that no column word equals
+ * (each half is an int8 value), because an end pointer would be a 14th
+ * register, which the allocator cannot always find. */
+#define FC_END "0x80008000"
+#define FC_ROW(a, w)                              \
+  "sxtb16 %[t], %[" w "]\n\t"                     \
+  "smlad %[" a "], %[t], %[xa], %[" a "]\n\t"     \
+  "sxtb16 %[t], %[" w "], ror #8\n\t"             \
+  "smlad %[" a "], %[t], %[xb], %[" a "]\n\t"
+/* One 4-tap group, then the next group's column words. */
+#define FC_GROUP                                  \
+  "ldm %[w]!, {%[w0], %[w1], %[w2], %[w3]}\n\t"   \
+  FC_ROW("a0", "w0") FC_ROW("a1", "w1") FC_ROW("a2", "w2") FC_ROW("a3", "w3") \
+  "ldrd %[xa], %[xb], [%[x]], #8\n\t"
+/* `body` is FC_GROUP once or more. */
+#define FC_LOOP(body)                                                                 \
+  __asm__ volatile("ldrd %[xa], %[xb], [%[x]], #8\n\t"                              \
+                   "1:\n\t" body "cmp %[xa], #" FC_END "\n\t"                         \
+                   "bne 1b\n\t"                                                       \
+                   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),      \
+                     [x] "+r"(x), [w] "+r"(w), [w0] "=&r"(w0), [w1] "=&r"(w1),        \
+                     [w2] "=&r"(w2), [w3] "=&r"(w3), [xa] "=&r"(xa), [xb] "=&r"(xb), \
+                     [t] "=&r"(t)                                                     \
+                   :                                                                  \
+                   : "cc", "memory")
+
+/* Sums 4 rows over the column, which ends in FC_END; `w` advances past the
+ * rows' weights.  Specialised per layer, only the loop that k_padded
+ * allows survives: 8, 4, 2 or 1 groups per trip. */
+UK_INLINE void fc_sums(const int8_t **wp, const int16_t *col, int32_t kp, int32_t acc[4]) {
+  register uint32_t w0 __asm__("r3"), w1 __asm__("r4"), w2 __asm__("r5"), w3 __asm__("r6");
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  const int8_t *w = *wp;
+  const int16_t *x = col;
+  uint32_t xa, xb, t;
+  if (kp % 32 == 0)
+    FC_LOOP(FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP FC_GROUP);
+  else if (kp % 16 == 0)
+    FC_LOOP(FC_GROUP FC_GROUP FC_GROUP FC_GROUP);
+  else if (kp % 8 == 0)
+    FC_LOOP(FC_GROUP FC_GROUP);
+  else
+    FC_LOOP(FC_GROUP);
+  *wp = w;
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+static void fc_rows(const uk_ctx_t *c, const int16_t *col, int8_t *out) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t oc = p->oc;
+  const m4_out_t q = m4_out(p);
+  const int8_t *w = c->weights;
+  for (int32_t o = 0; o < p->oc_padded; o += 4) {
+    int32_t acc[4];
+    fc_sums(&w, col, p->k_padded, acc);
+    for (int32_t j = 0; j < 4 && o + j < oc; ++j)
+      out[o + j] = m4_requant(c->chan + o + j, acc[j], q);
+  }
+}
+
+/* Images [lo, hi) of a fully-connected layer, one column each. */
+static void fc_images(const uk_ctx_t *c, const int8_t *in, uint32_t *col, int8_t *out,
+                      int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  for (int32_t n = lo; n < hi; ++n) {
+    im2col_n(p, in + (size_t)n * p->ih * p->iw * p->ic, 0, col, 1);
+    col[p->k_padded / 2] = 0x80008000u; /* FC_END; the scratch has room (uk_pack.c) */
+    col[p->k_padded / 2 + 1] = 0;
+    fc_rows(c, (const int16_t *)col, out + (size_t)n * p->oc);
+  }
+}
+
 /* Output pixels [lo, hi) of workgroup wg (uk_abi.h), four at a time,
  * then two, then one, image by image.  The compiler never splits calls on
  * this single-core target, but the kernel honours the contract. */
@@ -345,6 +426,10 @@ void tinyml_uk_conv_s8(const int8_t *in, const void *blob, int8_t *out, void *sc
   const int32_t pixels = p->oh * p->ow;
   int32_t lo, hi;
   uk_band(p, wg, count, &lo, &hi);
+  if (p->oc_block == 4) { /* packed for the fully-connected kernel */
+    fc_images(&c, in, col, out, lo, hi);
+    return;
+  }
   for (int32_t n = lo / pixels; n * pixels < hi; ++n) {
     const int8_t *img = in + (size_t)n * p->ih * p->iw * p->ic;
     int8_t *dst = out + (size_t)n * pixels * p->oc;

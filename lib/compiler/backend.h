@@ -107,6 +107,13 @@ typedef struct tc_ukernels {
   /* 1: int8 conv and depthwise blobs carry tinyml_uk_req_t records
    * (uk_abi.h, req_off) when every channel's shift allows them. */
   int req_records;
+  /* Nonzero: an int8 conv with one output pixel per image (a fully
+   * connected layer) and at least this many output channels packs its
+   * weights in blocks of this many output channels instead of oc_block,
+   * for the backend's fully-connected kernel, which recognises the blob by
+   * its oc_block, and its scratch has 8 bytes more than the column, for an
+   * end mark; 0: oc_block. */
+  int fc_oc_block;
 } tc_ukernels_t;
 
 /* How an executable's object is made and packaged. */

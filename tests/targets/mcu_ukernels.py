@@ -71,7 +71,32 @@ def cases(rng):
                   (0, 0, 0, 0), rq={"shifts": [33, 55], "mults": [1 << 30]}),
         conv_case(rng, "conv1x1_shift32_general", 1, 2, 3, 8, 5, 1, 1, (1, 1), (1, 1),
                   (0, 0, 0, 0), clamp=False, rq={"shifts": [32], "mults": [(1 << 31) - 1]}),
+        # One output pixel per image: the fully-connected kernel (4 rows per
+        # step), with k_padded taking each loop (8, 4, 2, 1 groups per trip)
+        # and rows that leave 1, 2 or 3 of the last 4 unused.
+        fc_case(rng, "fc_k96_rows4", 1, 96, 4, True, True),
+        fc_case(rng, "fc_k45_rows5", 1, 45, 5, True, False),
+        fc_case(rng, "fc_k13_rows7", 1, 13, 7, False, True),
+        fc_case(rng, "fc_k37_rows10", 1, 37, 10, True, True),
+        fc_case(rng, "fc_k100_rows3", 1, 100, 3, True, True),
+        fc_case(rng, "fc_m2", 2, 24, 6, True, True),
+        conv_case(rng, "conv_one_pixel_batch2", 2, 3, 3, 5, 9, 3, 3, (1, 1), (1, 1),
+                  (0, 0, 0, 0)),
+        conv_case(rng, "conv1x1_one_pixel_batch2", 2, 1, 1, 24, 6, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), clamp=False),
+        fc_case(Extremes(rng.random()), "fc_extreme_weights_zero_point", 1, 160, 9, True, True),
+        conv_case(Extremes(rng.random()), "conv_one_pixel_extremes", 1, 1, 1, 64, 6, 1, 1,
+                  (1, 1), (1, 1), (0, 0, 0, 0), clamp=False),
     ]
+
+
+class Extremes(random.Random):
+    """Weights and zero points only -128 or 127, the largest products."""
+
+    def randrange(self, start, stop=None, step=1):
+        if (start, stop) == (-128, 128):
+            return self.choice((-128, 127))
+        return super().randrange(start, stop, step)
 
 
 def check_object(compile_exe, nm, src, work):

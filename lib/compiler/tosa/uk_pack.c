@@ -159,12 +159,15 @@ static size_t layout(tc_uk_chain_t *c, const tc_target_t *t) {
   p->k = (int32_t)k;
   if (p->kind == TINYML_UK_CONV) {
     p->oc_block = uk->oc_block;
+    if (uk->fc_oc_block && (int64_t)p->oh * p->ow == 1 && p->oc >= uk->fc_oc_block)
+      p->oc_block = uk->fc_oc_block; /* fewer channels would leave most rows empty */
     p->k_block = uk->k_block;
     p->k_padded = round_up(round_up(p->k, p->k_block), 4);
     p->oc_padded = round_up(p->oc, p->oc_block);
     int64_t cols = t->ukernels->scratch_per_k / 2, pixels = (int64_t)p->oh * p->ow;
     if (uk->tail_columns && pixels < cols) cols = pixels;
     p->scratch_bytes = (int32_t)(2 * cols * p->k_padded);
+    if (p->oc_block != uk->oc_block) p->scratch_bytes += 8; /* fc_oc_block: an end mark */
   } else {
     p->oc_block = p->k_block = 1;
     p->k_padded = p->k;
