@@ -109,17 +109,18 @@ mcu_failed=0
 if [ -d ../shared/reference ]; then
   # --max-runtime-text: the freestanding runtime's 8 KiB of .text in the
   # Cortex-M4 firmware (docs/SIZES.md); --at-most: instructions per
-  # inference at most 0.86x and arena at most 0.7x TFLite Micro + CMSIS-NN's
-  # (issue 28: measured 0.59-0.85x and 0.46-0.64x; the instruction goal is 0.6x).
+  # inference at most 0.6x and arena at most 0.7x TFLite Micro + CMSIS-NN's,
+  # issue 28's goals (measured 0.50-0.58x and 0.46-0.64x).  Integer outputs
+  # must be exact (mcu_models.py's compare).
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \
     --max-runtime-text 8192 --at-most bench/tflm_cmsis.json \
-    --instructions-ratio 0.86 --arena-ratio 0.7 \
+    --instructions-ratio 0.6 --arena-ratio 0.7 \
     kws_ref_model vww_96_int8 resnet8_int8 ad01_int8 person_detect \
     hello_world_float kws_ref_model_float32 ad01_fp32 \
     | tee build/meson-logs/mcu-models.txt || mcu_failed=1
   # The zoo's int8 recurrent models (LSTM, SVDF with int8/int16 state)
-  # against TFLite Micro's reference kernels, within 1 (they are exact).
+  # against TFLite Micro's reference kernels, exact.
   echo "-- recurrent zoo models on the Cortex-M4"
   TINYML_MCU_BUILD="$PWD/build-mcu" python3 tests/targets/mcu_models.py \
     --mcu-run build/tools/tinyml-mcu-run --board mps2-an386 --shared ../shared \

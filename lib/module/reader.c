@@ -58,7 +58,7 @@ TMOD_READER_FN int tmod__bad_at(reader_t *r, const name_t *n, const char *fmt, .
   va_end(args);
   if (n) name_of(n, where, sizeof(where));
   r->status = n ? tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
-                                      "module: %s%s: %s", r->scope, where, message)
+                                      "module: %s%s: %s", TMOD_SCOPE(r), where, message)
                 : tinyml__status_make(r->user, TINYML_STATUS_INVALID_MODULE,
                                       "module: %s", message);
   return 0;
@@ -732,8 +732,11 @@ static void read_module(reader_t *r, tmod_module_t *m) {
 tinyml_status_t tmod_read(const uint8_t *data, size_t size,
                           const tinyml_allocator_t *allocator,
                           tmod_module_t *out_module) {
-  reader_t r = {data, size, allocator, tinyml__allocator_or_default(allocator),
-                TINYML_OK, ""};
+  reader_t r = {.data = data, .size = size, .user = allocator,
+                .alloc = tinyml__allocator_or_default(allocator), .status = TINYML_OK};
+#if !TINYML_FREESTANDING
+  r.scope = "";
+#endif
   tmod_module_t m;
   memset(&m, 0, sizeof(m));
   read_module(&r, &m);

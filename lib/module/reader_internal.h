@@ -27,9 +27,18 @@ typedef struct reader {
   tinyml_status_t status;         /* the first problem, or TINYML_OK */
   /* Said before a name in messages: "variant 2 (x86-64-v4) " while a
    * variant's executables are read, so they are not taken for the
-   * baseline's; else "". */
+   * baseline's; else "".  Hosted only: the freestanding reader has no
+   * variants, and its .text is counted. */
+#if !TINYML_FREESTANDING
   const char *scope;
+#endif
 } reader_t;
+
+#if TINYML_FREESTANDING
+#define TMOD_SCOPE(r) ""
+#else
+#define TMOD_SCOPE(r) ((r)->scope)
+#endif
 
 /* What a message is about: `what` is a printf format of this file with at
  * most two %u, for `index` and `sub` ("input %u", "step %u binding %u",
