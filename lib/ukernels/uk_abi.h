@@ -31,7 +31,10 @@
 
 #include <stdint.h>
 
-#define TINYML_UK_VERSION 6
+/* 7: the header's req_off; Armv7E-M depthwise blobs with int16 weights, a
+ * padding row and in_zp * sum(w) in the bias (dw_wide); fully-connected
+ * blocks of fc_oc_block channels. */
+#define TINYML_UK_VERSION 7
 
 /* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
  * int32_t count)` computes a band of the output pixels (n, oy, ox

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs the MLPerf Tiny models (or, with --manifest, those of another
 manifest such as the zoo's TFLite Micro goldens) on an emulated Cortex-M with
-tinyml-mcu-run and compares with ../shared/reference (int8/uint8/int16 within 1, float32 within
-1e-4 + 1e-3 * |expected|, the README's tolerances).  Then damages the first model's module and checks
+tinyml-mcu-run and compares with ../shared/reference (integer outputs exact, float32 within
+1e-4 + 1e-3 * |expected|, the README's float tolerance).  Then damages the first model's module and checks
 that the firmware refuses each copy with a message instead of crashing
 (--no-corrupt skips that).  Usage:
   mcu_models.py --mcu-run PATH [--board mps2-an386] [--shared DIR] [--cases N] [models...]

@@ -318,9 +318,10 @@ tinyml_status_t tc_distribute(MlirContext ctx, const tinyml_backend_t *be, tc_gr
   /* Runtimes without threads (bare metal) call each entry once: their
    * kernels stay as they are. */
   bool split = be->threads != 0;
-  int64_t min_work = g->split_min_work && g->split_min_work <= (uint64_t)INT64_MAX
-                         ? (int64_t)g->split_min_work
-                         : be->split_min_work;
+  /* An option above INT64_MAX means "never split" as well as INT64_MAX. */
+  int64_t min_work = !g->split_min_work                       ? be->split_min_work
+                     : g->split_min_work > (uint64_t)INT64_MAX ? INT64_MAX
+                                                               : (int64_t)g->split_min_work;
   if (split) TINYML_RETURN_IF_ERROR(tc_tile_large_ops(ctx, g, diag, a));
   MlirBlock mod = mlirModuleGetBody(g->dispatch_module);
   for (MlirOperation f = mlirBlockGetFirstOperation(mod); !mlirOperationIsNull(f);
