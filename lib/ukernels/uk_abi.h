@@ -77,7 +77,9 @@ typedef struct tinyml_uk_params {
   /* Byte offsets from the start of the blob, each 16-byte aligned:
    * int32 bias[oc_padded], int32 mult[oc_padded], int32 shift[oc_padded],
    * int8 weights (conv: [oc_padded/oc_block][k_padded/k_block][oc_block][k_block],
-   * depthwise: [kh][kw][ic]). */
+   * depthwise: [kh][kw][ic]; Armv7E-M's depthwise with dw_wide: int16,
+   * each group of 4 channels tap by tap as channels 0, 2, 1, 3, then an
+   * ic-byte row of in_zp, docs/DESIGN.md). */
   int32_t bias_off, mult_off, shift_off, weights_off;
   int32_t scratch_bytes; /* what one workgroup may use of the scratch argument */
   /* int64 round[2][round_up(oc_padded, 16)]: apply_scale's rounding term
@@ -246,7 +248,8 @@ typedef struct tinyml_uk_chan {
  * hi:lo = (hz + (v >> 31)) * 2^32 + ((v & 2^31) | 2^30), which is the
  * rounding term for v's sign plus out_zp * 2^s, hi:lo += v * mult leaves
  * the output, before its clamp, in hi >> sh: no select, no 64-bit shift,
- * no zero point add.  bias is chan[].bias. */
+ * no zero point add.  bias: no kernel reads it (the sums start from
+ * bias[]); it is chan[].bias before a dw_wide blob's zero-point fold. */
 typedef struct tinyml_uk_req {
   int32_t bias, mult, hz, sh;
 } tinyml_uk_req_t;
