@@ -152,7 +152,12 @@ def matmul_row(build, runs, rounds, tmp, cpu):
 
 
 def peer(script, model, runs, extra=()):
-    out = sh(["node", os.path.join(REF_TOOLS, script), model, "--bench", str(runs),
+    # --no-liftoff: V8 first runs wasm from its baseline compiler and swaps
+    # in optimised code when a background compile ends, so a short --bench
+    # timed TFLite's wasm anywhere from its optimised speed to 5-9x slower
+    # depending on the load (resnet8_int8: 0.47 or 4.5 ms).  The peer at its
+    # steady state is the honest one.  (onnxruntime-node is native code.)
+    out = sh(["node", "--no-liftoff", os.path.join(REF_TOOLS, script), model, "--bench", str(runs),
               "--out", os.path.join(tempfile.gettempdir(), "tinyml-bench-peer"), *extra])
     for line in out.splitlines():
         if line.startswith("{") and '"bench"' in line:
