@@ -194,6 +194,9 @@ size_t tinyml_module_input_count(const tinyml_module_t *m) { return m ? m->desc.
 size_t tinyml_module_output_count(const tinyml_module_t *m) { return m ? m->desc.output_count : 0; }
 const char *tinyml_module_target(const tinyml_module_t *m) { return m ? m->desc.target : ""; }
 const char *tinyml_module_cpu(const tinyml_module_t *m) { return m && m->desc.cpu ? m->desc.cpu : ""; }
+const char *tinyml_module_features(const tinyml_module_t *m) {
+  return m && m->desc.features ? m->desc.features : "";
+}
 #if TINYML_FREESTANDING /* it reads no variants (module.h) */
 size_t tinyml_module_variant_count(const tinyml_module_t *m) { (void)m; return 0; }
 #else

@@ -534,6 +534,12 @@ TINYML_API const char *tinyml_module_target(const tinyml_module_t *module);
  * at load, else the module's baseline; "" for NULL.  Lives as long as the
  * module.  Thread-safe. */
 TINYML_API const char *tinyml_module_cpu(const tinyml_module_t *module);
+/* The LLVM target features those executables were compiled with beyond
+ * the CPU's own, e.g. "+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni":
+ * two variants may share a CPU name (x86-64-v4 with and without VNNI), and
+ * this tells them apart.  "" for none or NULL.  Lives as long as the
+ * module.  Thread-safe. */
+TINYML_API const char *tinyml_module_features(const tinyml_module_t *module);
 /* How many builds of its executables the module carries besides the
  * baseline (0: a single-variant module, or a freestanding runtime, which
  * always runs the baseline); 0 for NULL.  Thread-safe. */

@@ -278,8 +278,11 @@ static void print_parallel_steps(const tinyml_module_t *module) {
 static int print_info(const char *path, const tinyml_module_t *module) {
   printf("module: %s\n", path);
   printf("target: %s\n", tinyml_module_target(module));
-  printf("variant: %s (chosen at load from %zu builds)\n", tinyml_module_cpu(module),
-         tinyml_module_variant_count(module) + 1);
+  /* Variants can share a CPU name, so name their features; a pinned
+   * module's (--cpu host lists every feature of the CPU) would drown the line. */
+  const char *features = tinyml_module_variant_count(module) ? tinyml_module_features(module) : "";
+  printf("variant: %s%s%s (chosen at load from %zu builds)\n", tinyml_module_cpu(module),
+         *features ? " " : "", features, tinyml_module_variant_count(module) + 1);
   if (print_tensors(module, 0) != 0 || print_tensors(module, 1) != 0)
     return TOOL_EXIT_FAILURE;
   printf("arena_size: %zu bytes (alignment %zu)\n",

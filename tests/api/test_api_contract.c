@@ -158,6 +158,8 @@ static void test_null_getters_and_releases(void **state) {
   assert_int_equal(tinyml_module_input_count(NULL), 0);
   assert_int_equal(tinyml_module_output_count(NULL), 0);
   assert_string_equal(tinyml_module_target(NULL), "");
+  assert_string_equal(tinyml_module_cpu(NULL), "");
+  assert_string_equal(tinyml_module_features(NULL), "");
   assert_int_equal(tinyml_module_arena_size(NULL), 0);
   assert_int_equal(tinyml_module_arena_alignment(NULL), 0);
   assert_int_equal(tinyml_module_constant_size(NULL), 0);

@@ -212,11 +212,13 @@ static void test_load_and_pin(void **state) {
   tinyml_module_t *m = api_load_blob(multi);
   int i = tinyml__module_pick_variant(&d, tinyml__x86_64_check_cpu, NULL);
   assert_string_equal(i < 0 ? d.cpu : d.variants[i].cpu, tinyml_module_cpu(m));
+  assert_string_equal(i < 0 ? d.features : d.variants[i].features, tinyml_module_features(m));
   assert_int_equal(d.variant_count, tinyml_module_variant_count(m));
   printf("this CPU runs %s of %u variants\n", tinyml_module_cpu(m), d.variant_count + 1);
   tinyml_module_release(m);
   m = api_load_blob(pinned);
   assert_string_equal("x86-64-v3", tinyml_module_cpu(m));
+  assert_string_equal("", tinyml_module_features(m));
   assert_int_equal(0, tinyml_module_variant_count(m));
   tinyml_module_release(m);
   assert_true(tinyml_blob_size(pinned) < tinyml_blob_size(multi));
