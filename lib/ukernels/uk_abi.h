@@ -33,8 +33,8 @@
 
 /* 7: the header's req_off; Armv7E-M depthwise blobs with int16 weights, a
  * padding row and in_zp * sum(w) in the bias (dw_wide); fully-connected
- * blocks of fc_oc_block channels. */
-#define TINYML_UK_VERSION 7
+ * blocks of fc_oc_block channels.  8: depthwise blobs carry no req records. */
+#define TINYML_UK_VERSION 8
 
 /* Workgroups.  `tinyml_uk_<kind>(in, blob, out, scratch, int32_t wg,
  * int32_t count)` computes a band of the output pixels (n, oy, ox
@@ -105,7 +105,9 @@ typedef struct tinyml_uk_params {
   int32_t dot4;
   /* int8 conv and depthwise, where the backend asks for them (backend.h,
    * req_records): 0, or when every channel's shift lies in [33, 54], the
-   * byte offset of tinyml_uk_req_t[oc_padded]. */
+   * byte offset of tinyml_uk_req_t[oc_padded]; a depthwise blob has no
+   * records there (its kernel uses tinyml_uk_chan_t), only the promise
+   * about the shifts. */
   int32_t req_off;
 } tinyml_uk_params_t;
 

@@ -14,10 +14,13 @@
 
 static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
+/* SXTB16's lane order: bytes 0 and 2 of a word, then 1 and 3 (k_perm and
+ * dw_wide groups of 4). */
+static const int perm4[4] = {0, 2, 1, 3};
+
 /* Where tap k of channel o goes in the packed conv weights. */
 static size_t packed_at(const tinyml_uk_params_t *p, const tc_ukernels_t *uk, int32_t o,
                         int32_t k) {
-  static const int perm4[4] = {0, 2, 1, 3};
   const int32_t ob = p->oc_block, kb = p->k_block;
   int32_t t = k % kb;
   if (uk->k_perm) t = (t & ~3) | perm4[t & 3];
@@ -48,7 +51,6 @@ static int64_t dw_wide_bytes(const tinyml_uk_params_t *p) {
  * as channels 0, 2, 1, 3; then each other channel's taps; then the in_zp
  * row. */
 static void pack_dw_wide(const tc_uk_chain_t *c, int8_t *dst) {
-  static const int perm4[4] = {0, 2, 1, 3};
   const tinyml_uk_params_t *p = &c->p;
   const int32_t full = p->ic / 4 * 4, taps = p->kh * p->kw;
   int16_t *w = (int16_t *)(void *)dst;
@@ -191,7 +193,10 @@ static size_t layout(tc_uk_chain_t *c, const tc_target_t *t) {
   }
   if (uk->req_records && req_fits(c)) {
     p->req_off = (int32_t)off;
-    off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_req_t);
+    /* A depthwise kernel requantises from tinyml_uk_chan_t (round_pos's
+     * high word): its req_off only says every shift fits, and 16 bytes a
+     * channel of records would be flash for nothing (uk_abi.h). */
+    if (p->kind == TINYML_UK_CONV) off += (int64_t)p->oc_padded * (int64_t)sizeof(tinyml_uk_req_t);
   }
   p->weights_off = (int32_t)off;
   int64_t total = off + w;
@@ -206,7 +211,7 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
   if (!blob) return none;
   memcpy(blob, &c->p, sizeof(c->p));
   fill_channels(c, t->backend->ukernels.zp_in_bias, blob);
-  if (c->p.req_off) fill_req(&c->p, blob);
+  if (c->p.req_off && c->p.kind == TINYML_UK_CONV) fill_req(&c->p, blob);
   int8_t *w = (int8_t *)(blob + c->p.weights_off);
   if (c->p.kind == TINYML_UK_CONV) {
     pack_conv(c, &t->backend->ukernels, w);
