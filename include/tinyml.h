@@ -400,7 +400,9 @@ typedef struct tinyml_compile_options_s {
   const tinyml_input_value_t *input_values;
   size_t input_value_count;
   /* Threads (docs/DESIGN.md, "Threads"): a dispatch phase whose estimated
-   * work (multiply-adds, or element operations of a loop nest) is below
+   * work (multiply-adds, or element operations of a loop nest; for a
+   * microkernel call, its multiply-adds or its weights' bytes, whichever
+   * is more: a one-row matmul waits on its weights) is below
    * this many keeps one workgroup, so a context runs it inline on the
    * invoking thread, whatever its thread_count.  0 (the default, and a
    * field past an older caller's struct_size): the target's own measured

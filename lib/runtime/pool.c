@@ -16,7 +16,13 @@
  * little.  A job's fields stay unchanged while any of its workgroups runs,
  * and a late worker holding an old `claim` fails its compare-and-swap.
  * Waits spin for a while (phases follow each other within microseconds),
- * then yield the CPU for a while, then sleep on a condition variable.  The
+ * then sleep on a condition variable.  They never sched_yield(): a yield
+ * lets every other runnable task on the CPU run first (EEVDF, Linux 6.6 on,
+ * moves the yielder's deadline a slice later), so on a busy machine a
+ * caller that yielded while its worker finished a workgroup waited out
+ * other processes' slices, and MobileNetV2 on 2 threads took 5-8x as long
+ * as with no yields (docs/PERF.md, "Threads on Intel (issue 27)").  A
+ * sleeper is woken as soon as its work is ready instead.  The
  * sleep handshakes are Dekker-style: the sleeper announces itself, then
  * re-checks; the waker publishes, then checks for sleepers; both with
  * sequentially consistent atomics, so one of them always sees the other.
@@ -26,7 +32,6 @@
 #if !TINYML_FREESTANDING
 
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -36,11 +41,9 @@
 #include "../common/status.h"
 
 /* How long a thread waits actively before it sleeps: SPIN_ROUNDS pause
- * instructions (tens of microseconds), then YIELD_ROUNDS sched_yield()s,
- * which let another thread that is ready on this CPU run first (on a
- * machine with more busy threads than cores, the one we wait for). */
+ * instructions (tens of microseconds: 57 us on Emerald Rapids, whose pause
+ * takes 30 cycles). */
 #define SPIN_ROUNDS 4000
-#define YIELD_ROUNDS 400
 
 /* claim = generation << 32 | taken, one bit of `taken` per workgroup */
 #define TAKEN(c) ((uint32_t)(c))
@@ -106,19 +109,11 @@ static bool take_workgroups(tinyml__pool_t *p, uint32_t index, uint64_t c) {
 
 static bool has_work(uint64_t c) { return TAKEN(c) != 0xffffffffu; }
 
-/* Between rounds of an active wait: round i of SPIN_ROUNDS + YIELD_ROUNDS. */
-static void pause_round(int i) {
-  if (i < SPIN_ROUNDS)
-    cpu_relax();
-  else
-    sched_yield();
-}
-
 static uint64_t wait_for_work(tinyml__pool_t *p) {
-  for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; ++i) {
+  for (int i = 0; i < SPIN_ROUNDS; ++i) {
     uint64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
     if (has_work(c) || atomic_load_explicit(&p->stop, memory_order_relaxed)) return c;
-    pause_round(i);
+    cpu_relax();
   }
   pthread_mutex_lock(&p->mutex);
   atomic_fetch_add(&p->sleepers, 1);
@@ -162,9 +157,9 @@ void tinyml__pool_run(tinyml__pool_t *p, tinyml_exe_entry_fn fn, void *const *bi
     pthread_mutex_unlock(&p->mutex);
   }
   take_workgroups(p, 0, c);
-  for (int i = 0; i < SPIN_ROUNDS + YIELD_ROUNDS; ++i) {
+  for (int i = 0; i < SPIN_ROUNDS; ++i) {
     if (atomic_load_explicit(&p->done, memory_order_acquire) == count) return;
-    pause_round(i);
+    cpu_relax();
   }
   pthread_mutex_lock(&p->mutex);
   atomic_store(&p->caller_sleeping, 1);

@@ -39,6 +39,9 @@ ones bit for bit: both sum each channel as bias + x * w in tap order, and
 a tap chunk's partial sums round-trip through the output exactly.  Both
 kernel modules also run on 3 threads (bands of pixels, or of 32 channels
 when there are more channels than pixels) and must give the same bits.
+f32_fc_weight_bound has fewer multiply-adds than x86-64's split_min_work
+but more bytes of weights, which count as its work: its kernel builds,
+compiled with the defaults, must show a split step.
 The AVX-512 modules run only where the CPU has AVX-512.
 
 3x3 stride-1 convs may run as Winograd F(2x2, 3x3) or F(4x4, 3x3)
@@ -540,6 +543,9 @@ def f32_cases(rng):
           depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
+        # 655 K multiply-adds, under split_min_work, but 2.6 MB of weights:
+        # split with the defaults (ukernel_lower.c: blob_bytes)
+        f32_fc_case(rng, "f32_fc_weight_bound", 1, 1024, 640, True),
         # residual add + ReLU into the conv's kernel (tosa/uk_residual.c); the
         # 3x3 convs of 16-20 channels would take Winograd, which the
         # wino*_residual cases test
@@ -696,7 +702,7 @@ def f32_modules(exes, work, case, have_avx512, check_syms):
             continue
         mods[tag] = os.path.join(work, f"{case[0]}.{tag}.tmlm")
         run([compile_exe, src, "-o", mods[tag], *extra])
-        if isa and split_extra(case[0]):
+        if isa and (split_extra(case[0]) or "weight_bound" in case[0]):
             check_split(exes[1], mods[tag])
     if mode in ("wino", "wino4"):
         mods["direct"] = os.path.join(work, f"{case[0]}.direct.tmlm")
