@@ -276,6 +276,16 @@ def model_add_mul_broadcast():
     return f.text([(f.mul(s, f.arg(2)), None)])
 
 
+def model_mul_in_place():
+    # The product is placed over the conv's output (its last read), and
+    # x86-64 vectorizes it 16 elements at a time: 105 elements leave a
+    # remainder of 9 (lib/compiler/linalg/inplace.h).
+    f = Func([([1, 5, 7, 3], None)])
+    y = f.conv2d(f.arg(0), 3, [3, 3], [1, 1], [1, 1, 1, 1], seed=21)
+    p = f.mul(y, f.arg(0))
+    return f.text([(f.depthwise(p, 1, [3, 3], [1, 1], [1, 1, 1, 1], seed=23), None)])
+
+
 def model_reshape_transpose_concat():
     f = Func([([2, 12], None), ([4, 5, 3], None)])
     r = f.reshape(f.arg(0), [2, 3, 4])
@@ -334,6 +344,7 @@ MODELS = {
     "avg_pool": model_avg_pool,
     "max_pool": model_max_pool,
     "add_mul_broadcast": model_add_mul_broadcast,
+    "mul_in_place": model_mul_in_place,
     "reshape_transpose_concat": model_reshape_transpose_concat,
     "transpose_sink": model_transpose_sink,
     "softmax": model_softmax,

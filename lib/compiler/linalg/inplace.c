@@ -133,6 +133,37 @@ static void note_stream(const tc_graph_t *g, tc_dispatch_t *dp, MlirBlock body) 
   dp->stream_lead = tc_stream_lead(p.ih, p.iw, p.ic, p.oh, p.ow, p.oc, p.stride_h, p.pad_top);
 }
 
+/* Every operand's elements are whole bytes: LLVM stores a vector of i1
+ * as packed bits, while the scalar loops (and the runtime) keep one byte
+ * per element. */
+static int whole_byte_elements(MlirOperation op) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, i));
+    if (!mlirTypeIsAShaped(t)) continue;
+    MlirType e = mlirShapedTypeGetElementType(t);
+    if (!mlirTypeIsAInteger(e) && !mlirTypeIsAFloat(e)) return 0;
+    const unsigned bits =
+        mlirTypeIsAInteger(e) ? mlirIntegerTypeGetWidth(e) : mlirFloatTypeGetWidth(e);
+    if (bits % 8 != 0) return 0;
+  }
+  return 1;
+}
+
+/* Marks every elementwise generic of the function for the strategies
+ * (inplace.h: TC_ELEMENTWISE_ATTR). */
+static void mark_elementwise(MlirOperation op) {
+  if (mlirOperationIsNull(op)) return;
+  if (is_elementwise_generic(op) && whole_byte_elements(op))
+    mlirOperationSetAttributeByName(op, tc_str(TC_ELEMENTWISE_ATTR),
+                                    mlirUnitAttrGet(mlirOperationGetContext(op)));
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+           o = mlirOperationGetNextInBlock(o))
+        mark_elementwise(o);
+}
+
 void tc_note_inplace(tc_graph_t *g, int raster_kernels) {
   MlirBlock module = mlirModuleGetBody(g->dispatch_module);
   for (MlirOperation f = mlirBlockGetFirstOperation(module); !mlirOperationIsNull(f);
@@ -143,6 +174,7 @@ void tc_note_inplace(tc_graph_t *g, int raster_kernels) {
     MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
     if (mlirBlockIsNull(body)) continue;
     tc_dispatch_t *dp = &g->dispatches[d];
+    mark_elementwise(f);
     if (is_elementwise_function(body))
       note_elementwise(g, (uint32_t)d, dp);
     else if (raster_kernels)

@@ -16,6 +16,18 @@
  * kernel dispatch of batch 1 (graph.h says what the lead is). */
 void tc_note_inplace(tc_graph_t *g, int raster_kernels);
 
+/* tc_note_inplace also puts this unit attribute on every elementwise
+ * generic (as above: identity maps, a scalar body) of whole-byte element
+ * types (no i1: a vector of i1 is packed bits), in every dispatch.
+ * Such an op may be placed exactly over an input, out == in, and LLVM's
+ * loop vectorizer then only runs its scalar loop (its run-time overlap
+ * check fails when the distance is 0).  Element i is read before it is
+ * written, so chunks of consecutive elements are as sound as one at a
+ * time: a strategy vectorizes ops with this mark itself (x86's
+ * @elementwise_vec); the maps' identity is what makes flattening them
+ * sound, which the transform dialect's matchers cannot check. */
+#define TC_ELEMENTWISE_ATTR "tinyml.elementwise"
+
 /* The lead of an int8 conv or depthwise of these dimensions (uk_abi.h's
  * names): the fewest bytes the output must start before the input so
  * that writing output pixel q, in raster order, never overwrites an input
