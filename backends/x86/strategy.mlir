@@ -1,6 +1,6 @@
 // x86-64 (AVX2/FMA) code-generation strategy: see README.md beside this file.
 // Tiles+vectorizes batch_matmul (6x16 register tile, peeled + masked remainders;
-// meson embeds an AVX-512 variant with 8x32 tiles, see meson.build)
+// meson embeds an AVX-512 variant with 8x32 tiles over packed panels of B, see meson.build)
 // and conv_2d_nhwc_fhwc (HWCF, 6x16 tile, decomposed to 1-D conv); bufferizes all.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @vec_suppress(%op: !transform.any_op {transform.consumed}) {
@@ -66,32 +66,103 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
+  // batch_matmul, BLIS-like without packing: cache blocks n 256, k 256,
+  // m 48; a 6x16 register tile (12 ymm accumulators), k 1 innermost.
+  transform.named_sequence @matmul_6x16(%op: !transform.any_op {transform.consumed}) {
+    %t1, %lb, %ln = transform.structured.tile_using_for %op tile_sizes [1, 0, 256, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t3, %lm = transform.structured.tile_using_for %t2 tile_sizes [0, 48, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t4, %ljr = transform.structured.tile_using_for %t3 tile_sizes [0, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t5, %lir = transform.structured.tile_using_for %t4 tile_sizes [0, 6, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
+    transform.include @peel_suppress failures(propagate) (%ljr) : (!transform.any_op) -> ()
+    transform.apply_patterns to %lb {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %inner = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %inner : !transform.any_op {
+    ^bb2(%i: !transform.any_op):
+      transform.include @vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    %rem = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %rem : !transform.any_op {
+    ^bb2(%i: !transform.any_op):
+      transform.include @mvec_mm_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+  // The AVX-512 one (meson.build): strips of 32 columns (the 8x32 register
+  // tile's width; 16 zmm accumulators), k blocks of 256, and each block's
+  // 256x32 panel of B copied to a contiguous buffer first (BLIS's packing).
+  // Unpacked, B's rows lie a row of B apart (2 KiB for N = 512): a strip's
+  // 256 rows fall into 4 of L1's 64 sets and came from L2 for every 8 rows
+  // of A (docs/PERF.md, issue 27).  The panel is a stack buffer at the
+  // function's top (memref.alloca): each workgroup's call has its own, so
+  // the strip loop stays split over threads (loop_access.c).
+  transform.named_sequence @matmul_8x32_packed(%op: !transform.any_op {transform.consumed}) {
+    %t1, %lb, %ln = transform.structured.tile_using_for %op tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @peel_suppress failures(propagate) (%lk) : (!transform.any_op) -> ()
+    transform.include @peel_suppress failures(propagate) (%ln) : (!transform.any_op) -> ()
+    transform.apply_patterns to %lb {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %blocks = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks : !transform.any_op {
+    ^bb1(%b: !transform.any_op):
+      transform.include @pack_b_suppress failures(propagate) (%b) : (!transform.any_op) -> ()
+    }
+    %blocks2 = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks2 : !transform.any_op {
+    ^bb1(%b: !transform.any_op):
+      %t5, %lir = transform.structured.tile_using_for %b tile_sizes [0, 8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
+    }
+    transform.apply_patterns to %lb {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %inner = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %inner : !transform.any_op {
+    ^bb2(%i: !transform.any_op):
+      transform.include @vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    %rem = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %rem : !transform.any_op {
+    ^bb2(%i: !transform.any_op):
+      transform.include @mvec_mm32_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+  // B's block as a copy (a tensor.pad that pads nothing, nofold) into a
+  // stack buffer; every block has static sizes after the peels.
+  transform.named_sequence @pack_b_suppress(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      %p, %pad, %cb = transform.structured.pad %j {padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32], padding_dimensions = [3], nofold_flags = [0, 1, 0], copy_back_op = "none"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %buf, %new = transform.structured.bufferize_to_allocation %pad {alloc_op = "memref.alloca", memcpy_op = "linalg.copy"} : !transform.any_op
+      %cp = transform.select "linalg.copy" in %new : (!transform.any_op) -> !transform.any_op
+      %cpt, %cl0, %cl1 = transform.structured.tile_using_for %cp tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %cpt : !transform.any_op
+    }
+    transform.yield
+  }
+  transform.named_sequence @mvec_mm32_suppress(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%j: !transform.any_op):
+      transform.structured.vectorize %j vector_sizes [1, 8, 32, 1] {create_named_contraction} : !transform.any_op
+    }
+    transform.yield
+  }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %mm = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      %t1, %lb, %ln = transform.structured.tile_using_for %m tile_sizes [1, 0, 256, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t3, %lm = transform.structured.tile_using_for %t2 tile_sizes [0, 48, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t4, %ljr = transform.structured.tile_using_for %t3 tile_sizes [0, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t5, %lir = transform.structured.tile_using_for %t4 tile_sizes [0, 6, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
-      transform.include @peel_suppress failures(propagate) (%ljr) : (!transform.any_op) -> ()
-      transform.apply_patterns to %lb {
-        transform.apply_patterns.linalg.tiling_canonicalization
-        transform.apply_patterns.canonicalization
-      } : !transform.any_op
-      %inner = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
-      transform.foreach %inner : !transform.any_op {
-      ^bb2(%i: !transform.any_op):
-        transform.include @vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
-      }
-      %rem = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
-      transform.foreach %rem : !transform.any_op {
-      ^bb2(%i: !transform.any_op):
-        transform.include @mvec_mm_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
-      }
+      transform.include @matmul_6x16 failures(propagate) (%m) : (!transform.any_op) -> ()
     }
     %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_fhwc"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %convs : !transform.any_op {
@@ -164,6 +235,11 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %f2 {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    // The packed panels' stack buffers out of their loops, to the top of
+    // their functions (inside a loop each iteration would grow the stack).
+    %allocas = transform.structured.match ops{["memref.alloca"]} in %b : (!transform.any_op) -> !transform.any_op
+    %fa = transform.get_parent_op %allocas {op_name = "func.func", deduplicate, allow_empty_results} : (!transform.any_op) -> !transform.any_op
+    transform.bufferization.buffer_loop_hoisting %fa : !transform.any_op
     %f3 = transform.structured.hoist_redundant_vector_transfers %f2 : (!transform.any_op) -> !transform.any_op
     %copies = transform.structured.match ops{["linalg.copy"]} in %b : (!transform.any_op) -> !transform.any_op
     transform.foreach %copies : !transform.any_op {

@@ -215,7 +215,11 @@ static void test_e2e_models_identical(void **state) {
   }
   char path[4200];
   snprintf(path, sizeof path, "%s/threads_mix.mlir", g_extra);
-  check_model(path, 5);
+  /* 4, not 5, where the AVX-512 matmul runs: its 72 columns leave a strip
+   * of 8 outside the strip loop, whose packed panel (a stack buffer) is
+   * written in one phase and read in the next, so distribute.c keeps that
+   * dispatch whole (one phase, one workgroup). */
+  check_model(path, 4);
 }
 
 /* split_min_work = 1 splits what the default keeps inline (each of these

@@ -237,6 +237,53 @@ static void keep_small_phases_whole(const top_op_t *ops, size_t n, uint32_t phas
     if (work[p] < min_work) d->workgroups[p] = 1;
 }
 
+/* Stack buffers (memref.alloca, which tc_op_is_pure lets every call make
+ * for itself) hold nothing from one phase to the next, since each phase is
+ * a call of its own: every op that reaches one must be in one phase. */
+#define MAX_ALLOCAS 16
+
+typedef struct alloca_use {
+  MlirOperation alloca[MAX_ALLOCAS];
+  uint32_t phase[MAX_ALLOCAS];
+  size_t n;
+  uint32_t current; /* the phase of the top op being walked */
+  bool crossed;
+} alloca_use_t;
+
+static MlirWalkResult note_alloca_uses(MlirOperation op, void *user) {
+  alloca_use_t *u = user;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirOperation root = tc_value_owner_op(mlirOperationGetOperand(op, i));
+    while (!mlirOperationIsNull(root) && tc_is_memref_view(root))
+      root = tc_value_owner_op(mlirOperationGetOperand(root, 0));
+    if (mlirOperationIsNull(root) || !tc_op_is(root, "memref.alloca")) continue;
+    size_t k = 0;
+    while (k < u->n && !mlirOperationEqual(u->alloca[k], root)) ++k;
+    if (k == u->n) {
+      if (k == MAX_ALLOCAS) {
+        u->crossed = true; /* too many to follow: keep one phase */
+        return MlirWalkResultInterrupt;
+      }
+      u->alloca[k] = root;
+      u->phase[u->n++] = u->current;
+    }
+    if (u->phase[k] != u->current) {
+      u->crossed = true;
+      return MlirWalkResultInterrupt;
+    }
+  }
+  return MlirWalkResultAdvance;
+}
+
+static bool allocas_cross_phases(const top_op_t *ops, size_t n) {
+  alloca_use_t u = {.n = 0};
+  for (size_t i = 0; i < n && !u.crossed; ++i) {
+    u.current = ops[i].phase;
+    mlirOperationWalk(ops[i].op, note_alloca_uses, &u, MlirWalkPreOrder);
+  }
+  return u.crossed;
+}
+
 /* Decides the phases of one function and rewrites it.  `split`: whether
  * loops may be split at all (targets whose runtime has no threads keep
  * their code as it was). */
@@ -297,6 +344,7 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
       for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(ops[i].op, r));
            !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
         if (phase_of(ops, n, mlirOpOperandGetOwner(u), func) != ops[i].phase) return;
+  if (allocas_cross_phases(ops, n)) return;
   for (size_t i = 0; i < n; ++i)
     if (!mlirOperationIsNull(ops[i].loop)) split_loop(ctx, ops[i].loop, wg, count);
   for (uint32_t p = 0; p < phases; ++p) d->workgroups[p] = 1;

@@ -42,10 +42,12 @@ static bool is_within(MlirOperation op, MlirOperation ancestor) {
   return false;
 }
 
-/* No memory effects and no regions: safe to run in every phase. */
+/* No memory effects and no regions: safe to run in every phase.  A
+ * memref.alloca counts: each call gets its own stack buffer. */
 bool tc_op_is_pure(MlirOperation op) {
   if (mlirOperationGetNumRegions(op) != 0) return false;
   if (tc_is_memref_view(op) || tc_op_is(op, "memref.get_global") || tc_op_is(op, "memref.dim") ||
+      tc_op_is(op, "memref.alloca") ||
       tc_op_is(op, "memref.extract_strided_metadata"))
     return true;
   if (tc_op_name_starts(op, "arith.") || tc_op_name_starts(op, "math.") || tc_op_name_starts(op, "index.") ||
@@ -177,6 +179,11 @@ static void record(loop_scan_t *s, MlirValue v, bool write, const access_t *dire
   }
   acc.root = v;
   if (is_within(defining_scope(v), s->loop)) return; /* private to an iteration */
+  /* A stack buffer is private to the call, and each workgroup's call runs
+   * its own block of iterations.  The strategies make them only for one
+   * iteration's temporary, written before it is read (x86-64's packed
+   * panels of B), which no other iteration needs. */
+  if (tc_op_is(defining_scope(v), "memref.alloca")) return;
   if (s->count == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 64;
     access_t *n = tinyml__alloc(s->a, cap * sizeof(*n), 8);
