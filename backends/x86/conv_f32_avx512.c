@@ -19,7 +19,12 @@
  * about as long as fetching the next from memory, and the hardware
  * prefetcher alone left the first tile of every block waiting
  * (docs/PERF.md, "Prefetches, tap chunks of 512, ...").  Past the last
- * block it prefetches nothing useful, which is harmless (no fault). */
+ * block it prefetches nothing useful, which is harmless (no fault).
+ * A 1x1 conv that bands pixels reads its rows from the tensor the step
+ * before wrote, mostly from L3 on Intel (2 MB L2); there (rows_ahead)
+ * each tap also prefetches one line of the next tile's rows, which ran
+ * ResNet-50's 56x56 and 28x28 1x1 convs 4-11% faster on an Emerald
+ * Rapids (docs/PERF.md, "ResNet-50 on Intel"). */
 #include "conv_f32.h"
 
 /* Where a tile's two panels are: panel j holds channels [o0 + 16j, +width)
@@ -28,6 +33,7 @@ typedef struct ftile_w {
   const float *w[2];
   int32_t width[2];
   ptrdiff_t ahead; /* floats from a weight row to the same row of the next block */
+  ptrdiff_t anext; /* floats from the first panel's row t to line t of the next tile's taps */
 } ftile_w_t;
 
 /* np pixels (pixel i's taps at a + i * lda) x nv panels, over the tap
@@ -37,7 +43,7 @@ typedef struct ftile_w {
  * multiples of 16 long, so they load unmasked. */
 UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
                      const fpiece_t *pc, int npc, const ftile_w_t *pw, float *const *outs,
-                     int32_t o0, int32_t valid, int first, int last) {
+                     int32_t o0, int32_t valid, int first, int last, int pfa) {
   __m512 acc[MR][2];
   const __mmask16 m[2] = {mask_below(valid), mask_below(valid - 16)};
   const __mmask16 wm0 = mask_below(pw->width[0]), wm1 = mask_below(pw->width[1]);
@@ -61,6 +67,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     do {
       _mm_prefetch((const char *)(w0 + pw->ahead), _MM_HINT_T0);
       if (nv == 2) _mm_prefetch((const char *)(w1 + pw->ahead), _MM_HINT_T0);
+      if (pfa) _mm_prefetch((const char *)(w0 + pw->anext), _MM_HINT_T0);
       __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0);
       __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1) : x0;
       for (int i = 0; i < np; ++i) {
@@ -111,12 +118,16 @@ __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np, const
   pw.w[0] = c->weights + (size_t)k0 * ocp + (size_t)o0 * kc;
   pw.w[1] = nv == 2 ? pw.w[0] + (size_t)16 * kc : pw.w[0];
   pw.ahead = (ptrdiff_t)(pw.width[0] + pw.width[1]) * kc;
+  const int pfa = c->rows_ahead && lda == k && k == kc && pw.width[0] == 16;
+  pw.anext = (ptrdiff_t)(((intptr_t)(a + (size_t)np * lda) - (intptr_t)pw.w[0]) / 4);
 #define FT(N)                                                                      \
   case N:                                                                          \
-    if (nv == 2)                                                                   \
-      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last);          \
+    if (nv == 2 && pfa)                                                            \
+      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 1);       \
+    else if (nv == 2)                                                              \
+      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 0);       \
     else                                                                           \
-      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last);          \
+      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 0);       \
     break;
   switch (np) {
     FT(12) FT(11) FT(10) FT(9) FT(8) FT(7) FT(6) FT(5) FT(4) FT(3) FT(2) default: FT(1)

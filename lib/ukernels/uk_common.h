@@ -135,6 +135,11 @@ typedef struct ukf_ctx {
   /* Floats from one output pixel to the next: oc, or more when the
    * kernel writes its channels into a wider tensor (convcat_f32). */
   int32_t pitch;
+  /* Nonzero: the GEMM's pixel rows are whole, one after another, in a
+   * tensor that another step wrote (a 1x1 conv's input, mostly outside
+   * this core's L2), so the tile fetches the next tile's as it goes
+   * (x86-64's AVX-512 tile; docs/PERF.md, "ResNet-50 on Intel"). */
+  int32_t rows_ahead;
 } ukf_ctx_t;
 
 UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
@@ -149,7 +154,8 @@ UK_INLINE ukf_ctx_t ukf_ctx(const void *blob) {
                  0.0f,
                  0,
                  0,
-                 p->oc};
+                 p->oc,
+                 0};
   __builtin_memcpy(&c.lo, &p->act_min, 4);
   __builtin_memcpy(&c.hi, &p->act_max, 4);
   return c;
