@@ -45,6 +45,24 @@ UK_INLINE __m512i dot4_col(const uint8_t *col, int32_t k) {
   return _mm512_set1_epi32(v);
 }
 
+/* The outputs of an 8-channel panel (dot4_tile's half): two pixels per
+ * rescale, the second's sums moved into the high half. */
+UK_DOT4 UK_INLINE void dot4_half_out(const uk_ctx_t *c, __m512i (*a)[2], int32_t o0,
+                                     int32_t npix, int8_t *const *outs) {
+  const int32_t n = left(c->p, o0);
+  rq16_t q;
+  if (!rq16_pair(c, o0, &q)) {
+    for (int i = 0; i < npix; ++i) requant8(c, _mm512_castsi512_si256(a[i][0]), o0, outs[i], n);
+    return;
+  }
+  int i = 0;
+  for (; i + 2 <= npix; i += 2) {
+    __m512i v = _mm512_inserti64x4(a[i][0], _mm512_castsi512_si256(a[i + 1][0]), 1);
+    rq16_store2(rq16_apply(&q, v), outs[i] + o0, outs[i + 1] + o0, n);
+  }
+  if (i < npix) rq16_store(rq16_apply(&q, a[i][0]), outs[i] + o0, n);
+}
+
 /* PIX pixels x 16 * nz channels from o0; with half, one 8-channel panel
  * (the last of an oc_padded that is not a multiple of 16). */
 UK_DOT4 UK_INLINE void dot4_tile(const uk_ctx_t *c, int nz, int half, const uint8_t *col,
@@ -64,12 +82,18 @@ UK_DOT4 UK_INLINE void dot4_tile(const uk_ctx_t *c, int nz, int half, const uint
       if (nz == 2) a[i][1] = _mm512_dpbusd_epi32(a[i][1], u, x1);
     }
   }
-  for (int i = 0; i < npix; ++i) {
-    if (half) {
-      requant8(c, _mm512_castsi512_si256(a[i][0]), o0, outs[i], left(c->p, o0));
-      continue;
+  if (half) {
+    dot4_half_out(c, a, o0, npix, outs);
+    return;
+  }
+  for (int z = 0; z < nz; ++z) {
+    const int32_t oz = o0 + 16 * z;
+    rq16_t q;
+    if (rq16_at(c, oz, &q)) {
+      for (int i = 0; i < npix; ++i) rq16_store(rq16_apply(&q, a[i][z]), outs[i] + oz, c->p->oc - oz);
+    } else {
+      for (int i = 0; i < npix; ++i) requant16(c, a[i][z], oz, outs[i]);
     }
-    for (int z = 0; z < nz; ++z) requant16(c, a[i][z], o0 + 16 * z, outs[i]);
   }
 }
 

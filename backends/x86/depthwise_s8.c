@@ -2,12 +2,29 @@
  * bitcodes on its ISA's pixel kernels (depthwise_s8.h). */
 #include "depthwise_s8.h"
 
+#if UK_ZMM
+typedef const rq16_t *dw_rq_t;
+
+/* Every channel block's rescale constants into q, or null when there are
+ * too many blocks or a shift is outside rq16's range. */
+UK_INLINE dw_rq_t dw_rq(const uk_ctx_t *c, rq16_t *q) {
+  const int32_t ic = c->p->ic;
+  if (ic > 16 * UK_DW_RQ_BLOCKS) return 0;
+  for (int32_t c0 = 0; c0 < ic; c0 += 16)
+    if (!rq16_at(c, c0, q + c0 / 16)) return 0;
+  return q;
+}
+#else
+typedef const void *dw_rq_t;
+#endif
+
 /* The ISA's kernel on one pixel's taps. */
 UK_INLINE void dw_pixel(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
-                        int32_t taps, int8_t *dst) {
+                        int32_t taps, int8_t *dst, dw_rq_t q) {
 #if UK_ZMM
-  uk_dw_avx512(c, img, xo, wo, taps, dst);
+  uk_dw_avx512(c, img, xo, wo, taps, dst, q);
 #else
+  (void)q;
   uk_dw_avx2(c, img, xo, wo, taps, dst);
 #endif
 }
@@ -27,6 +44,12 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
   dw_plan_t pl;
   dw_plan(p, &pl);
+#if UK_ZMM
+  rq16_t qs[UK_DW_RQ_BLOCKS];
+  const dw_rq_t rq = dw_rq(&c, qs);
+#else
+  const dw_rq_t rq = 0;
+#endif
   uk_pos_t at = uk_pos_at(p, lo);
   for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
     const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
@@ -42,10 +65,10 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
         continue;
       }
 #endif
-      dw_pixel(&c, src, pl.io, pl.iwo, pl.taps, dst);
+      dw_pixel(&c, src, pl.io, pl.iwo, pl.taps, dst, rq);
       continue;
     }
     int32_t taps = uk_dw_taps(p, at.oy, at.ox, xo, wo);
-    dw_pixel(&c, img, xo, wo, taps, dst);
+    dw_pixel(&c, img, xo, wo, taps, dst, rq);
   }
 }

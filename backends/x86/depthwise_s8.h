@@ -12,7 +12,11 @@
  * (weights), rescaled into dst. */
 #if UK_ZMM
 void uk_dw_avx512(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
-                  int32_t taps, int8_t *dst);
+                  int32_t taps, int8_t *dst, const rq16_t *q);
+
+/* Channel blocks whose rescale constants the depthwise driver makes once
+ * per call and passes to every pixel (uk_dw_avx512's q). */
+enum { UK_DW_RQ_BLOCKS = 8 };
 
 /* Two pixels of an 8-channel layer, the second's taps step bytes on,
  * into dst and dst + oc. */

@@ -104,6 +104,95 @@ UK_INLINE int32_t left(const tinyml_uk_params_t *p, int32_t o0) {
 }
 
 #if UK_ZMM
+/* ---- int8: the rescale of 16 lanes with the shifts in [33, 54] -------- *
+ * Every model seen so far has them there (scales below 2^-1).  Then, as
+ * Armv7E-M's req records do (uk_abi.h, tinyml_uk_req_t), the output is the
+ * high word of v * mult + (hz + (v >> 31)) * 2^32 + ((v & 2^31) | 2^30),
+ * shifted right by s - 32, with hz = 2^(s-33) + out_zp * 2^(s-32): the
+ * same bytes as requant8 without its sign select, 64-bit shift, zero-point
+ * add or its vpmovsxdq / vpmovqd widening and narrowing, which are two
+ * port-5 uops each on Intel cores.  The constants of a tile's 16 lanes are
+ * made once (rq16_make) and serve all its pixels. */
+typedef struct rq16 {
+  __m512i bias, mult, mult_hi, hz, sh, lo, hi;
+} rq16_t;
+
+/* From 16 lanes of bias, mult and shift, of which `live` are stored:
+ * 0 when a live lane's shift is outside [33, 54] (then requant8 does). */
+UK_INLINE int rq16_make(const uk_ctx_t *c, __m512i bias, __m512i mult, __m512i s,
+                        __mmask16 live, rq16_t *q) {
+  const tinyml_uk_params_t *p = c->p;
+  const __m512i s33 = _mm512_sub_epi32(s, _mm512_set1_epi32(33));
+  if (_mm512_mask_cmpgt_epu32_mask(live, s33, _mm512_set1_epi32(54 - 33))) return 0;
+  const __m512i sh = _mm512_add_epi32(s33, _mm512_set1_epi32(1));
+  q->bias = bias;
+  q->mult = mult;
+  q->mult_hi = _mm512_srli_epi64(mult, 32);
+  q->hz = _mm512_add_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), s33),
+                           _mm512_sllv_epi32(_mm512_set1_epi32(p->out_zp), sh));
+  q->sh = sh;
+  q->lo = _mm512_set1_epi32(p->act_min);
+  q->hi = _mm512_set1_epi32(p->act_max);
+  return 1;
+}
+
+UK_INLINE __mmask16 rq16_live(int32_t n) {
+  return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+}
+
+/* Channels o0..o0+15. */
+UK_INLINE int rq16_at(const uk_ctx_t *c, int32_t o0, rq16_t *q) {
+  return rq16_make(c, _mm512_loadu_si512(c->bias + o0), _mm512_loadu_si512(c->mult + o0),
+                   _mm512_loadu_si512(c->shift + o0), rq16_live(c->p->oc - o0), q);
+}
+
+/* Channels o0..o0+7 in both halves: two pixels of an 8-channel tile. */
+UK_INLINE int rq16_pair(const uk_ctx_t *c, int32_t o0, rq16_t *q) {
+  const __mmask16 live = (__mmask16)(rq16_live(left(c->p, o0)) & 0xff);
+  return rq16_make(c, _mm512_broadcast_i64x4(ld8(c->bias + o0)),
+                   _mm512_broadcast_i64x4(ld8(c->mult + o0)),
+                   _mm512_broadcast_i64x4(ld8(c->shift + o0)), live, q);
+}
+
+/* The 16 lanes' outputs as int32, clamped. */
+UK_INLINE __m512i rq16_apply(const rq16_t *q, __m512i acc) {
+  const __m512i v = _mm512_add_epi32(acc, q->bias);
+  const __m512i pe = _mm512_mul_epi32(v, q->mult);
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(v, 32), q->mult_hi);
+  const __m512i th = _mm512_add_epi32(q->hz, _mm512_srai_epi32(v, 31));
+  const __m512i tl = _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi32(INT32_MIN)),
+                                     _mm512_set1_epi32(1 << 30));
+  /* Even lanes' 64-bit sums in place; odd lanes' from their high words. */
+  const __m512i xe =
+      _mm512_add_epi64(pe, _mm512_mask_blend_epi32(0xAAAA, tl, _mm512_slli_epi64(th, 32)));
+  const __m512i xo =
+      _mm512_add_epi64(po, _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(tl, 32), th));
+  __m512i r = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(xe, 32), xo);
+  r = _mm512_srav_epi32(r, q->sh);
+  return _mm512_min_epi32(_mm512_max_epi32(r, q->lo), q->hi);
+}
+
+/* The first n (<= 16) lanes' bytes at out. */
+UK_INLINE void rq16_store(__m512i r, int8_t *out, int32_t n) {
+  if (n >= 16)
+    _mm_storeu_si128((__m128i *)(void *)out, _mm512_cvtepi32_epi8(r));
+  else
+    _mm_mask_storeu_epi8(out, rq16_live(n), _mm512_cvtepi32_epi8(r));
+}
+
+/* Lanes 0..n-1 at out0 and 8..8+n-1 at out1 (n <= 8): two pixels. */
+UK_INLINE void rq16_store2(__m512i r, int8_t *out0, int8_t *out1, int32_t n) {
+  const __m128i b = _mm512_cvtepi32_epi8(r);
+  if (n >= 8) {
+    _mm_storel_epi64((__m128i *)(void *)out0, b);
+    _mm_storeh_pd((double *)(void *)out1, _mm_castsi128_pd(b));
+    return;
+  }
+  const __mmask16 m = rq16_live(n);
+  _mm_mask_storeu_epi8(out0, m, b);
+  _mm_mask_storeu_epi8(out1, m, _mm_unpackhi_epi64(b, b));
+}
+
 UK_INLINE void requant16(const uk_ctx_t *c, __m512i a, int32_t o0, int8_t *out) {
   requant8(c, _mm512_castsi512_si256(a), o0, out, left(c->p, o0));
   requant8(c, _mm512_extracti64x4_epi64(a, 1), o0 + 8, out, left(c->p, o0 + 8));

@@ -114,6 +114,10 @@ def rescale_chain(rng, acc, acc_shape, oc, per_channel, clamp, shifts=None, mult
     return s, "r"
 
 
+# Every shift in [33, 54], with powers of two for ties (rescale_chain's rq).
+HIGH_SHIFTS = {"shifts": [33, 34, 37, 41, 47, 54], "mults": [1 << 30, (1 << 31) - 1, 1518500250]}
+
+
 def out_size(i, k, s, d, pb, pa):
     return (i + pb + pa - ((k - 1) * d + 1)) // s + 1
 
@@ -929,6 +933,21 @@ def main():
                   (1, 1, 1, 1)),
         conv_case(rng, "conv1x1_many_channels", 1, 3, 4, 8, 2100, 1, 1, (1, 1), (1, 1),
                   (0, 0, 0, 0), clamp=False),
+        # shifts all in [33, 54]: the AVX-512 rescale of 16 lanes from the
+        # high words (ukernels_common.h, rq16); 8-channel panels two pixels
+        # per rescale, odd pixel counts, channel tails of 4 and 12
+        conv_case(rng, "conv_rq16_first3", 1, 9, 11, 3, 8, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_rq16_first1", 1, 7, 9, 1, 20, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_rq16_first4", 2, 8, 7, 4, 12, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv1x1_rq16", 1, 5, 7, 8, 36, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_rq16", 2, 7, 9, 8, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                  depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise_rq16", 1, 9, 8, 21, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
+                  depthwise=True, rq=HIGH_SHIFTS),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
