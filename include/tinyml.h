@@ -678,7 +678,7 @@ TINYML_API tinyml_status_t tinyml_context_set_output(tinyml_context_t *context,
                                                      void *data, size_t size);
 
 /* Runs the module on the bound buffers, on the context's threads.  Performs
- * no allocation from the heap; kernels may use up to 128 KiB of the
+ * no allocation from the heap; kernels may use about 136 KiB of the
  * invoking thread's stack (x86-64's AVX-512 matmul packs panels of its
  * right-hand operand there), so invoke from a thread with at least 256 KiB
  * of stack.  A stateful module (tinyml_module_state_size() > 0) reads

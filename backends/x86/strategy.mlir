@@ -143,7 +143,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @pack_b_suppress(%op: !transform.any_op {transform.consumed}) {
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%j: !transform.any_op):
-      %p, %pad, %cb = transform.structured.pad %j {padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32], padding_dimensions = [3], nofold_flags = [0, 1, 0], copy_back_op = "none"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %p, %pad, %cb = transform.structured.pad %j {padding_dimensions = [3], nofold_flags = [0, 1, 0], copy_back_op = "none"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       %buf, %new = transform.structured.bufferize_to_allocation %pad {alloc_op = "memref.alloca", memcpy_op = "linalg.copy"} : !transform.any_op
       %cp = transform.select "linalg.copy" in %new : (!transform.any_op) -> !transform.any_op
       %cpt, %cl0, %cl1 = transform.structured.tile_using_for %cp tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""x86-64's AVX-512 transform script (8x32 register tiles, n blocks of 128)
-against the AVX2 one (6x16, n 256) on matmuls whose operands both come at
+"""x86-64's AVX-512 transform script (8x32 register tiles over strips of
+32 columns, B packed per 256x32 block into a stack panel) against the AVX2
+one (6x16, n 256) on matmuls whose operands both come at
 run time, the Linalg path's batch_matmul.
 
 Each case is compiled for x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) and run

@@ -276,14 +276,23 @@ def model_add_mul_broadcast():
     return f.text([(f.mul(s, f.arg(2)), None)])
 
 
-def model_mul_in_place():
-    # The product is placed over the conv's output (its last read), and
-    # x86-64 vectorizes it 16 elements at a time: 105 elements leave a
-    # remainder of 9 (lib/compiler/linalg/inplace.h).
-    f = Func([([1, 5, 7, 3], None)])
+def mul_in_place(shape):
+    # The product is placed over the conv's output (its last read).  On
+    # x86-64, 96 elements take the strategy's 16-wide vector loop in place
+    # (lib/compiler/linalg/inplace.h); 105 do not yet (the tiled loop keeps
+    # dynamic sizes there, so LLVM's guarded loop runs): both must be right.
+    f = Func([(shape, None)])
     y = f.conv2d(f.arg(0), 3, [3, 3], [1, 1], [1, 1, 1, 1], seed=21)
     p = f.mul(y, f.arg(0))
     return f.text([(f.depthwise(p, 1, [3, 3], [1, 1], [1, 1, 1, 1], seed=23), None)])
+
+
+def model_mul_in_place():
+    return mul_in_place([1, 5, 7, 3])
+
+
+def model_mul_in_place16():
+    return mul_in_place([1, 4, 8, 3])
 
 
 def model_reshape_transpose_concat():
@@ -345,6 +354,7 @@ MODELS = {
     "max_pool": model_max_pool,
     "add_mul_broadcast": model_add_mul_broadcast,
     "mul_in_place": model_mul_in_place,
+    "mul_in_place16": model_mul_in_place16,
     "reshape_transpose_concat": model_reshape_transpose_concat,
     "transpose_sink": model_transpose_sink,
     "softmax": model_softmax,

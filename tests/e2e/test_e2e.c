@@ -144,15 +144,23 @@ static void ref_model_add_mul(const float *const *in, float *const *out) {
   ref_broadcast_binary(REF_MUL, 4, full, sum, full, in[2], c, out[0]);
 }
 
-static void ref_model_mul_in_place(const float *const *in, float *const *out) {
-  const ref_window_t g = {.n = 1, .h = 5, .w = 7, .c = 3, .kh = 3, .kw = 3,
+static void mul_in_place(int h, int w, const float *const *in, float *const *out) {
+  const ref_window_t g = {.n = 1, .h = h, .w = w, .c = 3, .kh = 3, .kw = 3,
                           .stride_y = 1, .stride_x = 1, .pad_top = 1,
                           .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
-  static const int dims[] = {1, 5, 7, 3};
-  float y[1 * 5 * 7 * 3], p[1 * 5 * 7 * 3];
+  const int dims[] = {1, h, w, 3};
+  float y[1 * 5 * 8 * 3], p[1 * 5 * 8 * 3];
   conv_layer(&g, in[0], 3, 21, y);
   ref_broadcast_binary(REF_MUL, 4, dims, y, dims, in[0], dims, p);
   depthwise_layer(&g, p, 1, 23, out[0]);
+}
+
+static void ref_model_mul_in_place(const float *const *in, float *const *out) {
+  mul_in_place(5, 7, in, out);
+}
+
+static void ref_model_mul_in_place16(const float *const *in, float *const *out) {
+  mul_in_place(4, 8, in, out);
 }
 
 static void ref_model_reshape_transpose_concat(const float *const *in,
@@ -244,6 +252,8 @@ static e2e_case_t g_cases[] = {
      {T(4, {1, 4, 5, 3})}, ref_model_add_mul},
     {"mul_in_place", 1, 1, {T(4, {1, 5, 7, 3})}, {T(4, {1, 5, 7, 3})},
      ref_model_mul_in_place},
+    {"mul_in_place16", 1, 1, {T(4, {1, 4, 8, 3})}, {T(4, {1, 4, 8, 3})},
+     ref_model_mul_in_place16},
     {"reshape_transpose_concat", 2, 1, {T(2, {2, 12}), T(3, {4, 5, 3})},
      {T(3, {4, 7, 3})}, ref_model_reshape_transpose_concat},
     {"transpose_sink", 3, 2, {T(4, {1, 4, 5, 3}), T(4, {1, 4, 5, 3}), T(4, {1, 4, 5, 2})},
