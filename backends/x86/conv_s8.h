@@ -76,6 +76,22 @@ UK_INLINE void im2col_walk(const tinyml_uk_params_t *p, const int8_t *img, int32
 #if UK_ZMM
 void uk_tile_avx512(const uk_ctx_t *c, const int16_t *col, int32_t npix, int8_t *const *outs);
 
+/* Rescales and stores npix pixels' accumulators for the 16-channel groups
+ * [o0, o0 + 16 * nz): from the high words (rq16) where every shift of a
+ * group allows, else requant16.  Both AVX-512 tiles end this way. */
+UK_INLINE void store_tile16(const uk_ctx_t *c, __m512i a[][2], int32_t o0, int nz,
+                            int32_t npix, int8_t *const *outs) {
+  for (int z = 0; z < nz; ++z) {
+    const int32_t oz = o0 + 16 * z;
+    rq16_t q;
+    if (rq16_at(c, oz, &q)) {
+      for (int i = 0; i < npix; ++i) rq16_store(rq16_apply(&q, a[i][z]), outs[i] + oz, c->p->oc - oz);
+    } else {
+      for (int i = 0; i < npix; ++i) requant16(c, a[i][z], oz, outs[i]);
+    }
+  }
+}
+
 /* 1 in the VNNI bitcode only (meson.build): its conv calls dot4_conv for a
  * blob with dot4.  A constant of the build, not the blob's choice, so the
  * plain AVX-512 bitcode has no VNNI instruction and a module can carry it

@@ -44,15 +44,7 @@ UK_INLINE void ztile(const uk_ctx_t *c, int nz, const int16_t *col, int32_t o0, 
       if (nz == 2) a[i][1] = dp16(a[i][1], b, x1);
     }
   }
-  for (int z = 0; z < nz; ++z) {
-    const int32_t oz = o0 + 16 * z;
-    rq16_t q;
-    if (rq16_at(c, oz, &q)) {
-      for (int i = 0; i < npix; ++i) rq16_store(rq16_apply(&q, a[i][z]), outs[i] + oz, c->p->oc - oz);
-    } else {
-      for (int i = 0; i < npix; ++i) requant16(c, a[i][z], oz, outs[i]);
-    }
-  }
+  store_tile16(c, a, o0, nz, npix, outs);
 }
 
 /* Not inlined, so a module's object names the kernels it got. */

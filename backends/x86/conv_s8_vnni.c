@@ -86,15 +86,7 @@ UK_DOT4 UK_INLINE void dot4_tile(const uk_ctx_t *c, int nz, int half, const uint
     dot4_half_out(c, a, o0, npix, outs);
     return;
   }
-  for (int z = 0; z < nz; ++z) {
-    const int32_t oz = o0 + 16 * z;
-    rq16_t q;
-    if (rq16_at(c, oz, &q)) {
-      for (int i = 0; i < npix; ++i) rq16_store(rq16_apply(&q, a[i][z]), outs[i] + oz, c->p->oc - oz);
-    } else {
-      for (int i = 0; i < npix; ++i) requant16(c, a[i][z], oz, outs[i]);
-    }
-  }
+  store_tile16(c, a, o0, nz, npix, outs);
 }
 
 static __attribute__((noinline)) UK_DOT4 void uk_tile_dot4(const uk_ctx_t *c, const uint8_t *col,
