@@ -21,24 +21,6 @@
  * nothing calls them and globaldce drops them. */
 #include "conv_s8.h"
 
-/* Word j of the 32 in a zmm: 16-channel half h = j / 16, channel
- * (j % 16) / 2 of its panel, tap pair j % 2; the source holds a panel's
- * two 16-byte tap-pair rows one after the other. */
-UK_INLINE __m512i dot4_index(void) {
-  short ix[32];
-  for (int j = 0; j < 32; ++j) ix[j] = (short)((j / 16) * 16 + (j % 2) * 8 + (j % 16) / 2);
-  return _mm512_loadu_si512(ix);
-}
-
-/* Taps k..k+3 of the panels at w0 and w1 (8 channels each), each
- * channel's four bytes side by side. */
-UK_DOT4 UK_INLINE __m512i dot4_w(const int8_t *w0, const int8_t *w1, __m512i ix) {
-  __m512i z = _mm512_inserti64x4(
-      _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)w0)),
-      _mm256_loadu_si256((const __m256i *)(const void *)w1), 1);
-  return _mm512_permutexvar_epi16(ix, z);
-}
-
 UK_INLINE __m512i dot4_col(const uint8_t *col, int32_t k) {
   int32_t v;
   __builtin_memcpy(&v, col + k, 4);
@@ -101,30 +83,6 @@ static __attribute__((noinline)) UK_DOT4 void uk_tile_dot4(const uk_ctx_t *c, co
   if (o0 < ocp) dot4_tile(c, 1, 1, col, o0, npix, outs);
 }
 
-/* The low n (< 64) bytes. */
-UK_INLINE __mmask64 dot4_low(int32_t n) { return ((__mmask64)1 << n) - 1; }
-
-/* n bytes of x at src as x ^ 0x80 at dst.  The tail is one masked load
- * and store: whole stores where the scratch had room measured slower
- * (resnet8's --emit c loop 0.114 against 0.110 ms per invoke). */
-UK_INLINE void dot4_flip(const int8_t *src, uint8_t *dst, int32_t n) {
-  const __m512i m = _mm512_set1_epi8((char)0x80);
-  int32_t i = 0;
-  for (; i + 64 <= n; i += 64)
-    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), m));
-  if (i < n)
-    _mm512_mask_storeu_epi8(dst + i, dot4_low(n - i),
-                            _mm512_xor_si512(_mm512_maskz_loadu_epi8(dot4_low(n - i), src + i), m));
-}
-
-/* n bytes of v at dst. */
-UK_INLINE void dot4_fill(uint8_t *dst, uint8_t v, int32_t n) {
-  const __m512i x = _mm512_set1_epi8((char)v);
-  int32_t i = 0;
-  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(dst + i, x);
-  if (i < n) _mm512_mask_storeu_epi8(dst + i, dot4_low(n - i), x);
-}
-
 UK_INLINE void col8_put(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp) {
   (void)zp;
   dot4_flip(src, (uint8_t *)col + t, n);
@@ -149,6 +107,7 @@ UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_
   const tinyml_uk_params_t *p = c0->p; /* the blob's start */
   uk_ctx_t c = *c0;
   c.bias = (const int32_t *)(const void *)((const uint8_t *)p + p->dot4);
+  if (lanes_conv(&c, in, out, lo, hi)) return;
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   uk_pos_t at = uk_pos_at(p, lo);
   /* A 1x1 conv's columns are its input rows, PIX of them one block. */

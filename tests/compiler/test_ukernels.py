@@ -944,6 +944,35 @@ def main():
                   rq=HIGH_SHIFTS),
         conv_case(rng, "conv1x1_rq16", 1, 5, 7, 8, 36, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
                   rq=HIGH_SHIFTS),
+        # Few input channels with dot4: lanes as pixels (conv_s8_lanes.c),
+        # padded bands of rows, 4-tap groups per kernel row.  kws's 10x4
+        # on one channel, 64 channels in 4 blocks; vww's 3x3 stride 2 on 3
+        # channels, rows over 16 pixels, odd widths, batch 2; a band
+        # rebuilt down a tall image; 1x7; ic 2 and 4 at stride 1 and 2;
+        # pixel steps too wide for 16 a window (stride 3); 12 channels
+        conv_case(rng, "conv_lanes_kws", 1, 17, 10, 1, 64, 10, 4, (2, 2), (1, 1),
+                  (4, 5, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_vww_batch", 2, 11, 37, 3, 8, 3, 3, (2, 2), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_band", 1, 70, 96, 3, 8, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_1x7", 1, 5, 21, 2, 12, 1, 7, (1, 1), (1, 1), (0, 0, 3, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_ic4_batch", 2, 7, 19, 4, 16, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_ic1_s2", 1, 9, 23, 1, 12, 3, 3, (2, 2), (1, 1), (2, 2, 2, 2),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_s3", 1, 13, 40, 4, 20, 3, 3, (3, 3), (1, 1),
+                  (2, 2, 2, 2), rq=HIGH_SHIFTS),
+        # odd pixel steps (resnet8's 3 channels at stride 1) from the band
+        # one byte on; kws's shape at stride 1
+        conv_case(rng, "conv_lanes_odd_step", 1, 8, 17, 3, 8, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_odd_kws", 2, 12, 10, 1, 24, 10, 4, (1, 1), (1, 1),
+                  (4, 5, 1, 2), rq=HIGH_SHIFTS),
+        # ... and the shifts rq16 does not take: dot4_conv's columns
+        conv_case(rng, "conv_lanes_low_shifts", 1, 9, 21, 3, 16, 3, 3, (2, 2), (1, 1),
+                  (1, 1, 1, 1)),
         conv_case(rng, "depthwise8_rq16", 2, 7, 9, 8, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
                   depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise_rq16", 1, 9, 8, 21, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),

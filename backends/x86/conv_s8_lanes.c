@@ -1,0 +1,308 @@
+/* The int8 conv with few taps (K <= 64: first convs on 1-4 input
+ * channels) for dot4 blobs, lanes as output pixels: vww's and kws's first
+ * convs spent ~76 cycles per pixel in dot4_conv, mostly in its per-pixel
+ * im2col walk (three 9-byte masked copies, bounds arithmetic and a call
+ * per pixel) and in 8-channel tiles that fill half of each vector.
+ *
+ * Here a band of input rows is copied once, flipped to u = x + 128 and
+ * padded with in_zp + 128 on every side (as dot4_im2col's padded taps),
+ * so that every window lies inside it.  Each kernel row's run of
+ * kw * ic bytes is cut into 4-byte groups (the last one padded with
+ * taps whose weight is 0).  For a chunk of up to 16 pixels whose runs
+ * start within one 128-byte window, one vpermt2w gathers a group's
+ * 4 bytes of every pixel into one vector; one vpdpbusd per output
+ * channel, with the channel's 4 weights broadcast, then sums that group
+ * for 16 pixels.  The rescale runs per channel on 16 pixels (rq16 with
+ * broadcast constants) and a byte transpose turns channels back into
+ * NHWC.  Same sums as dot4_conv (same bias4), so the same bytes.
+ *
+ * vpermt2w moves words: a run that starts at an odd byte (stride_w * ic
+ * odd, as resnet8's 3 channels at stride 1) is read from a second copy
+ * of the band one byte on, and a mask picks it per lane.  1x1 convs, more
+ * than 4 input channels, dilations, and shifts rq16 does not take go to
+ * dot4_conv's columns (lanes_conv returns 0).  The stack holds the two
+ * bands (16.5 KB), the repacked weights (up to 8 KB) and the rescale
+ * constants (4 KB). */
+#include "conv_s8.h"
+
+enum {
+  LN_BUF = 8192,   /* the band of padded rows on the stack */
+  LN_SLACK = 128,  /* a window read at the band's last byte */
+  LN_ODD = LN_BUF + LN_SLACK, /* the band again, one byte on (odd steps) */
+  LN_G = 16,       /* 4-byte groups at most: 64 taps */
+  LN_WT = 2048,    /* groups x channels of repacked weights */
+  LN_OC = 256,     /* channels whose rescale constants are kept */
+};
+
+/* The layer's shape in the band. */
+typedef struct ln_geo {
+  int32_t run, gpr, g; /* bytes per kernel row, groups per row, groups */
+  int32_t step;        /* stride_w * ic */
+  int32_t prow, rows;  /* padded row bytes (even), rows in the band */
+  int32_t total;       /* padded rows an image needs */
+  int32_t ocs;         /* oc_padded rounded up to 16 */
+  int32_t row16;       /* 1 when 16 pixels of a row fit one window */
+} ln_geo_t;
+
+/* A chunk: its pixels, the padded rows it reads, where its window starts
+ * in a row (even), and per lane the window's words and whether the run
+ * starts at an odd byte (then read from the band shifted by one). */
+typedef struct ln_chunk {
+  int32_t cnt, rows, x0;
+  __m512i idx;
+  __mmask16 odd;
+} ln_chunk_t;
+
+/* 0 when this path does not take the layer. */
+static int ln_geo(const tinyml_uk_params_t *p, ln_geo_t *g) {
+  /* 1x1 convs and deeper inputs have no im2col walk to save: their
+   * columns are input rows or long runs (vww's 1x1 convs on 8-32
+   * channels ran 1.7-4.5x slower here). */
+  if (p->dil_h != 1 || p->dil_w != 1 || p->ic > 4 || p->kh * p->kw == 1) return 0;
+  g->run = p->kw * p->ic;
+  g->gpr = (g->run + 3) / 4;
+  g->g = p->kh * g->gpr;
+  g->step = p->stride_w * p->ic;
+  g->ocs = (p->oc_padded + 15) / 16 * 16;
+  if (g->g > LN_G || g->g * g->ocs > LN_WT || g->ocs > LN_OC) return 0;
+  /* At least 4 pixels of a row per window, or the chunks are too small. */
+  if (3 * g->step + 5 > 128) return 0;
+  const int32_t need = (p->ow - 1) * g->step + 4 * g->gpr;
+  const int32_t have = (p->pad_left + p->iw) * p->ic;
+  g->prow = ((need > have ? need : have) + 1) & ~1;
+  g->rows = LN_BUF / g->prow;
+  g->total = (p->oh - 1) * p->stride_h + p->kh;
+  g->row16 = 15 * g->step + 5 <= 128;
+  return p->kh <= g->rows;
+}
+
+/* Padded rows [r0, r0 + n) of image img into buf (ln_geo's layout). */
+UK_DOT4 static void ln_band(const tinyml_uk_params_t *p, const ln_geo_t *g, const int8_t *img,
+                            int32_t r0, int32_t n, uint8_t *buf) {
+  const uint8_t zp = (uint8_t)(p->in_zp + 128);
+  const int32_t left = p->pad_left * p->ic;
+  const int32_t width = uk_min32(p->iw * p->ic, g->prow - left);
+  for (int32_t r = 0; r < n; ++r) {
+    uint8_t *d = buf + (size_t)r * g->prow;
+    const int32_t iy = r0 + r - p->pad_top;
+    if (iy < 0 || iy >= p->ih) {
+      dot4_fill(d, zp, g->prow);
+      continue;
+    }
+    dot4_fill(d, zp, left);
+    dot4_flip(img + (size_t)iy * p->iw * p->ic, d + left, width);
+    dot4_fill(d + left + width, zp, g->prow - left - width);
+  }
+}
+
+/* n bytes from src to dst, 64 at a time (the last piece may read up to
+ * 63 bytes past src + n: inside the band's slack). */
+UK_INLINE void ln_shift(const uint8_t *src, uint8_t *dst, size_t n) {
+  for (size_t i = 0; i < n; i += 64) _mm512_storeu_si512(dst + i, _mm512_loadu_si512(src + i));
+}
+
+/* Tap b of group gi in the kernel's tap order, or -1 for a padded tap. */
+UK_INLINE int32_t ln_tap(const ln_geo_t *g, int32_t gi, int32_t b) {
+  const int32_t ky = gi / g->gpr, j = (gi % g->gpr) * 4 + b;
+  return j < g->run ? ky * g->run + j : -1;
+}
+
+/* wt[gi * ocs + o]: channel o's 4 weights of group gi, from the
+ * vpmaddwd packing ([oc/8][k/2][8][2]).  When a kernel row is whole groups
+ * the groups are taps 4gi..4gi+3, which dot4_w makes 16 channels a time. */
+UK_DOT4 static void ln_weights(const uk_ctx_t *c, const ln_geo_t *g, int32_t *wt) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t kp = p->k_padded;
+  if (g->run % 4 == 0) {
+    const __m512i ix = dot4_index();
+    for (int32_t o0 = 0; o0 < p->oc_padded; o0 += 16) {
+      const int8_t *w0 = c->weights + (size_t)o0 * kp;
+      const int8_t *w1 = o0 + 8 < p->oc_padded ? w0 + (size_t)8 * kp : w0;
+      for (int32_t gi = 0; gi < g->g; ++gi)
+        _mm512_storeu_si512(wt + gi * g->ocs + o0, dot4_w(w0 + gi * 32, w1 + gi * 32, ix));
+    }
+    return;
+  }
+  for (int32_t gi = 0; gi < g->g; ++gi)
+    for (int32_t o = 0; o < g->ocs; ++o) {
+      uint32_t v = 0;
+      for (int32_t b = 0; b < 4; ++b) {
+        const int32_t t = ln_tap(g, gi, b);
+        if (t < 0 || o >= p->oc_padded) continue;
+        const int8_t w = c->weights[(size_t)(o / 8) * 8 * kp + (t / 2) * 16 + (o % 8) * 2 + t % 2];
+        v |= (uint32_t)(uint8_t)w << (8 * b);
+      }
+      wt[gi * g->ocs + o] = (int32_t)v;
+    }
+}
+
+/* The rescale constants of every channel (rq16_make's), one int32 each. */
+typedef struct ln_rq {
+  int32_t bias[LN_OC], mult[LN_OC], hz[LN_OC], sh[LN_OC];
+} ln_rq_t;
+
+/* 0 when a live channel's shift is outside rq16's range. */
+UK_DOT4 static int ln_rescale(const uk_ctx_t *c, const ln_geo_t *g, ln_rq_t *r) {
+  const int32_t ocp = c->p->oc_padded;
+  for (int32_t o0 = 0; o0 < g->ocs; o0 += 16) {
+    const __mmask16 m = rq16_live(ocp - o0); /* the arrays' end */
+    rq16_t q;
+    if (!rq16_make(c, _mm512_maskz_loadu_epi32(m, c->bias + o0),
+                   _mm512_maskz_loadu_epi32(m, c->mult + o0),
+                   _mm512_maskz_loadu_epi32(m, c->shift + o0), rq16_live(c->p->oc - o0), &q))
+      return 0;
+    _mm512_storeu_si512(r->bias + o0, q.bias);
+    _mm512_storeu_si512(r->mult + o0, q.mult);
+    _mm512_storeu_si512(r->hz + o0, q.hz);
+    _mm512_storeu_si512(r->sh + o0, q.sh);
+  }
+  return 1;
+}
+
+/* Lane l's run starts rel bytes into the window: its two words, and
+ * its bit of the odd mask. */
+UK_INLINE void ln_lane(short *ix, __mmask16 *odd, int32_t l, int32_t rel) {
+  ix[2 * l] = (short)(rel >> 1);
+  ix[2 * l + 1] = (short)((rel >> 1) + 1);
+  if (rel & 1) *odd |= (__mmask16)(1u << l);
+}
+
+/* The next chunk from *at (advanced past it): up to min(16, left) pixels
+ * of one image whose runs start within 128 bytes of the window's start
+ * and whose rows fit the band. */
+static void ln_chunk(const tinyml_uk_params_t *p, const ln_geo_t *g, uk_pos_t *at,
+                     int32_t left, ln_chunk_t *k) {
+  const uk_pos_t a0 = *at;
+  short ix[32];
+  int32_t l = 0, dy = 0;
+  k->x0 = (a0.ox * g->step) & ~1;
+  k->odd = 0;
+  if (g->row16 && a0.ox + uk_min32(16, left) <= p->ow) {
+    /* Within one row (all of vww's and resnet8's): no walk. */
+    const int32_t s0 = a0.ox * g->step - k->x0;
+    for (; l < 16; ++l) ln_lane(ix, &k->odd, l, s0 + l * g->step);
+    k->cnt = uk_min32(16, left);
+    k->rows = p->kh;
+    k->idx = _mm512_loadu_si512(ix);
+    k->odd &= rq16_live(k->cnt);
+    if ((at->ox += k->cnt) == p->ow) {
+      at->ox = 0;
+      if (++at->oy == p->oh) at->oy = 0, ++at->n;
+    }
+    return;
+  }
+  for (; l < 16 && l < left && at->n == a0.n; ++l, uk_pos_next(p, at)) {
+    const int32_t y = (at->oy - a0.oy) * p->stride_h;
+    const int32_t rel = y * g->prow + at->ox * g->step - k->x0;
+    if (rel + 4 > 128 || y + p->kh > g->rows) break;
+    ln_lane(ix, &k->odd, l, rel);
+    dy = y;
+  }
+  k->cnt = l;
+  for (; l < 16; ++l) ix[2 * l] = 0, ix[2 * l + 1] = 1;
+  k->idx = _mm512_loadu_si512(ix);
+  k->rows = dy + p->kh;
+}
+
+/* Bytes b[i] (channel i, 16 pixels) as pixels: s3[u][n] holds pixels
+ * 2u (low half) and 2u + 1 of channels 8n..8n+7. */
+UK_INLINE void ln_transpose(const __m128i *b, int nb, __m128i s3[8][2]) {
+  __m128i s1[2][8], s2[4][4];
+  for (int k = 0; k < nb / 2; ++k) {
+    s1[0][k] = _mm_unpacklo_epi8(b[2 * k], b[2 * k + 1]);
+    s1[1][k] = _mm_unpackhi_epi8(b[2 * k], b[2 * k + 1]);
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int m = 0; m < nb / 4; ++m) {
+      s2[2 * h][m] = _mm_unpacklo_epi16(s1[h][2 * m], s1[h][2 * m + 1]);
+      s2[2 * h + 1][m] = _mm_unpackhi_epi16(s1[h][2 * m], s1[h][2 * m + 1]);
+    }
+  for (int t = 0; t < 4; ++t)
+    for (int n = 0; n < nb / 8; ++n) {
+      s3[2 * t][n] = _mm_unpacklo_epi32(s2[t][2 * n], s2[t][2 * n + 1]);
+      s3[2 * t + 1][n] = _mm_unpackhi_epi32(s2[t][2 * n], s2[t][2 * n + 1]);
+    }
+}
+
+/* Channels [o0, o0 + nb) (nb 8 or 16) of the chunk's cnt pixels. */
+UK_DOT4 UK_INLINE void ln_block(const uk_ctx_t *c, const ln_geo_t *g, const ln_rq_t *r,
+                                const int32_t *wt, const __m512i *col, int8_t *out, int32_t cnt,
+                                int32_t o0, int nb) {
+  const tinyml_uk_params_t *p = c->p;
+  __m512i a[16];
+  for (int i = 0; i < nb; ++i) a[i] = _mm512_setzero_si512();
+  for (int32_t gi = 0; gi < g->g; ++gi) {
+    const __m512i u = col[gi];
+    const int32_t *w = wt + gi * g->ocs + o0;
+#pragma clang loop unroll(full)
+    for (int i = 0; i < nb; ++i) a[i] = _mm512_dpbusd_epi32(a[i], u, _mm512_set1_epi32(w[i]));
+  }
+  __m128i b[16], s3[8][2];
+  /* Unrolled, the accumulators stay in registers. */
+#pragma clang loop unroll(full)
+  for (int i = 0; i < nb; ++i) {
+    const int32_t o = o0 + i;
+    const rq16_t q = {_mm512_set1_epi32(r->bias[o]), _mm512_set1_epi32(r->mult[o]),
+                      _mm512_set1_epi32(r->mult[o]), _mm512_set1_epi32(r->hz[o]),
+                      _mm512_set1_epi32(r->sh[o]), _mm512_set1_epi32(p->act_min),
+                      _mm512_set1_epi32(p->act_max)};
+    b[i] = _mm512_cvtepi32_epi8(rq16_apply(&q, a[i]));
+  }
+  ln_transpose(b, nb, s3);
+  const __mmask16 m = rq16_live(uk_min32(nb, p->oc - o0));
+  for (int32_t l = 0; l < cnt; ++l) {
+    const __m128i *v = s3[l / 2];
+    __m128i x = nb == 16 ? (l & 1 ? _mm_unpackhi_epi64(v[0], v[1]) : _mm_unpacklo_epi64(v[0], v[1]))
+                         : (l & 1 ? _mm_unpackhi_epi64(v[0], v[0]) : v[0]);
+    _mm_mask_storeu_epi8(out + (size_t)l * p->oc + o0, m, x);
+  }
+}
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) for a dot4 blob (c->bias is its
+ * bias4), or 0 when this path does not take the layer.  Not inlined, so
+ * a module's object names it (perf, objdump). */
+__attribute__((noinline)) UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                                 int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  ln_geo_t g;
+  ln_rq_t rq;
+  if (!ln_geo(p, &g) || !ln_rescale(c, &g, &rq)) return 0;
+  int32_t wt[LN_WT];
+  uint8_t buf[2 * LN_ODD] __attribute__((aligned(64)));
+  ln_weights(c, &g, wt);
+  const size_t image = (size_t)p->ih * p->iw * p->ic;
+  int32_t bn = -1, r0 = 0, nrows = 0; /* the band: image bn's rows [r0, r0 + nrows) */
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi;) {
+    const uk_pos_t a0 = at;
+    ln_chunk_t k;
+    __m512i col[LN_G];
+    ln_chunk(p, &g, &at, hi - q, &k);
+    const int32_t first = a0.oy * p->stride_h, cnt = k.cnt;
+    if (a0.n != bn || first < r0 || first + k.rows > r0 + nrows) {
+      bn = a0.n, r0 = first, nrows = uk_min32(g.rows, g.total - first);
+      ln_band(p, &g, in + (size_t)bn * image, r0, nrows, buf);
+      /* Runs at odd bytes read this copy one byte on, at even ones. */
+      if (g.step & 1) ln_shift(buf + 1, buf + LN_ODD, (size_t)nrows * g.prow);
+    }
+    const size_t base = (size_t)(first - r0) * g.prow + k.x0;
+    for (int32_t gi = 0; gi < g.g; ++gi) {
+      const uint8_t *s = buf + base + (gi / g.gpr) * g.prow + (gi % g.gpr) * 4;
+      col[gi] = _mm512_permutex2var_epi16(_mm512_loadu_si512(s), k.idx, _mm512_loadu_si512(s + 64));
+      if (k.odd)
+        col[gi] = _mm512_mask_mov_epi32(
+            col[gi], k.odd,
+            _mm512_permutex2var_epi16(_mm512_loadu_si512(s + LN_ODD), k.idx,
+                                      _mm512_loadu_si512(s + LN_ODD + 64)));
+    }
+    int8_t *o = out + (size_t)q * p->oc;
+    for (int32_t o0 = 0; o0 < p->oc; o0 += 16) {
+      if (p->oc - o0 <= 8)
+        ln_block(c, &g, &rq, wt, col, o, cnt, o0, 8);
+      else
+        ln_block(c, &g, &rq, wt, col, o, cnt, o0, 16);
+    }
+    q += cnt;
+  }
+  return 1;
+}
