@@ -142,24 +142,63 @@ UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const
     rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
 }
 
+/* dw_pixels for a 3x3 window whose taps across are xstep apart (stride 1,
+ * no dilation): pixel j's tap (ky, kx) is column j + kx of window row ky,
+ * so each of a row's k + 2 columns is loaded and widened once, not up to
+ * three times. */
+UK_INLINE void dw_pixels33(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const __m512i *w,
+                           const rq16_t *q, int8_t *d, int32_t nc, int32_t k) {
+  const int32_t n = dw_chains(k);
+  __m512i a[9];
+  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  for (int32_t ky = 0; ky < 3; ++ky) {
+    const int8_t *b = dw_tap(s, v->io[3 * ky]);
+    __m512i x[6];
+    for (int32_t i = 0; i < k + 2; ++i)
+      x[i] = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i * v->xstep));
+    for (int32_t kx = 0; kx < 3; ++kx)
+      for (int32_t j = 0; j < k; ++j) {
+        const int32_t t = 3 * ky + kx;
+        a[j * n + t % n] = dw_mac(a[j * n + t % n], x[j + kx], w[t]);
+      }
+  }
+  for (int32_t j = 0; j < k; ++j)
+    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+}
+
+/* One 16-channel block of a row: 4 pixels at a time, then the 1-3 left
+ * together (kws_ref_model's rows are 5 pixels); `s33`, dw_pixels33. */
+UK_INLINE void dw_block(const dw_rowv_t *v, const int8_t *s, int8_t *d, int32_t n, __mmask16 m,
+                        const __m512i *w, const rq16_t *q, int32_t nc, int s33) {
+  int32_t x = 0;
+  for (; x + 4 <= n; x += 4, s += 4 * v->xstep, d += 4 * v->ic) {
+    if (s33)
+      dw_pixels33(v, s, m, w, q, d, nc, 4);
+    else
+      dw_pixels(v, s, m, w, q, d, nc, 4);
+  }
+  for (int32_t k = 3; k >= 1; --k)
+    if (n - x == k) {
+      if (s33)
+        dw_pixels33(v, s, m, w, q, d, nc, k);
+      else
+        dw_pixels(v, s, m, w, q, d, nc, k);
+    }
+}
+
 __attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
   const dw_rowv_t v = dw_rowv(c, r);
+  const int s33 = r->taps == 9 && c->p->kw == 3 && v.io[1] == v.xstep && v.io[2] == 2 * v.xstep;
   for (int32_t c0 = 0; c0 < v.ic; c0 += 16) {
     const __mmask16 m = rq16_live(v.ic - c0);
     __m512i w[UK_DW_REG_TAPS];
     for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t)
       w[t] = dw_w16(_mm_maskz_loadu_epi8(t < r->taps ? m : 0, c->weights + t * v.ic + c0));
     const rq16_t q = dw_rowq(r, c0 / 16);
-    const int8_t *s = r->src + c0;
-    int8_t *d = r->dst + c0;
-    int32_t x = 0;
-    for (; x + 4 <= r->n; x += 4, s += 4 * v.xstep, d += 4 * v.ic)
-      dw_pixels(&v, s, m, w, &q, d, v.ic - c0, 4);
-    /* The last 1-3 pixels in flight together too: kws_ref_model's rows
-     * are 5 pixels. */
-    if (r->n - x == 3) dw_pixels(&v, s, m, w, &q, d, v.ic - c0, 3);
-    if (r->n - x == 2) dw_pixels(&v, s, m, w, &q, d, v.ic - c0, 2);
-    if (r->n - x == 1) dw_pixels(&v, s, m, w, &q, d, v.ic - c0, 1);
+    if (s33)
+      dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 1);
+    else
+      dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 0);
   }
 }
 
@@ -261,8 +300,9 @@ __attribute__((noinline)) void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_
   int32_t chunk = r->n;
   while (chunk > 1 && p->kh * dw_band_cols(p, chunk) * p->ic > UK_DW_BAND_BYTES) chunk /= 2;
   const int32_t w = dw_band_cols(p, chunk);
-  int32_t io[UK_DW_REG_TAPS];
-  for (int32_t t = 0; t < r->taps; ++t) io[t] = ((t / p->kw) * w + (t % p->kw) * p->dil_w) * p->ic;
+  int32_t io[UK_DW_REG_TAPS], t = 0;
+  for (int32_t ky = 0; ky < p->kh; ++ky) /* no division: it took a quarter of this */
+    for (int32_t kx = 0; kx < p->kw; ++kx) io[t++] = (ky * w + kx * p->dil_w) * p->ic;
   for (int32_t x = 0; x < r->n; x += chunk) {
     const int32_t n = r->n - x < chunk ? r->n - x : chunk;
     for (int32_t ky = 0; ky < p->kh; ++ky)
