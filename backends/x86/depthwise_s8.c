@@ -18,7 +18,7 @@ UK_INLINE dw_rq_t dw_rq(const uk_ctx_t *c, rq16_t *q) {
 /* What the row kernels (uk_dw_row_t) need beyond dw_rq: the folded
  * biases, and for 8 channels the constants with both halves theirs. */
 typedef struct dw_fast {
-  __m512i fb[UK_DW_RQ_BLOCKS];
+  __m512i fb[UK_DW_RQ_BLOCKS], w[UK_DW_RQ_BLOCKS * UK_DW_REG_TAPS];
   rq16_t pair;
   const rq16_t *q; /* null: no row kernel */
 } dw_fast_t;
@@ -33,7 +33,9 @@ UK_INLINE __m512i dw_w(const uk_ctx_t *c, int32_t t, int32_t c0, __mmask16 m) {
 /* f->q set when the row kernels can run: a window of at most
  * UK_DW_REG_TAPS taps and rq16 constants.  bias - in_zp * sum(w) is made
  * once per call: the same int32 sums as the pixel kernel's (x - in_zp) * w,
- * modulo 2^32, for pixels whose taps all lie inside the image. */
+ * modulo 2^32, for pixels whose taps all lie inside the image.  So are
+ * the widened weights: made per row call, they took about a tenth of the
+ * stride-2 layers, whose rows are three calls (band, interior, band). */
 UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f) {
   const tinyml_uk_params_t *p = c->p;
   f->q = 0;
@@ -46,6 +48,10 @@ UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f
     const __mmask16 m = rq16_live(p->ic == 8 ? 8 : p->ic - c0);
     __m512i sw = _mm512_setzero_si512();
     for (int32_t t = 0; t < taps; ++t) sw = _mm512_add_epi32(sw, dw_w(c, t, c0, m));
+    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) {
+      const __m128i b = _mm_maskz_loadu_epi8(t < taps ? m : 0, c->weights + t * p->ic + c0);
+      f->w[c0 / 16 * UK_DW_REG_TAPS + t] = uk_dw_w16(p->ic == 8 ? _mm_unpacklo_epi64(b, b) : b);
+    }
     const __m512i b = p->ic == 8 ? f->pair.bias : rq[c0 / 16].bias;
     f->fb[c0 / 16] = _mm512_sub_epi32(b, _mm512_mullo_epi32(zp, sw));
   }
@@ -59,7 +65,7 @@ UK_INLINE void dw_run(const uk_ctx_t *c, const dw_fast_t *f, const dw_plan_t *pl
                       const int8_t *img, int32_t oy, int32_t ox, int32_t x1, int8_t *dst,
                       int inside) {
   const tinyml_uk_params_t *p = c->p;
-  uk_dw_row_t r = {img, dst, p->stride_w * p->ic, x1 - ox, pl->taps, pl->io, f->q, f->fb};
+  uk_dw_row_t r = {img, dst, p->stride_w * p->ic, x1 - ox, pl->taps, pl->io, f->q, f->fb, f->w};
   if (!inside) {
     uk_dw_band_avx512(c, &r, img, oy, ox);
     return;

@@ -27,10 +27,11 @@ void uk_dw8x2_avx512(const uk_ctx_t *c, const int8_t *img, int32_t step, const i
  * UK_DW_REG_TAPS taps, whose weights then stay in registers while the
  * row's pixels go by, several at a time.  n pixels; the first's window
  * starts at src, the next's xstep bytes on; tap t at io[t] (taps of them),
- * weights at t * ic; outputs ic bytes apart from dst.  q and fb: every
- * 16-channel block's rescale constants and its bias less in_zp * (the sum
- * of its weights), so that the taps multiply raw inputs (the same int32
- * sums, modulo 2^32). */
+ * outputs ic bytes apart from dst.  q and fb: every 16-channel block's
+ * rescale constants and its bias less in_zp * (the sum of its weights),
+ * so that the taps multiply raw inputs (the same int32 sums, modulo 2^32);
+ * w: block b's weights at w[b * UK_DW_REG_TAPS + t] as uk_dw_w16 makes
+ * them, zero past the taps, widened once per call of the driver. */
 enum { UK_DW_REG_TAPS = 9 };
 typedef struct uk_dw_row {
   const int8_t *src;
@@ -38,8 +39,13 @@ typedef struct uk_dw_row {
   int32_t xstep, n, taps;
   const int32_t *io;
   const rq16_t *q;
-  const __m512i *fb;
+  const __m512i *fb, *w;
 } uk_dw_row_t;
+
+/* 16 weight bytes as the row kernels' multiply-add takes them: each in
+ * the low half of a 32-bit lane, the high half zero (vpmaddwd's second
+ * product is then 0). */
+UK_INLINE __m512i uk_dw_w16(__m128i b) { return _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(b)); }
 
 /* Any channel count (16 per vector); uk_dw8_row_avx512 for 8 channels,
  * two pixels per vector (q and fb with both halves the 8 channels'). */

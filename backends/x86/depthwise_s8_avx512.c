@@ -64,7 +64,7 @@ __attribute__((noinline)) void uk_dw8x2_avx512(const uk_ctx_t *c, const int8_t *
 /* ---- the row kernels (uk_dw_row_t): weights in registers ---------------- */
 
 /* acc + x * w in each 32-bit lane, x an int8 sign-extended, w an int8 in
- * the low 16 bits with a zero high half (dw_w16): vpmaddwd's high product
+ * the low 16 bits with a zero high half (uk_dw_w16): vpmaddwd's high product
  * is then 0 and its low one exact.  One p0 uop with VNNI (vpdpwssd), two
  * without, where vpmulld is two p0 uops and then an add. */
 UK_INLINE __m512i dw_mac(__m512i acc, __m512i x, __m512i w) {
@@ -73,11 +73,6 @@ UK_INLINE __m512i dw_mac(__m512i acc, __m512i x, __m512i w) {
 #else
   return _mm512_add_epi32(acc, _mm512_madd_epi16(x, w));
 #endif
-}
-
-/* 16 weight bytes (lanes m) as dw_mac's w. */
-UK_INLINE __m512i dw_w16(__m128i b) {
-  return _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(b));
 }
 
 /* A row's fields the kernels read between their byte stores, which may
@@ -192,8 +187,7 @@ __attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_r
   for (int32_t c0 = 0; c0 < v.ic; c0 += 16) {
     const __mmask16 m = rq16_live(v.ic - c0);
     __m512i w[UK_DW_REG_TAPS];
-    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t)
-      w[t] = dw_w16(_mm_maskz_loadu_epi8(t < r->taps ? m : 0, c->weights + t * v.ic + c0));
+    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[c0 / 16 * UK_DW_REG_TAPS + t];
     const rq16_t q = dw_rowq(r, c0 / 16);
     if (s33)
       dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 1);
@@ -223,8 +217,10 @@ UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, 
   for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
 #pragma GCC unroll 9
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t)
-    for (int32_t j = 0; j < k; ++j)
-      a[j * n + t % n] = dw_mac(a[j * n + t % n], dw8_in(v, s + 2 * j * v->xstep, t, adjacent, one), w[t]);
+    for (int32_t j = 0; j < k; ++j) {
+      const __m512i x = dw8_in(v, s + 2 * j * v->xstep, t, adjacent, one);
+      a[j * n + t % n] = dw_mac(a[j * n + t % n], x, w[t]);
+    }
   for (int32_t j = 0; j < k; ++j)
     rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + 16 * j, one ? 8 : 16);
 }
@@ -236,7 +232,8 @@ UK_INLINE void dw8_row(const dw_rowv_t *v, const uk_dw_row_t *r, const __m512i *
   const int8_t *s = r->src;
   int8_t *d = r->dst;
   int32_t x = 0;
-  for (; x + 8 <= r->n; x += 8, s += 8 * v->xstep, d += 64) dw8_pairs(v, s, w, q, d, 4, adjacent, 0);
+  for (; x + 8 <= r->n; x += 8, s += 8 * v->xstep, d += 64)
+    dw8_pairs(v, s, w, q, d, 4, adjacent, 0);
   const int32_t pairs = (r->n - x) / 2;
   if (pairs == 3) dw8_pairs(v, s, w, q, d, 3, adjacent, 0);
   if (pairs == 2) dw8_pairs(v, s, w, q, d, 2, adjacent, 0);
@@ -248,10 +245,7 @@ UK_INLINE void dw8_row(const dw_rowv_t *v, const uk_dw_row_t *r, const __m512i *
 __attribute__((noinline)) void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
   const dw_rowv_t v = dw_rowv(c, r);
   __m512i w[UK_DW_REG_TAPS];
-  for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) {
-    const __m128i b = _mm_maskz_loadu_epi8(t < r->taps ? 0xff : 0, c->weights + t * 8);
-    w[t] = dw_w16(_mm_unpacklo_epi64(b, b));
-  }
+  for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[t];
   const rq16_t q = dw_rowq(r, 0);
   if (v.xstep == 8)
     dw8_row(&v, r, w, &q, 1);
