@@ -14,6 +14,97 @@ UK_INLINE dw_rq_t dw_rq(const uk_ctx_t *c, rq16_t *q) {
     if (!rq16_at(c, c0, q + c0 / 16)) return 0;
   return q;
 }
+
+/* What the row kernels (uk_dw_row_t) need beyond dw_rq: the folded
+ * biases, and for 8 channels the constants with both halves theirs. */
+typedef struct dw_fast {
+  __m512i fb[UK_DW_RQ_BLOCKS], w[UK_DW_RQ_BLOCKS * UK_DW_REG_TAPS];
+  rq16_t pair;
+  const rq16_t *q; /* null: no row kernel */
+} dw_fast_t;
+
+/* Tap t's weights of channels c0.. (lanes m); for 8 channels, in both
+ * halves. */
+UK_INLINE __m512i dw_w(const uk_ctx_t *c, int32_t t, int32_t c0, __mmask16 m) {
+  const __m128i b = _mm_maskz_loadu_epi8(m, c->weights + t * c->p->ic + c0);
+  return _mm512_cvtepi8_epi32(c->p->ic == 8 ? _mm_unpacklo_epi64(b, b) : b);
+}
+
+/* f->q set when the row kernels can run: a window of at most
+ * UK_DW_REG_TAPS taps and rq16 constants.  bias - in_zp * sum(w) is made
+ * once per call: the same int32 sums as the pixel kernel's (x - in_zp) * w,
+ * modulo 2^32, for pixels whose taps all lie inside the image.  So are
+ * the widened weights: made per row call, they took about a tenth of the
+ * stride-2 layers, whose rows are three calls (band, interior, band). */
+UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f) {
+  const tinyml_uk_params_t *p = c->p;
+  f->q = 0;
+  if (taps > UK_DW_REG_TAPS || !rq ||
+      p->kh * ((p->kw - 1) * p->dil_w + 1) * p->ic > UK_DW_BAND_BYTES)
+    return;
+  if (p->ic == 8 && !rq16_pair(c, 0, &f->pair)) return;
+  const __m512i zp = _mm512_set1_epi32(p->in_zp);
+  for (int32_t c0 = 0; c0 < p->ic; c0 += 16) {
+    const __mmask16 m = rq16_live(p->ic == 8 ? 8 : p->ic - c0);
+    __m512i sw = _mm512_setzero_si512();
+    for (int32_t t = 0; t < taps; ++t) sw = _mm512_add_epi32(sw, dw_w(c, t, c0, m));
+    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) {
+      const __m128i b = _mm_maskz_loadu_epi8(t < taps ? m : 0, c->weights + t * p->ic + c0);
+      f->w[c0 / 16 * UK_DW_REG_TAPS + t] = uk_dw_w16(p->ic == 8 ? _mm_unpacklo_epi64(b, b) : b);
+    }
+    const __m512i b = p->ic == 8 ? f->pair.bias : rq[c0 / 16].bias;
+    f->fb[c0 / 16] = _mm512_sub_epi32(b, _mm512_mullo_epi32(zp, sw));
+  }
+  f->q = p->ic == 8 ? &f->pair : rq;
+}
+
+/* Output pixels [ox, x1) of row oy of image img into dst on the row
+ * kernels: straight from the image when every tap lies inside it, else
+ * through a band (uk_dw_band_avx512). */
+UK_INLINE void dw_run(const uk_ctx_t *c, const dw_fast_t *f, const dw_plan_t *pl,
+                      const int8_t *img, int32_t oy, int32_t ox, int32_t x1, int8_t *dst,
+                      int inside) {
+  const tinyml_uk_params_t *p = c->p;
+  uk_dw_row_t r = {img, dst, p->stride_w * p->ic, x1 - ox, pl->taps, pl->io, f->q, f->fb, f->w};
+  if (!inside) {
+    uk_dw_band_avx512(c, &r, img, oy, ox);
+    return;
+  }
+  r.src = img + ((size_t)(oy * p->stride_h - p->pad_top) * p->iw + ox * p->stride_w -
+                 p->pad_left) * p->ic;
+  if (p->ic == 8)
+    uk_dw8_row_avx512(c, &r);
+  else
+    uk_dw_row_avx512(c, &r);
+}
+
+/* The band [lo, hi) on the row kernels: each row's interior columns
+ * straight, the columns either side of them and rows whose windows leave
+ * the image through bands. */
+UK_INLINE void dw_fast_rows(const uk_ctx_t *c, const dw_fast_t *f, const dw_plan_t *pl,
+                            const int8_t *in, int8_t *out, int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  /* Straight columns [xl, xr): the interior less 3 pixels each side, so
+   * that a band has 4 pixels in flight; none when that leaves few. */
+  int32_t xl = pl->x_lo + 3 < pl->x_hi ? pl->x_lo + 3 : pl->x_hi;
+  int32_t xr = pl->x_hi - 3 > xl ? pl->x_hi - 3 : xl;
+  if (xr - xl < 4) xl = xr = p->ow;
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi;) {
+    const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
+    const int32_t iy = at.oy * p->stride_h - p->pad_top;
+    const int rows_in = iy >= 0 && iy + (p->kh - 1) * p->dil_h < p->ih;
+    const int32_t end = hi - q < p->ow - at.ox ? at.ox + (hi - q) : p->ow;
+    int32_t x1 = end;
+    const int inside = rows_in && at.ox >= xl && at.ox < xr;
+    if (inside && xr < end) x1 = xr;
+    if (rows_in && at.ox < xl && xl < end) x1 = xl;
+    dw_run(c, f, pl, img, at.oy, at.ox, x1, out + (size_t)q * p->oc, inside);
+    q += x1 - at.ox;
+    at.ox = x1 - 1;
+    uk_pos_next(p, &at);
+  }
+}
 #else
 typedef const void *dw_rq_t;
 #endif
@@ -47,6 +138,12 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
 #if UK_ZMM
   rq16_t qs[UK_DW_RQ_BLOCKS];
   const dw_rq_t rq = dw_rq(&c, qs);
+  dw_fast_t f;
+  dw_fast(&c, pl.taps, rq, &f);
+  if (f.q) {
+    dw_fast_rows(&c, &f, &pl, in, out, lo, hi);
+    return;
+  }
 #else
   const dw_rq_t rq = 0;
 #endif

@@ -22,6 +22,44 @@ enum { UK_DW_RQ_BLOCKS = 8 };
  * into dst and dst + oc. */
 void uk_dw8x2_avx512(const uk_ctx_t *c, const int8_t *img, int32_t step, const int32_t *xo,
                      const int32_t *wo, int32_t taps, int8_t *dst);
+
+/* The interior pixels of one output row, for windows of at most
+ * UK_DW_REG_TAPS taps, whose weights then stay in registers while the
+ * row's pixels go by, several at a time.  n pixels; the first's window
+ * starts at src, the next's xstep bytes on; tap t at io[t] (taps of them),
+ * outputs ic bytes apart from dst.  q and fb: every 16-channel block's
+ * rescale constants and its bias less in_zp * (the sum of its weights),
+ * so that the taps multiply raw inputs (the same int32 sums, modulo 2^32);
+ * w: block b's weights at w[b * UK_DW_REG_TAPS + t] as uk_dw_w16 makes
+ * them, zero past the taps, widened once per call of the driver. */
+enum { UK_DW_REG_TAPS = 9 };
+typedef struct uk_dw_row {
+  const int8_t *src;
+  int8_t *dst;
+  int32_t xstep, n, taps;
+  const int32_t *io;
+  const rq16_t *q;
+  const __m512i *fb, *w;
+} uk_dw_row_t;
+
+/* 16 weight bytes as the row kernels' multiply-add takes them: each in
+ * the low half of a 32-bit lane, the high half zero (vpmaddwd's second
+ * product is then 0). */
+UK_INLINE __m512i uk_dw_w16(__m128i b) { return _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(b)); }
+
+/* Any channel count (16 per vector); uk_dw8_row_avx512 for 8 channels,
+ * two pixels per vector (q and fb with both halves the 8 channels'). */
+void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r);
+void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r);
+
+/* Output pixels [x0, x0 + r->n) of row oy of image img, whose windows may
+ * leave the image: their windows' bytes, in_zp outside the image, copied
+ * into a band of at most UK_DW_BAND_BYTES on the stack, a chunk of pixels
+ * at a time, then r's row kernel on the band (r->src and r->io unused).
+ * One pixel's band must fit: kh * ((kw - 1) * dil_w + 1) * ic bytes. */
+enum { UK_DW_BAND_BYTES = 4096 };
+void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_row_t *r, const int8_t *img, int32_t oy,
+                       int32_t x0);
 #else
 void uk_dw_avx2(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
                 int32_t taps, int8_t *dst);

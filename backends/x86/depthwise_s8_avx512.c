@@ -60,3 +60,256 @@ __attribute__((noinline)) void uk_dw8x2_avx512(const uk_ctx_t *c, const int8_t *
   requant8(c, _mm512_castsi512_si256(a), 0, dst, 8);
   requant8(c, _mm512_extracti64x4_epi64(a, 1), 0, dst + c->p->oc, 8);
 }
+
+/* ---- the row kernels (uk_dw_row_t): weights in registers ---------------- */
+
+/* acc + x * w in each 32-bit lane, x an int8 sign-extended, w an int8 in
+ * the low 16 bits with a zero high half (uk_dw_w16): vpmaddwd's high product
+ * is then 0 and its low one exact.  One p0 uop with VNNI (vpdpwssd), two
+ * without, where vpmulld is two p0 uops and then an add. */
+UK_INLINE __m512i dw_mac(__m512i acc, __m512i x, __m512i w) {
+#if UK_VNNI
+  return _mm512_dpwssd_epi32(acc, x, w);
+#else
+  return _mm512_add_epi32(acc, _mm512_madd_epi16(x, w));
+#endif
+}
+
+/* A row's fields the kernels read between their byte stores, which may
+ * alias anything: copied once into locals, they stay in registers. */
+typedef struct dw_rowv {
+  int32_t io[UK_DW_REG_TAPS], xstep, ic;
+} dw_rowv_t;
+
+UK_INLINE dw_rowv_t dw_rowv(const uk_ctx_t *c, const uk_dw_row_t *r) {
+  dw_rowv_t v;
+  for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) v.io[t] = t < r->taps ? r->io[t] : 0;
+  v.xstep = r->xstep;
+  v.ic = c->p->ic;
+  return v;
+}
+
+/* The block's rescale constants with the folded bias (uk_dw_row_t). */
+UK_INLINE rq16_t dw_rowq(const uk_dw_row_t *r, int32_t b) {
+  rq16_t q = r->q[b];
+  q.bias = r->fb[b];
+  return q;
+}
+
+/* Tap io's inputs from s, hidden from the compiler's loop strength
+ * reduction: otherwise it keeps every (tap, pixel) address as its own
+ * induction variable, 36 of them, most spilled to the stack. */
+UK_INLINE const int8_t *dw_tap(const int8_t *s, int32_t io) {
+  const int8_t *b = s + io;
+  __asm__ volatile("" : "+r"(b));
+  return b;
+}
+
+/* Sums in flight per pixel when k pixels go together: 8 or 9 chains in
+ * all (4 for one pixel), as dw_mac has 5 cycles of latency (vpdpwssd;
+ * vpmaddwd and an add, 6) and one issues a cycle. */
+UK_INLINE int32_t dw_chains(int32_t k) { return k >= 4 ? 2 : k == 3 ? 3 : 4; }
+
+/* The chains' sums, pixel j's in a[j * n]. */
+UK_INLINE __m512i dw_sum(const __m512i *a, int32_t n) {
+  __m512i r = a[0];
+  for (int32_t i = 1; i < n; ++i) r = _mm512_add_epi32(r, a[i]);
+  return r;
+}
+
+/* K pixels of one 16-channel block (lanes m), from s, into d: every tap's
+ * product for all K before the next tap, in dw_chains(k) chains each.
+ * Past taps have zero weights and offset 0. */
+UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const __m512i *w,
+                         const rq16_t *q, int8_t *d, int32_t nc, int32_t k) {
+  const int32_t n = dw_chains(k);
+  __m512i a[9];
+  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+#pragma GCC unroll 9
+  for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) {
+    const int8_t *b = dw_tap(s, v->io[t]);
+    for (int32_t j = 0; j < k; ++j) {
+      const __m128i x = _mm_maskz_loadu_epi8(m, b + j * v->xstep);
+      a[j * n + t % n] = dw_mac(a[j * n + t % n], _mm512_cvtepi8_epi32(x), w[t]);
+    }
+  }
+  for (int32_t j = 0; j < k; ++j)
+    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+}
+
+/* dw_pixels for a 3x3 window whose taps across are xstep apart (stride 1,
+ * no dilation): pixel j's tap (ky, kx) is column j + kx of window row ky,
+ * so each of a row's k + 2 columns is loaded and widened once, not up to
+ * three times. */
+UK_INLINE void dw_pixels33(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const __m512i *w,
+                           const rq16_t *q, int8_t *d, int32_t nc, int32_t k) {
+  const int32_t n = dw_chains(k);
+  __m512i a[9];
+  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  for (int32_t ky = 0; ky < 3; ++ky) {
+    const int8_t *b = dw_tap(s, v->io[3 * ky]);
+    __m512i x[6];
+    for (int32_t i = 0; i < k + 2; ++i)
+      x[i] = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i * v->xstep));
+    for (int32_t kx = 0; kx < 3; ++kx)
+      for (int32_t j = 0; j < k; ++j) {
+        const int32_t t = 3 * ky + kx;
+        a[j * n + t % n] = dw_mac(a[j * n + t % n], x[j + kx], w[t]);
+      }
+  }
+  for (int32_t j = 0; j < k; ++j)
+    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+}
+
+/* One 16-channel block of a row: 4 pixels at a time, then the 1-3 left
+ * together (kws_ref_model's rows are 5 pixels); `s33`, dw_pixels33. */
+UK_INLINE void dw_block(const dw_rowv_t *v, const int8_t *s, int8_t *d, int32_t n, __mmask16 m,
+                        const __m512i *w, const rq16_t *q, int32_t nc, int s33) {
+  int32_t x = 0;
+  for (; x + 4 <= n; x += 4, s += 4 * v->xstep, d += 4 * v->ic) {
+    if (s33)
+      dw_pixels33(v, s, m, w, q, d, nc, 4);
+    else
+      dw_pixels(v, s, m, w, q, d, nc, 4);
+  }
+  for (int32_t k = 3; k >= 1; --k)
+    if (n - x == k) {
+      if (s33)
+        dw_pixels33(v, s, m, w, q, d, nc, k);
+      else
+        dw_pixels(v, s, m, w, q, d, nc, k);
+    }
+}
+
+__attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
+  const dw_rowv_t v = dw_rowv(c, r);
+  const int s33 = r->taps == 9 && c->p->kw == 3 && v.io[1] == v.xstep && v.io[2] == 2 * v.xstep;
+  for (int32_t c0 = 0; c0 < v.ic; c0 += 16) {
+    const __mmask16 m = rq16_live(v.ic - c0);
+    __m512i w[UK_DW_REG_TAPS];
+    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[c0 / 16 * UK_DW_REG_TAPS + t];
+    const rq16_t q = dw_rowq(r, c0 / 16);
+    if (s33)
+      dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 1);
+    else
+      dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 0);
+  }
+}
+
+/* Tap t's inputs of two 8-channel pixels, the second xstep bytes on: one
+ * load when they are adjacent (stride 1); `one`, the first alone. */
+UK_INLINE __m512i dw8_in(const dw_rowv_t *v, const int8_t *s, int32_t t, int adjacent, int one) {
+  const int8_t *x = dw_tap(s, v->io[t]);
+  __m128i lo = _mm_loadl_epi64((const __m128i *)(const void *)x);
+  if (one) return _mm512_cvtepi8_epi32(lo);
+  if (adjacent) return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)x));
+  __m128i hi = _mm_loadl_epi64((const __m128i *)(const void *)(x + v->xstep));
+  return _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(lo, hi));
+}
+
+/* K pairs of 8-channel pixels (or, with `one`, a last pixel alone) from s,
+ * their bytes into d on: pixel pairs are 16 contiguous output bytes.  As
+ * dw_pixels, in dw_chains(k) chains a pair. */
+UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, const rq16_t *q,
+                         int8_t *d, int32_t k, int adjacent, int one) {
+  const int32_t n = dw_chains(k);
+  __m512i a[9];
+  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+#pragma GCC unroll 9
+  for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t)
+    for (int32_t j = 0; j < k; ++j) {
+      const __m512i x = dw8_in(v, s + 2 * j * v->xstep, t, adjacent, one);
+      a[j * n + t % n] = dw_mac(a[j * n + t % n], x, w[t]);
+    }
+  for (int32_t j = 0; j < k; ++j)
+    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + 16 * j, one ? 8 : 16);
+}
+
+/* A row's 8-channel pixels, 4 pairs at a time, then the 1-3 pairs left
+ * together, then a last pixel. */
+UK_INLINE void dw8_row(const dw_rowv_t *v, const uk_dw_row_t *r, const __m512i *w,
+                       const rq16_t *q, int adjacent) {
+  const int8_t *s = r->src;
+  int8_t *d = r->dst;
+  int32_t x = 0;
+  for (; x + 8 <= r->n; x += 8, s += 8 * v->xstep, d += 64)
+    dw8_pairs(v, s, w, q, d, 4, adjacent, 0);
+  const int32_t pairs = (r->n - x) / 2;
+  if (pairs == 3) dw8_pairs(v, s, w, q, d, 3, adjacent, 0);
+  if (pairs == 2) dw8_pairs(v, s, w, q, d, 2, adjacent, 0);
+  if (pairs == 1) dw8_pairs(v, s, w, q, d, 1, adjacent, 0);
+  if ((r->n - x) % 2)
+    dw8_pairs(v, s + 2 * pairs * v->xstep, w, q, d + 16 * pairs, 1, adjacent, 1);
+}
+
+__attribute__((noinline)) void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
+  const dw_rowv_t v = dw_rowv(c, r);
+  __m512i w[UK_DW_REG_TAPS];
+  for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[t];
+  const rq16_t q = dw_rowq(r, 0);
+  if (v.xstep == 8)
+    dw8_row(&v, r, w, &q, 1);
+  else
+    dw8_row(&v, r, w, &q, 0);
+}
+
+/* ---- pixels whose windows cross the border: through a padded band ------ */
+
+/* n bytes from s (or, when s is null, n copies of v) to d. */
+UK_INLINE void dw_put(int8_t *d, const int8_t *s, int8_t v, int32_t n) {
+  for (int32_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1;
+    const __m512i x = s ? _mm512_maskz_loadu_epi8(m, s + i) : _mm512_set1_epi8(v);
+    _mm512_mask_storeu_epi8(d + i, m, x);
+  }
+}
+
+/* Band row ky of the windows of output row oy, input columns [ix, ix + w):
+ * the image's bytes, and in_zp where the window leaves the image (a tap
+ * there adds (in_zp - in_zp) * w = 0, as the skipped tap did). */
+UK_INLINE void dw_band_row(const tinyml_uk_params_t *p, const int8_t *img, int32_t iy, int32_t ix,
+                           int32_t w, int8_t *d) {
+  const int8_t zp = (int8_t)p->in_zp;
+  const int32_t ic = p->ic;
+  if (iy < 0 || iy >= p->ih) {
+    dw_put(d, 0, zp, w * ic);
+    return;
+  }
+  const int32_t a = ix < 0 ? -ix : 0;
+  const int32_t b = ix + w > p->iw ? p->iw - ix : w; /* columns [a, b) in the image */
+  dw_put(d, 0, zp, (a < w ? a : w) * ic);
+  if (b > a) dw_put(d + a * ic, img + ((size_t)iy * p->iw + ix + a) * ic, 0, (b - a) * ic);
+  if (b < w) dw_put(d + (b > a ? b : a) * ic, 0, zp, (w - (b > a ? b : a)) * ic);
+}
+
+/* Input columns the windows of n adjacent output pixels span. */
+UK_INLINE int32_t dw_band_cols(const tinyml_uk_params_t *p, int32_t n) {
+  return (n - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1;
+}
+
+__attribute__((noinline)) void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_row_t *r,
+                                                 const int8_t *img, int32_t oy, int32_t x0) {
+  const tinyml_uk_params_t *p = c->p;
+  int8_t band[UK_DW_BAND_BYTES] __attribute__((aligned(64)));
+  int32_t chunk = r->n;
+  while (chunk > 1 && p->kh * dw_band_cols(p, chunk) * p->ic > UK_DW_BAND_BYTES) chunk /= 2;
+  const int32_t w = dw_band_cols(p, chunk);
+  int32_t io[UK_DW_REG_TAPS], t = 0;
+  for (int32_t ky = 0; ky < p->kh; ++ky) /* no division: it took a quarter of this */
+    for (int32_t kx = 0; kx < p->kw; ++kx) io[t++] = (ky * w + kx * p->dil_w) * p->ic;
+  for (int32_t x = 0; x < r->n; x += chunk) {
+    const int32_t n = r->n - x < chunk ? r->n - x : chunk;
+    for (int32_t ky = 0; ky < p->kh; ++ky)
+      dw_band_row(p, img, oy * p->stride_h - p->pad_top + ky * p->dil_h,
+                  (x0 + x) * p->stride_w - p->pad_left, w, band + (size_t)ky * w * p->ic);
+    uk_dw_row_t b = *r;
+    b.src = band;
+    b.dst = r->dst + (size_t)x * p->ic;
+    b.n = n;
+    b.io = io;
+    if (p->ic == 8)
+      uk_dw8_row_avx512(c, &b);
+    else
+      uk_dw_row_avx512(c, &b);
+  }
+}

@@ -977,6 +977,41 @@ def main():
                   depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise_rq16", 1, 9, 8, 21, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
                   depthwise=True, rq=HIGH_SHIFTS),
+        # The AVX-512 row kernels (depthwise_s8_avx512.c): weights in
+        # registers, in_zp in the bias, several pixels in flight; border
+        # pixels through a band padded with in_zp; 8 channels two pixels a
+        # vector (one load at stride 1, two at stride 2)
+        conv_case(rng, "depthwise16_rows_rq16", 1, 9, 21, 16, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise24_stride2_batch_rq16", 2, 11, 19, 24, 0, 3, 3, (2, 2), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise64_short_rows_rq16", 1, 25, 5, 64, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise72_dilated_rq16", 1, 10, 14, 72, 0, 3, 3, (1, 1), (2, 2),
+                  (2, 2, 2, 2), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise40_pads_rq16", 2, 9, 12, 40, 0, 3, 3, (1, 2), (1, 1),
+                  (2, 0, 0, 2), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_long_rows_rq16", 1, 6, 23, 8, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_stride2_batch_rq16", 2, 13, 17, 8, 0, 3, 3, (2, 2), (1, 1),
+                  (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_dilated_rq16", 1, 11, 20, 8, 0, 3, 3, (1, 1), (1, 3),
+                  (1, 1, 3, 3), depthwise=True, rq=HIGH_SHIFTS),
+        # rows shorter than the pixels in flight; fewer taps than registers
+        conv_case(rng, "depthwise16_tiny_rq16", 1, 4, 3, 16, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_tiny_rq16", 2, 5, 2, 8, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise32_2x2_rq16", 1, 7, 9, 32, 0, 2, 2, (1, 1), (1, 1),
+                  (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise16_1x5_rq16", 1, 6, 15, 16, 0, 1, 5, (1, 1), (1, 1),
+                  (0, 0, 2, 2), depthwise=True, rq=HIGH_SHIFTS),
+        # the pixel kernels: more channels than the row kernels' constants,
+        # and shifts below rq16's range
+        conv_case(rng, "depthwise136_rq16", 1, 5, 6, 136, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise16_low_shifts", 1, 8, 11, 16, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq={"shifts": [20, 29, 31, 32]}),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
@@ -1007,6 +1042,8 @@ def main():
                         check_dot4(compile_exe, src, work, ["--cpu", cpu], want)
                     if have_vnni:
                         builds.append(("dot4", ["--features", AVX512_VNNI]))
+                elif have_vnni:  # the depthwise row kernels' vpdpwssd
+                    builds.append(("vnni", ["--features", AVX512_VNNI]))
             mods = []
             for tag, extra in builds:
                 m = os.path.join(work, f"{name}.{tag}.tmlm")
