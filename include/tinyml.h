@@ -628,6 +628,9 @@ typedef struct tinyml_context_options_s {
    * TINYML_MAX_THREADS, default 1.  1 creates no thread.  N > 1 makes
    * tinyml_context_create() start N - 1 worker threads, owned by the
    * context and joined by tinyml_context_release(); they block all signals,
+   * have a stack of at least 256 KiB (or the system's default thread stack
+   * where that is larger; kernels may use about 136 KiB of it, see
+   * tinyml_context_invoke()),
    * run kernels only during tinyml_context_invoke(), and wait (spinning
    * briefly, then asleep) in between.  Outputs are bit-identical for every
    * N.  A freestanding (bare-metal) runtime has no threads: it ignores this
