@@ -159,18 +159,24 @@ static int64_t blob_work(const tinyml_uk_params_t *p) {
   }
 }
 
+/* The constant the call's blob argument (args[1]) names, or NULL when it
+ * is not a constant (or there is no graph to look in). */
+static const tc_constant_t *call_blob(const tc_graph_t *g, const tc_dispatch_t *dp,
+                                      const int *args) {
+  if (!g || !dp || (uint32_t)args[1] >= dp->input_count + dp->output_count) return NULL;
+  const tc_buffer_t *blob = &g->buffers[dp->args[args[1]]];
+  return blob->kind == TC_BUFFER_CONSTANT ? &g->constants[blob->index] : NULL;
+}
+
 /* A fused f32 kernel's whole work, summed over its chain of blobs
  * (uk_abi.h: next_off), or 0 for any other call.  uk_work's lower bound
  * misses a block's expansion and a first conv's window by 10-200x
  * (ResNet-50's 7x7 conv and pool: 0.6 M for 118 M), which kept those
  * calls, among the heaviest of their models, on one thread. */
 static int64_t fused_work(const tc_graph_t *g, const tc_dispatch_t *dp, const int *args) {
-  if (!g || !dp || (uint32_t)args[1] >= dp->input_count + dp->output_count) return 0;
-  const tc_buffer_t *blob = &g->buffers[dp->args[args[1]]];
-  if (blob->kind != TC_BUFFER_CONSTANT) return 0;
-  const tc_constant_t *c = &g->constants[blob->index];
+  const tc_constant_t *c = call_blob(g, dp, args);
   tinyml_uk_params_t p;
-  if (c->size < sizeof p) return 0;
+  if (!c || c->size < sizeof p) return 0;
   memcpy(&p, c->data, sizeof p);
   if (p.kind < TINYML_UK_DWPW_F32 || p.kind > TINYML_UK_CONVPOOL_F32) return 0;
   int64_t work = 0;
@@ -191,11 +197,9 @@ static int64_t fused_work(const tc_graph_t *g, const tc_dispatch_t *dp, const in
  * 214 us on one thread on Emerald Rapids, 1/7 the rate of 1x1 convs), so
  * its work is counted as its bytes: split, each thread streams half. */
 static int64_t blob_bytes(const tc_graph_t *g, const tc_dispatch_t *dp, const int *args) {
-  if (!g || !dp || (uint32_t)args[1] >= dp->input_count + dp->output_count) return 0;
-  const tc_buffer_t *blob = &g->buffers[dp->args[args[1]]];
-  if (blob->kind != TC_BUFFER_CONSTANT) return 0;
-  uint64_t size = g->constants[blob->index].size;
-  return size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)size;
+  const tc_constant_t *c = call_blob(g, dp, args);
+  if (!c) return 0;
+  return c->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c->size;
 }
 
 static int has_symbol(MlirModule m, const char *name) {
