@@ -402,7 +402,8 @@ typedef struct tinyml_compile_options_s {
   /* Threads (docs/DESIGN.md, "Threads"): a dispatch phase whose estimated
    * work (multiply-adds, or element operations of a loop nest; for a
    * microkernel call, its multiply-adds or its weights' bytes, whichever
-   * is more: a one-row matmul waits on its weights) is below
+   * is more: a one-row matmul waits on its weights; for an f32 max pool's,
+   * the bytes it moves, input plus twice the output) is below
    * this many keeps one workgroup, so a context runs it inline on the
    * invoking thread, whatever its thread_count.  0 (the default, and a
    * field past an older caller's struct_size): the target's own measured
