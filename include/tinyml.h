@@ -402,7 +402,8 @@ typedef struct tinyml_compile_options_s {
   /* Threads (docs/DESIGN.md, "Threads"): a dispatch phase whose estimated
    * work (multiply-adds, or element operations of a loop nest; for a
    * microkernel call, its multiply-adds or its weights' bytes, whichever
-   * is more: a one-row matmul waits on its weights) is below
+   * is more: a one-row matmul waits on its weights; for an f32 max pool's,
+   * the bytes it moves, input plus twice the output) is below
    * this many keeps one workgroup, so a context runs it inline on the
    * invoking thread, whatever its thread_count.  0 (the default, and a
    * field past an older caller's struct_size): the target's own measured
@@ -628,6 +629,9 @@ typedef struct tinyml_context_options_s {
    * TINYML_MAX_THREADS, default 1.  1 creates no thread.  N > 1 makes
    * tinyml_context_create() start N - 1 worker threads, owned by the
    * context and joined by tinyml_context_release(); they block all signals,
+   * have a stack of at least 256 KiB (or the system's default thread stack
+   * where that is larger; kernels may use about 136 KiB of it, see
+   * tinyml_context_invoke()),
    * run kernels only during tinyml_context_invoke(), and wait (spinning
    * briefly, then asleep) in between.  Outputs are bit-identical for every
    * N.  A freestanding (bare-metal) runtime has no threads: it ignores this

@@ -176,6 +176,23 @@ static void stop_and_join(tinyml__pool_t *p) {
   for (uint32_t i = 0; i < p->started; ++i) pthread_join(p->workers[i].thread, NULL);
 }
 
+/* Workers run the same kernels as the invoking thread, which may use about
+ * 136 KiB of stack (include/tinyml.h, tinyml_context_invoke), but a default
+ * thread stack can be smaller: musl's is 128 KiB.  So a worker gets at
+ * least WORKER_STACK, or the system's default where that is larger
+ * (glibc: 8 MiB). */
+#define WORKER_STACK (256u * 1024u)
+
+static int worker_attr(pthread_attr_t *attr) {
+  int rc = pthread_attr_init(attr);
+  if (rc != 0) return rc;
+  size_t size = 0;
+  if (pthread_attr_getstacksize(attr, &size) != 0 || size < WORKER_STACK)
+    rc = pthread_attr_setstacksize(attr, WORKER_STACK);
+  if (rc != 0) pthread_attr_destroy(attr);
+  return rc;
+}
+
 tinyml_status_t tinyml__pool_create(uint32_t workers, const tinyml_allocator_t *a,
                                     tinyml__pool_t **out) {
   tinyml__pool_t *p = tinyml__calloc(a, 1, sizeof(*p) + workers * sizeof(struct worker),
@@ -193,14 +210,17 @@ tinyml_status_t tinyml__pool_create(uint32_t workers, const tinyml_allocator_t *
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = 0;
-  while (p->started < workers) {
+  pthread_attr_t attr;
+  int rc = worker_attr(&attr);
+  const bool have_attr = rc == 0;
+  while (rc == 0 && p->started < workers) {
     struct worker *w = &p->workers[p->started];
     w->pool = p;
     w->index = p->started + 1;
-    if ((rc = pthread_create(&w->thread, NULL, worker_main, w)) != 0) break;
+    if ((rc = pthread_create(&w->thread, &attr, worker_main, w)) != 0) break;
     p->started++;
   }
+  if (have_attr) pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     uint32_t started = p->started;

@@ -15,8 +15,13 @@
  * White-box: linked with the static library, it also reads the loaded
  * executables' entry tables (lib/runtime/runtime.h), so the comparisons are
  * known to run split phases rather than one thread's code path twice, and
- * calls the entries itself with more workgroups than are useful. */
+ * calls the entries itself with more workgroups than are useful, and runs a
+ * job on the pool itself to read a worker's stack size. */
+#define _GNU_SOURCE /* pthread_getattr_np, pthread_setattr_default_np */
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +31,8 @@
 
 #include <cmocka.h>
 
+#include "../../lib/common/alloc.h"
+#include "../../lib/runtime/pool.h"
 #include "../../lib/runtime/runtime.h"
 #include "api_test_util.h"
 
@@ -279,6 +286,52 @@ static void test_shared_models_identical(void **state) {
   }
 }
 
+/* A worker's stack size, read by workgroup 1 of a 2-workgroup job while
+ * the caller, in workgroup 0, waits for it: so the worker runs it. */
+static atomic_size_t g_worker_stack;
+
+static void read_stack(void *const *bindings, uint32_t phase, uint32_t w, uint32_t count) {
+  (void)bindings, (void)phase, (void)count;
+  if (w == 1) {
+    pthread_attr_t attr;
+    size_t size = 1;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstacksize(&attr, &size);
+      pthread_attr_destroy(&attr);
+    }
+    atomic_store(&g_worker_stack, size);
+    return;
+  }
+  for (long i = 0; i < 100000000L && !atomic_load(&g_worker_stack); ++i) sched_yield();
+}
+
+/* Workers run the kernels an invoke runs, which may take about 136 KiB of
+ * stack (tinyml.h): they get at least 256 KiB even where the default thread
+ * stack is smaller (musl: 128 KiB; here glibc's default is made 128 KiB). */
+static void test_worker_stack(void **state) {
+  (void)state;
+#if defined(__GLIBC__)
+  pthread_attr_t def, small;
+  assert_int_equal(pthread_getattr_default_np(&def), 0);
+  assert_int_equal(pthread_attr_init(&small), 0);
+  assert_int_equal(pthread_attr_setstacksize(&small, 128 * 1024), 0);
+  assert_int_equal(pthread_setattr_default_np(&small), 0);
+  tinyml__pool_t *pool = NULL;
+  const tinyml_allocator_t a = tinyml__allocator_or_default(NULL);
+  tinyml_status_t st = tinyml__pool_create(1, &a, &pool);
+  assert_int_equal(pthread_setattr_default_np(&def), 0);
+  pthread_attr_destroy(&small);
+  pthread_attr_destroy(&def);
+  api_assert_ok(st, "pool");
+  atomic_store(&g_worker_stack, 0);
+  tinyml__pool_run(pool, read_stack, NULL, 0, 2);
+  tinyml__pool_destroy(pool, &a);
+  assert_true(atomic_load(&g_worker_stack) >= 256 * 1024);
+#else
+  skip();
+#endif
+}
+
 int main(int argc, char **argv) {
   api_init_model_dir(argc, argv);
   snprintf(g_extra, sizeof g_extra, "%s", argc > 2 ? argv[2] : "tests/api/models");
@@ -286,6 +339,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_thread_count_option),
       cmocka_unit_test(test_threads_started_and_joined),
+      cmocka_unit_test(test_worker_stack),
       cmocka_unit_test(test_e2e_models_identical),
       cmocka_unit_test(test_forced_split_identical),
       cmocka_unit_test(test_shared_models_identical),
