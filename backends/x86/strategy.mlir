@@ -138,6 +138,43 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
+  transform.named_sequence @matmul_6x16_packed(%op: !transform.any_op {transform.consumed}) {
+    %t1, %lb, %ln = transform.structured.tile_using_for %op tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @peel_suppress failures(propagate) (%lk) : (!transform.any_op) -> ()
+    transform.include @peel_suppress failures(propagate) (%ln) : (!transform.any_op) -> ()
+    transform.apply_patterns to %lb {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %blocks = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks : !transform.any_op {
+    ^bb1(%b: !transform.any_op):
+      transform.include @pack_b_suppress failures(propagate) (%b) : (!transform.any_op) -> ()
+    }
+    %blocks2 = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks2 : !transform.any_op {
+    ^bb1(%b: !transform.any_op):
+      %t5, %lir = transform.structured.tile_using_for %b tile_sizes [0, 6, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
+    }
+    transform.apply_patterns to %lb {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %inner = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %inner : !transform.any_op {
+    ^bb2(%i: !transform.any_op):
+      transform.include @vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    %rem = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %rem : !transform.any_op {
+    ^bb2(%i: !transform.any_op):
+      transform.include @mvec_mm_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
   // B's block as a copy (a tensor.pad that pads nothing, nofold) into a
   // stack buffer; every block has static sizes after the peels.
   transform.named_sequence @pack_b_suppress(%op: !transform.any_op {transform.consumed}) {
@@ -162,7 +199,7 @@ module attributes {transform.with_named_sequence} {
     %mm = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      transform.include @matmul_6x16 failures(propagate) (%m) : (!transform.any_op) -> ()
+      transform.include @matmul_6x16_packed failures(propagate) (%m) : (!transform.any_op) -> ()
     }
     %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_fhwc"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %convs : !transform.any_op {
