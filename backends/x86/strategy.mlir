@@ -1,6 +1,6 @@
 // x86-64 (AVX2/FMA) code-generation strategy: see README.md beside this file.
-// Tiles+vectorizes batch_matmul (6x16 register tile, peeled + masked remainders;
-// meson embeds an AVX-512 variant with 8x32 tiles over packed panels of B, see meson.build)
+// Tiles+vectorizes batch_matmul (6x16 register tiles over packed panels of B,
+// peeled + masked remainders; meson embeds an AVX-512 variant with 8x32 tiles, see meson.build)
 // and conv_2d_nhwc_fhwc (HWCF, 6x16 tile, decomposed to 1-D conv); bufferizes all.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @vec_suppress(%op: !transform.any_op {transform.consumed}) {
@@ -66,17 +66,38 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
-  // batch_matmul, BLIS-like without packing: cache blocks n 256, k 256,
-  // m 48; a 6x16 register tile (12 ymm accumulators), k 1 innermost.
-  transform.named_sequence @matmul_6x16(%op: !transform.any_op {transform.consumed}) {
-    %t1, %lb, %ln = transform.structured.tile_using_for %op tile_sizes [1, 0, 256, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  // batch_matmul, BLIS-like: strips of 16 columns (the 6x16 register
+  // tile's width; 12 ymm accumulators), k blocks of 256, and each block's
+  // 256x16 panel of B copied to a contiguous buffer first (BLIS's packing);
+  // k 1 innermost.  With AVX-512 (meson.build) the same with 8x32 tiles
+  // (16 zmm accumulators) and 256x32 panels.  Unpacked, B's rows lie a row
+  // of B apart (2 KiB for N = 512): a strip's 256 rows fall into a few of
+  // L1's 64 sets, came from L2 for every few rows of A, and where C lay
+  // decided how often (4 KiB pages: 2.5x for the AVX2 tile, docs/PERF.md
+  // "Buffer placement").  The panel is a stack buffer at the function's
+  // top (memref.alloca): each workgroup's call has its own, so the strip
+  // loop stays split over threads (loop_access.c).
+  transform.named_sequence @matmul_packed(%op: !transform.any_op {transform.consumed}) {
+    %t1, %lb, %ln = transform.structured.tile_using_for %op tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t3, %lm = transform.structured.tile_using_for %t2 tile_sizes [0, 48, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t4, %ljr = transform.structured.tile_using_for %t3 tile_sizes [0, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t5, %lir = transform.structured.tile_using_for %t4 tile_sizes [0, 6, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
-    transform.include @peel_suppress failures(propagate) (%ljr) : (!transform.any_op) -> ()
+    transform.include @peel_suppress failures(propagate) (%lk) : (!transform.any_op) -> ()
+    transform.include @peel_suppress failures(propagate) (%ln) : (!transform.any_op) -> ()
+    transform.apply_patterns to %lb {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %blocks = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks : !transform.any_op {
+    ^bb1(%b: !transform.any_op):
+      transform.include @pack_b_suppress failures(propagate) (%b) : (!transform.any_op) -> ()
+    }
+    %blocks2 = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks2 : !transform.any_op {
+    ^bb1(%b: !transform.any_op):
+      %t5, %lir = transform.structured.tile_using_for %b tile_sizes [0, 6, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
+    }
     transform.apply_patterns to %lb {
       transform.apply_patterns.linalg.tiling_canonicalization
       transform.apply_patterns.canonicalization
@@ -93,51 +114,6 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
-  // The AVX-512 one (meson.build): strips of 32 columns (the 8x32 register
-  // tile's width; 16 zmm accumulators), k blocks of 256, and each block's
-  // 256x32 panel of B copied to a contiguous buffer first (BLIS's packing).
-  // Unpacked, B's rows lie a row of B apart (2 KiB for N = 512): a strip's
-  // 256 rows fall into 4 of L1's 64 sets and came from L2 for every 8 rows
-  // of A (docs/PERF.md, issue 27).  The panel is a stack buffer at the
-  // function's top (memref.alloca): each workgroup's call has its own, so
-  // the strip loop stays split over threads (loop_access.c).
-  transform.named_sequence @matmul_8x32_packed(%op: !transform.any_op {transform.consumed}) {
-    %t1, %lb, %ln = transform.structured.tile_using_for %op tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %t2, %lk = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @peel_suppress failures(propagate) (%lk) : (!transform.any_op) -> ()
-    transform.include @peel_suppress failures(propagate) (%ln) : (!transform.any_op) -> ()
-    transform.apply_patterns to %lb {
-      transform.apply_patterns.linalg.tiling_canonicalization
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    %blocks = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
-    transform.foreach %blocks : !transform.any_op {
-    ^bb1(%b: !transform.any_op):
-      transform.include @pack_b_suppress failures(propagate) (%b) : (!transform.any_op) -> ()
-    }
-    %blocks2 = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
-    transform.foreach %blocks2 : !transform.any_op {
-    ^bb1(%b: !transform.any_op):
-      %t5, %lir = transform.structured.tile_using_for %b tile_sizes [0, 8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t6, %lkk = transform.structured.tile_using_for %t5 tile_sizes [0, 0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.include @peel_suppress failures(propagate) (%lir) : (!transform.any_op) -> ()
-    }
-    transform.apply_patterns to %lb {
-      transform.apply_patterns.linalg.tiling_canonicalization
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    %inner = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
-    transform.foreach %inner : !transform.any_op {
-    ^bb2(%i: !transform.any_op):
-      transform.include @vec_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
-    }
-    %rem = transform.structured.match ops{["linalg.batch_matmul"]} in %lb : (!transform.any_op) -> !transform.any_op
-    transform.foreach %rem : !transform.any_op {
-    ^bb2(%i: !transform.any_op):
-      transform.include @mvec_mm32_suppress failures(propagate) (%i) : (!transform.any_op) -> ()
-    }
-    transform.yield
-  }
   // B's block as a copy (a tensor.pad that pads nothing, nofold) into a
   // stack buffer; every block has static sizes after the peels.
   transform.named_sequence @pack_b_suppress(%op: !transform.any_op {transform.consumed}) {
@@ -151,18 +127,11 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
-  transform.named_sequence @mvec_mm32_suppress(%op: !transform.any_op {transform.consumed}) {
-    transform.sequence %op : !transform.any_op failures(suppress) {
-    ^bb0(%j: !transform.any_op):
-      transform.structured.vectorize %j vector_sizes [1, 8, 32, 1] {create_named_contraction} : !transform.any_op
-    }
-    transform.yield
-  }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %mm = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      transform.include @matmul_6x16 failures(propagate) (%m) : (!transform.any_op) -> ()
+      transform.include @matmul_packed failures(propagate) (%m) : (!transform.any_op) -> ()
     }
     %convs = transform.structured.match ops{["linalg.conv_2d_nhwc_fhwc"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %convs : !transform.any_op {

@@ -137,6 +137,22 @@ tinyml_module_t *api_load_blob(const tinyml_blob_t *blob) {
   return module;
 }
 
+void api_fixtures_load(api_fixture_t *const *all, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    all[i]->blob = api_compile_model(all[i]->model, NULL);
+    all[i]->module = api_load_blob(all[i]->blob);
+  }
+}
+
+void api_fixtures_release(api_fixture_t *const *all, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    tinyml_module_release(all[i]->module);
+    tinyml_blob_release(all[i]->blob);
+    all[i]->module = NULL;
+    all[i]->blob = NULL;
+  }
+}
+
 /* The block starts with the offset back to what malloc returned. */
 uint8_t *api_aligned_copy(const void *data, size_t size, size_t alignment,
                           size_t offset) {
@@ -319,4 +335,10 @@ int api_process_threads(void) {
     if (e->d_name[0] != '.') ++n;
   closedir(d);
   return n;
+}
+
+void api_run_seeded(const tinyml_module_t *module, uint32_t seed, api_io_t *io) {
+  assert_true(api_io_alloc(module, SIZE_MAX, seed, io));
+  api_io_poison_outputs(io, 0xcd);
+  api_assert_ok(api_run(module, NULL, io, 1), "run");
 }

@@ -57,6 +57,9 @@ void api_expect_error_v(tinyml_status_t status, tinyml_status_code_t code,
 #define api_expect_error(status, code, ...)                                    \
   api_expect_error_v((status), (code), (const char *const[]){__VA_ARGS__, NULL})
 
+/* Out parameters must keep this value when a call fails. */
+#define API_SENTINEL ((void *)(uintptr_t)0x5a5a5a50)
+
 /* ---- compile and load ---------------------------------------------------- */
 
 /* Compiles the model file at `path` with `options` (NULL = defaults);
@@ -68,6 +71,17 @@ tinyml_blob_t *api_compile_model(const char *name,
                                  const tinyml_compile_options_t *options);
 /* Loads `blob` (which must outlive the module) with default options. */
 tinyml_module_t *api_load_blob(const tinyml_blob_t *blob);
+
+/* A model of the model dir compiled and loaded once for a cmocka group. */
+typedef struct api_fixture {
+  const char *model;
+  tinyml_blob_t *blob;
+  tinyml_module_t *module;
+} api_fixture_t;
+
+/* Compiles and loads each of `all` (cmocka-fails on error); releases them. */
+void api_fixtures_load(api_fixture_t *const *all, size_t count);
+void api_fixtures_release(api_fixture_t *const *all, size_t count);
 
 /* `size` bytes copied to an address that is `offset` bytes past a multiple
  * of `alignment`.  Free with api_aligned_free(). */
@@ -121,6 +135,11 @@ int api_io_outputs_equal(const api_io_t *a, const api_io_t *b);
 tinyml_status_t api_run(const tinyml_module_t *module,
                         const tinyml_context_options_t *options, api_io_t *io,
                         int invokes);
+
+/* Allocates `io` for `module` with inputs from `seed`, poisons its outputs
+ * and runs it once in a fresh context; cmocka-fails on error.  The caller
+ * frees `io`. */
+void api_run_seeded(const tinyml_module_t *module, uint32_t seed, api_io_t *io);
 
 /* Monotonic seconds. */
 double api_now(void);

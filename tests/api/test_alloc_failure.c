@@ -20,7 +20,6 @@
 /* The smallest model: one fused dispatch, compiles in well under 0.1 s. */
 #define MODEL "add_mul_broadcast"
 #define MAX_TRIES 100000
-#define SENTINEL ((void *)(uintptr_t)0x5a5a5a50)
 
 typedef enum step { STEP_COMPILE, STEP_LOAD, STEP_CONTEXT, STEP_BIND, STEP_INVOKE,
                     STEP_DONE } step_t;
@@ -41,9 +40,9 @@ typedef struct objects {
 } objects_t;
 
 static void release_all(objects_t *o) {
-  if (o->context != SENTINEL) tinyml_context_release(o->context);
-  if (o->module != SENTINEL) tinyml_module_release(o->module);
-  if (o->blob != SENTINEL) tinyml_blob_release(o->blob);
+  if (o->context != API_SENTINEL) tinyml_context_release(o->context);
+  if (o->module != API_SENTINEL) tinyml_module_release(o->module);
+  if (o->blob != API_SENTINEL) tinyml_blob_release(o->blob);
 }
 
 /* Records a failure of `step` (if `st` is one) and frees the status. */
@@ -51,7 +50,7 @@ static int failed(tinyml_status_t st, step_t step, void *out, outcome_t *r) {
   if (!st) return 0;
   r->failed_at = step;
   r->code = tinyml_status_code(st);
-  r->out_touched = out != SENTINEL;
+  r->out_touched = out != API_SENTINEL;
   tinyml_status_free(st);
   return 1;
 }
@@ -67,7 +66,7 @@ static tinyml_status_t load(const tinyml_blob_t *blob, const char *path,
 static outcome_t run_cycle(const char *text, size_t size, const tinyml_blob_t *blob,
                            const char *path, api_counting_alloc_t *c) {
   outcome_t r = {STEP_DONE, TINYML_STATUS_OK, 0};
-  objects_t o = {SENTINEL, SENTINEL, SENTINEL};
+  objects_t o = {API_SENTINEL, API_SENTINEL, API_SENTINEL};
   tinyml_compile_options_t co;
   tinyml_module_options_t mo;
   tinyml_context_options_t xo;
@@ -83,8 +82,8 @@ static outcome_t run_cycle(const char *text, size_t size, const tinyml_blob_t *b
       failed(tinyml_context_create(o.module, &xo, &o.context), STEP_CONTEXT, o.context, &r))
     goto done;
   assert_true(api_io_alloc(o.module, SIZE_MAX, 1, &io));
-  if (failed(api_io_bind(o.context, &io), STEP_BIND, SENTINEL, &r)) goto done;
-  failed(tinyml_context_invoke(o.context), STEP_INVOKE, SENTINEL, &r);
+  if (failed(api_io_bind(o.context, &io), STEP_BIND, API_SENTINEL, &r)) goto done;
+  failed(tinyml_context_invoke(o.context), STEP_INVOKE, API_SENTINEL, &r);
 done:
   release_all(&o);
   api_io_free(&io);

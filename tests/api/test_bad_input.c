@@ -33,9 +33,6 @@
 
 #include "api_test_util.h"
 
-/* Out parameters must keep this value when a call fails. */
-#define SENTINEL ((void *)(uintptr_t)0x5a5a5a50)
-
 /* ==== fixtures ============================================================ */
 
 static struct {
@@ -79,7 +76,7 @@ static char g_arena_max[64], g_constants[64];
 static char g_in_short[32], g_in_long[32], g_in_int8[32], g_in_f64[32];
 static char g_out_short[32], g_out_long[32], g_out_int8[32];
 
-/* Out parameters, reset to SENTINEL before every row. */
+/* Out parameters, reset to API_SENTINEL before every row. */
 static tinyml_blob_t *o_blob;
 static tinyml_files_t *o_files;
 static tinyml_module_t *o_module;
@@ -882,10 +879,10 @@ static const row_t rows[] = {
 
 /* Runs one row; returns 1 when it holds, printing why it does not. */
 static int run_row(const row_t *r) {
-  o_blob = SENTINEL;
-  o_files = SENTINEL;
-  o_module = SENTINEL;
-  o_ctx = SENTINEL;
+  o_blob = API_SENTINEL;
+  o_files = API_SENTINEL;
+  o_module = API_SENTINEL;
+  o_ctx = API_SENTINEL;
   memset(&o_info, 0x77, sizeof o_info);
   o_info_before = o_info;
   if (r->check) {
@@ -917,8 +914,8 @@ static int run_row(const row_t *r) {
                   r->not[i], msg);
       ok = 0;
     }
-  if (o_blob != SENTINEL || o_files != SENTINEL || o_module != SENTINEL ||
-      o_ctx != SENTINEL || memcmp(&o_info, &o_info_before, sizeof o_info) != 0) {
+  if (o_blob != API_SENTINEL || o_files != API_SENTINEL || o_module != API_SENTINEL ||
+      o_ctx != API_SENTINEL || memcmp(&o_info, &o_info_before, sizeof o_info) != 0) {
     print_error("%s, %s: an out_ parameter was written on error\n", r->fn, r->bad);
     ok = 0;
   }

@@ -17,7 +17,6 @@
 
 #include "api_test_util.h"
 
-#define SENTINEL ((void *)(uintptr_t)0x5a5a5a50)
 #define MODEL "conv2d"
 
 static tinyml_files_t *compile_files(tinyml_emit_t emit, const char *name) {
@@ -92,11 +91,11 @@ static void test_refusals(void **state) {
   tinyml_compile_options_t o;
   tinyml_compile_options_init(&o);
   o.emit = TINYML_EMIT_C;
-  tinyml_blob_t *blob = SENTINEL;
+  tinyml_blob_t *blob = API_SENTINEL;
   api_expect_error(tinyml_compile(text, size, &o, &blob), TINYML_STATUS_INVALID_ARGUMENT,
                    "tinyml_compile_files");
-  assert_ptr_equal(blob, SENTINEL);
-  tinyml_files_t *files = SENTINEL;
+  assert_ptr_equal(blob, API_SENTINEL);
+  tinyml_files_t *files = API_SENTINEL;
   o.emit = (tinyml_emit_t)7;
   api_expect_error(tinyml_compile_files(text, size, &o, &files),
                    TINYML_STATUS_INVALID_ARGUMENT, "emit 7");
@@ -112,7 +111,7 @@ static void test_refusals(void **state) {
                    TINYML_STATUS_INVALID_ARGUMENT, "model");
   api_expect_error(tinyml_compile_files(text, size, NULL, NULL),
                    TINYML_STATUS_INVALID_ARGUMENT, "out_files");
-  assert_ptr_equal(files, SENTINEL);
+  assert_ptr_equal(files, API_SENTINEL);
   api_expect_error(tinyml_files_write(NULL, "/tmp"), TINYML_STATUS_INVALID_ARGUMENT, "NULL");
   assert_int_equal(tinyml_files_count(NULL), 0);
   assert_null(tinyml_files_name(NULL, 0));
