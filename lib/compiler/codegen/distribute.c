@@ -284,6 +284,20 @@ static bool allocas_cross_phases(const top_op_t *ops, size_t n) {
   return u.crossed;
 }
 
+/* Whether `op` uses a result of one of the first n top ops.  Such a pure
+ * op (say the arithmetic between an elementwise step's remainder vector
+ * load and store, which the strategy leaves at the top) is one of them
+ * too: it runs in its operands' phase, not in front of every phase. */
+static bool uses_top_op(MlirOperation op, const top_op_t *ops, size_t n) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirOperation def = tc_value_owner_op(mlirOperationGetOperand(op, i));
+    if (mlirOperationIsNull(def)) continue;
+    for (size_t k = 0; k < n; ++k)
+      if (mlirOperationEqual(ops[k].op, def)) return true;
+  }
+  return false;
+}
+
 /* Decides the phases of one function and rewrites it.  `split`: whether
  * loops may be split at all (targets whose runtime has no threads keep
  * their code as it was). */
@@ -307,7 +321,8 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
        op = mlirOperationGetNextInBlock(op)) {
     bool tiled = !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, tc_str("tinyml.wg")));
     if (tiled) mlirOperationRemoveAttributeByName(op, tc_str("tinyml.wg"));
-    if (mlirOperationEqual(op, term) || tc_op_is_pure(op)) continue;
+    if (mlirOperationEqual(op, term) || (tc_op_is_pure(op) && !uses_top_op(op, ops, n)))
+      continue;
     if (n == MAX_TOP_OPS) return;
     top_op_t t = {.op = op, .workgroups = 1, .work = op_work(op)};
     if (split && tc_op_is(op, "scf.for")) {
