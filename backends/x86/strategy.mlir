@@ -45,24 +45,40 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
   // An elementwise op (marked by the compiler: lib/compiler/linalg/
-  // inplace.h says why), flattened to 1-D, 16 elements per vector, the
-  // remainder peeled (left scalar).  Left to LLVM, the loop vectorizer
-  // guards its vector loop with an overlap check that fails when the
-  // memory plan puts the output exactly over an input, which it does
-  // whenever it can: the scalar loop ran instead (3 ns per element).
-  transform.named_sequence @elementwise_vec(%op: !transform.any_op {transform.consumed}) {
+  // inplace.h says why), flattened to 1-D, 16 elements per tile, the
+  // remainder peeled; __transform_main then vectorizes the tiles.  Left
+  // to LLVM, the loop vectorizer guards its vector loop with an overlap
+  // check that fails when the memory plan puts the output exactly over an
+  // input, which it does whenever it can: the scalar loop ran instead
+  // (3 ns per element).
+  transform.named_sequence @elementwise_tile(%op: !transform.any_op {transform.consumed}) {
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %fn = transform.get_parent_op %g {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
       %f = transform.structured.flatten_elementwise %g : (!transform.any_op) -> !transform.any_op
       %t, %l = transform.structured.tile_using_for %f tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       transform.annotate %t "tinyml.elementwise_tile" : !transform.any_op
       transform.include @peel_suppress failures(propagate) (%l) : (!transform.any_op) -> ()
-      %ts = transform.structured.match ops{["linalg.generic"]} attributes{tinyml.elementwise_tile} in %fn : (!transform.any_op) -> !transform.any_op
-      transform.foreach %ts : !transform.any_op {
-      ^bb1(%x: !transform.any_op):
-        transform.include @vec_suppress failures(propagate) (%x) : (!transform.any_op) -> ()
-      }
+    }
+    transform.yield
+  }
+  // The tiles of @elementwise_tile, vectorized.  Where the size is not a
+  // multiple of 16 the tiles' sizes are still dynamic after the peel (an
+  // affine.min the peel has only rewritten), which vectorize refuses:
+  // canonicalizing their functions first gives static vector<16> tiles
+  // and one vector<rem> (mul_in_place in tests/e2e: 105 = 6 x 16 + 9).
+  // Done once, after every elementwise op is tiled, so that no pattern
+  // replaces an op another handle still holds.
+  transform.named_sequence @elementwise_vec(%root: !transform.any_op {transform.readonly}) {
+    %ts = transform.structured.match ops{["linalg.generic"]} attributes{tinyml.elementwise_tile} in %root : (!transform.any_op) -> !transform.any_op
+    %fns = transform.get_parent_op %ts {op_name = "func.func", deduplicate, allow_empty_results} : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %fns {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %ts2 = transform.structured.match ops{["linalg.generic"]} attributes{tinyml.elementwise_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ts2 : !transform.any_op {
+    ^bb1(%x: !transform.any_op):
+      transform.include @vec_suppress failures(propagate) (%x) : (!transform.any_op) -> ()
     }
     transform.yield
   }
@@ -175,8 +191,9 @@ module attributes {transform.with_named_sequence} {
     %elts = transform.structured.match ops{["linalg.generic"]} attributes{tinyml.elementwise} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %elts : !transform.any_op {
     ^bb0(%e: !transform.any_op):
-      transform.include @elementwise_vec failures(propagate) (%e) : (!transform.any_op) -> ()
+      transform.include @elementwise_tile failures(propagate) (%e) : (!transform.any_op) -> ()
     }
+    transform.include @elementwise_vec failures(propagate) (%root) : (!transform.any_op) -> ()
     %f1 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f1 {
       transform.apply_patterns.vector.reduction_to_contract

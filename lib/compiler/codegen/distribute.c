@@ -239,15 +239,16 @@ static void keep_small_phases_whole(const top_op_t *ops, size_t n, uint32_t phas
 
 /* Stack buffers (memref.alloca, which tc_op_is_pure lets every call make
  * for itself) hold nothing from one phase to the next, since each phase is
- * a call of its own: every op that reaches one must be in one phase. */
+ * a call of its own: every op that reaches one must be in one phase.  Top
+ * ops index into `ops`; `first`/`last` are the top ops reaching each. */
 #define MAX_ALLOCAS 16
 
 typedef struct alloca_use {
   MlirOperation alloca[MAX_ALLOCAS];
-  uint32_t phase[MAX_ALLOCAS];
+  size_t first[MAX_ALLOCAS], last[MAX_ALLOCAS];
   size_t n;
-  uint32_t current; /* the phase of the top op being walked */
-  bool crossed;
+  size_t current; /* the top op being walked */
+  bool overflow;  /* more than MAX_ALLOCAS */
 } alloca_use_t;
 
 static MlirWalkResult note_alloca_uses(MlirOperation op, void *user) {
@@ -259,29 +260,64 @@ static MlirWalkResult note_alloca_uses(MlirOperation op, void *user) {
     if (mlirOperationIsNull(root) || !tc_op_is(root, "memref.alloca")) continue;
     size_t k = 0;
     while (k < u->n && !mlirOperationEqual(u->alloca[k], root)) ++k;
-    if (k == u->n) {
-      if (k == MAX_ALLOCAS) {
-        u->crossed = true; /* too many to follow: keep one phase */
-        return MlirWalkResultInterrupt;
-      }
-      u->alloca[k] = root;
-      u->phase[u->n++] = u->current;
-    }
-    if (u->phase[k] != u->current) {
-      u->crossed = true;
+    if (k == MAX_ALLOCAS) {
+      u->overflow = true; /* too many to follow: keep one phase */
       return MlirWalkResultInterrupt;
     }
+    if (k == u->n) {
+      u->alloca[u->n++] = root;
+      u->first[k] = u->current;
+    }
+    u->last[k] = u->current;
   }
   return MlirWalkResultAdvance;
 }
 
-static bool allocas_cross_phases(const top_op_t *ops, size_t n) {
-  alloca_use_t u = {.n = 0};
-  for (size_t i = 0; i < n && !u.crossed; ++i) {
-    u.current = ops[i].phase;
-    mlirOperationWalk(ops[i].op, note_alloca_uses, &u, MlirWalkPreOrder);
+static bool note_allocas(const top_op_t *ops, size_t n, alloca_use_t *u) {
+  *u = (alloca_use_t){.n = 0};
+  for (size_t i = 0; i < n && !u->overflow; ++i) {
+    u->current = i;
+    mlirOperationWalk(ops[i].op, note_alloca_uses, u, MlirWalkPreOrder);
   }
-  return u.crossed;
+  return !u->overflow;
+}
+
+/* A stack buffer written by one top op and read by a later one (x86-64's
+ * packed panel of B in a strip that the peel left outside the strip loop,
+ * when the k loop folds away: the copy's row loop, then the 8-row loop)
+ * makes those ops and any between them one unsplit run, hence one phase;
+ * the dispatch's other loops still split.  Before, the whole dispatch
+ * kept one workgroup (a 256x256x200 f32 matmul with AVX-512). */
+static void keep_alloca_users_together(top_op_t *ops, size_t n) {
+  alloca_use_t u;
+  if (!note_allocas(ops, n, &u)) return; /* allocas_cross_phases refuses */
+  for (size_t k = 0; k < u.n; ++k)
+    for (size_t i = u.first[k]; u.first[k] < u.last[k] && i <= u.last[k]; ++i) {
+      ops[i].workgroups = 1;
+      ops[i].loop = (MlirOperation){NULL};
+    }
+}
+
+static bool allocas_cross_phases(const top_op_t *ops, size_t n) {
+  alloca_use_t u;
+  if (!note_allocas(ops, n, &u)) return true;
+  for (size_t k = 0; k < u.n; ++k)
+    if (ops[u.first[k]].phase != ops[u.last[k]].phase) return true;
+  return false;
+}
+
+/* Whether `op` uses a result of one of the first n top ops.  Such a pure
+ * op (say the arithmetic between an elementwise step's remainder vector
+ * load and store, which the strategy leaves at the top) is one of them
+ * too: it runs in its operands' phase, not in front of every phase. */
+static bool uses_top_op(MlirOperation op, const top_op_t *ops, size_t n) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirOperation def = tc_value_owner_op(mlirOperationGetOperand(op, i));
+    if (mlirOperationIsNull(def)) continue;
+    for (size_t k = 0; k < n; ++k)
+      if (mlirOperationEqual(ops[k].op, def)) return true;
+  }
+  return false;
 }
 
 /* Decides the phases of one function and rewrites it.  `split`: whether
@@ -307,7 +343,8 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
        op = mlirOperationGetNextInBlock(op)) {
     bool tiled = !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, tc_str("tinyml.wg")));
     if (tiled) mlirOperationRemoveAttributeByName(op, tc_str("tinyml.wg"));
-    if (mlirOperationEqual(op, term) || tc_op_is_pure(op)) continue;
+    if (mlirOperationEqual(op, term) || (tc_op_is_pure(op) && !uses_top_op(op, ops, n)))
+      continue;
     if (n == MAX_TOP_OPS) return;
     top_op_t t = {.op = op, .workgroups = 1, .work = op_work(op)};
     if (split && tc_op_is(op, "scf.for")) {
@@ -320,6 +357,7 @@ static void distribute_function(MlirContext ctx, MlirOperation func, tc_dispatch
     }
     ops[n++] = t;
   }
+  keep_alloca_users_together(ops, n);
   /* Runs of unsplit ops share a phase, and so do runs of split top-level
    * loops that tc_loops_share_phase pairwise; any other op starts a phase. */
   uint32_t phases = 0;

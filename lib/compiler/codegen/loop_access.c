@@ -4,7 +4,8 @@
  * loop-invariant view at the induction variable along one dimension, no
  * wider than the step (subviews, or the indices of vector transfers and
  * loads/stores).  Buffers are disjoint from each other (bindings are
- * distinct, scratch allocations too). */
+ * distinct, scratch allocations too).  A stack buffer each iteration
+ * writes whole before reading it is the iteration's own. */
 #include "loop_access.h"
 
 #include <mlir-c/AffineExpr.h>
@@ -153,6 +154,172 @@ static bool indexed_at_iv(const loop_scan_t *s, MlirOperation op, MlirValue memr
   return false;
 }
 
+/* ---- Stack buffers written whole before they are read ----
+ *
+ * A stack buffer (memref.alloca) is private to the call, and each
+ * workgroup's call runs its own block of iterations: an iteration may use
+ * one only if it writes all of it before reading any of it, so that no
+ * value flows from an earlier iteration (which another workgroup ran).
+ * x86-64's packed panels of B are such buffers: in each k block the row
+ * loop of the copy writes the whole panel, then the register tiles read
+ * it.  alloca_fresh checks exactly that shape; anything else is recorded
+ * as an access to a shared buffer like any other. */
+
+#define MAX_ALLOCA_ACCESSES 256
+
+typedef struct alloca_accesses {
+  MlirOperation alloca, loop;
+  MlirOperation op[MAX_ALLOCA_ACCESSES];
+  size_t n;
+  bool overflow;
+} alloca_accesses_t;
+
+/* The memref.alloca at the root of `v`'s chain of views, or null. */
+static MlirOperation alloca_of(MlirValue v) {
+  MlirOperation op = tc_value_owner_op(v);
+  while (!mlirOperationIsNull(op) && tc_is_memref_view(op))
+    op = tc_value_owner_op(mlirOperationGetOperand(op, 0));
+  MlirOperation none = {NULL};
+  return !mlirOperationIsNull(op) && tc_op_is(op, "memref.alloca") ? op : none;
+}
+
+static MlirWalkResult note_alloca_access(MlirOperation op, void *user) {
+  alloca_accesses_t *u = user;
+  if (mlirOperationEqual(op, u->loop) || tc_is_memref_view(op)) return MlirWalkResultAdvance;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirOperation root = alloca_of(mlirOperationGetOperand(op, i));
+    if (mlirOperationIsNull(root) || !mlirOperationEqual(root, u->alloca)) continue;
+    if (u->n == MAX_ALLOCA_ACCESSES) {
+      u->overflow = true;
+      return MlirWalkResultInterrupt;
+    }
+    u->op[u->n++] = op;
+    break;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Index `v` is the constant 0. */
+static bool is_zero(MlirValue v) {
+  int64_t c;
+  return const_index(v, &c) && c == 0;
+}
+
+/* Whether offset `off` (null: the static `soff`) and extent `size` cover
+ * all `dim` elements of a dimension, each time `w` runs inside `loop`: an
+ * offset 0 and the full size, or the induction variable of a loop between
+ * them from 0 to dim with a step of size, which goes into *used (and
+ * into *cover if it is the outermost so far). */
+static bool dim_covered(MlirValue off, int64_t soff, int64_t size, int64_t dim, MlirOperation w,
+                        MlirOperation loop, MlirOperation *used, MlirOperation *cover) {
+  if (mlirValueIsNull(off)) return soff == 0 && size == dim;
+  if (is_zero(off)) return size == dim;
+  if (!mlirValueIsABlockArgument(off)) return false;
+  MlirOperation l = defining_scope(off);
+  int64_t lb, ub, step;
+  if (mlirOperationEqual(l, loop) || !is_within(l, loop) || !is_within(w, l) ||
+      !tc_loop_bounds(l, &lb, &ub, &step) || lb != 0 || ub != dim || step != size)
+    return false;
+  *used = l;
+  if (mlirOperationIsNull(*cover) || is_within(*cover, l)) *cover = l;
+  return true;
+}
+
+/* Whether `w` writes all of `alloca` (static shape) each time the op
+ * returned in *cover runs: a linalg.copy or linalg.fill into the buffer
+ * itself, or an unmasked vector.transfer_write into it or into one
+ * subview of it with unit strides, at indices 0 of that subview. */
+static bool writes_whole(MlirOperation w, MlirOperation alloca, MlirOperation loop,
+                         MlirOperation *cover) {
+  MlirValue buf = mlirOperationGetResult(alloca, 0);
+  MlirType bt = mlirValueGetType(buf);
+  *cover = w;
+  if (!mlirShapedTypeHasStaticShape(bt)) return false;
+  intptr_t n = mlirOperationGetNumOperands(w);
+  if (tc_op_is(w, "linalg.copy") || tc_op_is(w, "linalg.fill"))
+    return mlirValueEqual(mlirOperationGetOperand(w, n - 1), buf) &&
+           (tc_op_is(w, "linalg.fill") || !mlirValueEqual(mlirOperationGetOperand(w, 0), buf));
+  if (!tc_op_is(w, "vector.transfer_write")) return false;
+  MlirValue m = mlirOperationGetOperand(w, 1);
+  int64_t extent[MAX_RANK];
+  intptr_t rank;
+  MlirAttribute perm = mlirOperationGetAttributeByName(w, tc_str("permutation_map"));
+  if (!vector_extents(m, mlirValueGetType(mlirOperationGetOperand(w, 0)), perm, extent, &rank) ||
+      n != 2 + rank || rank != mlirShapedTypeGetRank(bt))
+    return false;
+  MlirOperation sv = tc_value_owner_op(m), none = {NULL};
+  bool direct = mlirValueEqual(m, buf);
+  if (!direct && (mlirOperationIsNull(sv) || !tc_op_is(sv, "memref.subview") ||
+                  !mlirValueEqual(mlirOperationGetOperand(sv, 0), buf)))
+    return false;
+  MlirOperation c = none, used[MAX_RANK];
+  intptr_t dynamic = 0;
+  for (intptr_t j = 0; j < rank; ++j) {
+    used[j] = none;
+    MlirValue idx = mlirOperationGetOperand(w, 2 + j), off = idx;
+    int64_t soff = 0, size = extent[j];
+    if (!direct) {
+      MlirAttribute offs = mlirOperationGetAttributeByName(sv, tc_str("static_offsets"));
+      MlirAttribute sizes = mlirOperationGetAttributeByName(sv, tc_str("static_sizes"));
+      MlirAttribute strides = mlirOperationGetAttributeByName(sv, tc_str("static_strides"));
+      if (mlirDenseArrayGetNumElements(offs) != rank || !is_zero(idx) ||
+          mlirDenseI64ArrayGetElement(strides, j) != 1 ||
+          mlirDenseI64ArrayGetElement(sizes, j) != extent[j])
+        return false;
+      soff = mlirDenseI64ArrayGetElement(offs, j);
+      off = (MlirValue){NULL};
+      if (soff == mlirShapedTypeGetDynamicStrideOrOffset())
+        off = mlirOperationGetOperand(sv, 1 + dynamic++);
+    }
+    if (!dim_covered(off, soff, size, mlirShapedTypeGetDimSize(bt, j), w, loop, &used[j], &c))
+      return false;
+    for (intptr_t k = 0; k < j; ++k) /* one loop for two dimensions: a diagonal */
+      if (!mlirOperationIsNull(used[j]) && mlirOperationEqual(used[k], used[j])) return false;
+  }
+  if (!mlirOperationIsNull(c)) *cover = c;
+  /* Only loops of constant bounds (at least one trip) between w and it. */
+  for (MlirOperation p = mlirOperationGetParentOperation(w); !mlirOperationEqual(w, *cover);
+       p = mlirOperationGetParentOperation(p)) {
+    int64_t lb, ub, step;
+    if (!tc_loop_bounds(p, &lb, &ub, &step)) return false;
+    if (mlirOperationEqual(p, *cover)) break;
+  }
+  return true;
+}
+
+/* The ancestor of `op` (or op) in `block`; null when op is not in it. */
+static MlirOperation ancestor_in(MlirOperation op, MlirBlock block) {
+  for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
+    if (mlirBlockEqual(mlirOperationGetBlock(op), block)) return op;
+  return op;
+}
+
+static bool comes_after(MlirOperation first, MlirOperation op) {
+  for (MlirOperation o = mlirOperationGetNextInBlock(first); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o))
+    if (mlirOperationEqual(o, op)) return true;
+  return false;
+}
+
+/* Whether each iteration of `loop` writes all of `alloca` before any of
+ * its other accesses to it: the first access (in program order) writes
+ * it whole (writes_whole), and every other one follows the covering op
+ * in that op's block, outside it. */
+static bool alloca_fresh(MlirOperation loop, MlirOperation alloca) {
+  alloca_accesses_t u = {.alloca = alloca, .loop = loop};
+  mlirOperationWalk(loop, note_alloca_access, &u, MlirWalkPreOrder);
+  if (u.overflow) return false;
+  if (u.n == 0) return true;
+  MlirOperation cover;
+  if (!writes_whole(u.op[0], alloca, loop, &cover)) return false;
+  MlirBlock b = mlirOperationGetBlock(cover);
+  for (size_t i = 1; i < u.n; ++i) {
+    MlirOperation a = ancestor_in(u.op[i], b);
+    if (mlirOperationIsNull(a) || !comes_after(cover, a)) return false;
+  }
+  return true;
+}
+
 /* Records an access to `v`; `direct` (when not null) is `v` sliced by the
  * accessing op's own indices. */
 static void record(loop_scan_t *s, MlirValue v, bool write, const access_t *direct) {
@@ -179,11 +346,10 @@ static void record(loop_scan_t *s, MlirValue v, bool write, const access_t *dire
   }
   acc.root = v;
   if (is_within(defining_scope(v), s->loop)) return; /* private to an iteration */
-  /* A stack buffer is private to the call, and each workgroup's call runs
-   * its own block of iterations.  The strategies make them only for one
-   * iteration's temporary, written before it is read (x86-64's packed
-   * panels of B), which no other iteration needs. */
-  if (tc_op_is(defining_scope(v), "memref.alloca")) return;
+  /* A stack buffer that each iteration writes whole before reading it is
+   * private to that iteration (alloca_fresh); any other is shared. */
+  if (tc_op_is(defining_scope(v), "memref.alloca") && alloca_fresh(s->loop, defining_scope(v)))
+    return;
   if (s->count == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 64;
     access_t *n = tinyml__alloc(s->a, cap * sizeof(*n), 8);

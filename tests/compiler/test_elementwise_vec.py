@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Elementwise steps reach a vector loop even when their output is placed
+exactly over an input (lib/compiler/linalg/inplace.h): the strategy
+vectorizes them itself, since LLVM's loop vectorizer guards its loop with
+an overlap check that sends an in-place step to its scalar loop, and its
+SLP vectorizer does not touch what may alias.
+
+tests/e2e's mul_in_place models (a conv, an f32 mul placed over the conv's
+output, a depthwise) are compiled with `--emit c` for each target and
+CPU, and the step functions (`tinyml_entry_*`, not the microkernels) of
+the kernels object disassembled: their vector multiplies must do the
+work, with at most n % 8 multiplies left scalar (105 = 6 x 16 + 9: a
+vector<9> becomes 8 lanes and one on x86-64).  A scalar loop, or one
+fully unrolled, has about n of them.  The models' numerics are e2e's.
+
+usage: test_elementwise_vec.py TINYML_COMPILE E2E_MODELS WORK_DIR TARGET...
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+MODELS = (("mul_in_place", 105), ("mul_in_place16", 96))
+# target: (CPUs, llvm-objdump options, vector multiply, scalar multiply)
+TARGETS = {
+    "x86-64": (("x86-64-v3", "x86-64-v4"), [], re.compile(r"^vmulps$"), re.compile(r"^vmulss$")),
+    "rvv": (("",), ["--mattr=+v"], re.compile(r"^vfmul\.v[vf]$"), re.compile(r"^fmul\.s$")),
+}
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)}: exit {p.returncode}\n{p.stdout}")
+    return p.stdout
+
+
+def objdump():
+    for name in ("llvm-objdump-22", "llvm-objdump"):
+        if shutil.which(name):
+            return name
+    raise SystemExit("FAIL: no llvm-objdump-22 or llvm-objdump on PATH")
+
+
+def step_multiplies(text, vector, scalar):
+    """(vector, scalar) multiply counts in the tinyml_entry_* functions."""
+    counts, in_step = [0, 0], False
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            in_step = m.group(1).startswith("tinyml_entry_")
+            continue
+        fields = line.split("\t")
+        if not in_step or len(fields) < 2:
+            continue
+        mnemonic = fields[1].strip()
+        counts[0] += bool(vector.match(mnemonic))
+        counts[1] += bool(scalar.match(mnemonic))
+    return counts
+
+
+def main():
+    compile_exe, models, work = sys.argv[1:4]
+    dump = objdump()
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    failed = 0
+    for target in sys.argv[4:]:
+        cpus, dump_opts, vector, scalar = TARGETS[target]
+        for cpu in cpus:
+            for model, n in MODELS:
+                out = os.path.join(work, f"{model}_{target}_{cpu or 'default'}")
+                run([compile_exe, os.path.join(models, model + ".mlir"), "-o", out,
+                     "--emit", "c", "--name", "m", "--target", target]
+                    + (["--cpu", cpu] if cpu else []))
+                text = run([dump, "-d", "--no-show-raw-insn", *dump_opts,
+                            os.path.join(out, "m_kernels.o")])
+                vec, sca = step_multiplies(text, vector, scalar)
+                ok = vec >= 1 and sca <= n % 8
+                failed += not ok
+                print(f"{'PASS' if ok else 'FAIL'} {model} ({n} elements) {target} "
+                      f"{cpu or 'default'}: {vec} vector, {sca} scalar multiplies "
+                      f"(at most {n % 8} scalar)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
