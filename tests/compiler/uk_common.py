@@ -1,0 +1,70 @@
+"""What the microkernel tests share (test_ukernels.py, the int8 kernels;
+test_ukernels_f32.py, the f32 kernels and max pools): TOSA text, running
+the tools, split checks, kernel symbols and the host's AVX-512."""
+import os
+import shutil
+import struct
+import subprocess
+
+# The AVX-512 kernels' features (x86-64-v4's, without VNNI).
+AVX512 = "+avx2,+fma,+avx512f,+avx512bw,+avx512vl,+avx512dq"
+
+
+def host_avx512():
+    """(avx512f, avx512_vnni) of this CPU, from /proc/cpuinfo."""
+    flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
+    avx512 = " avx512f" in flags
+    return avx512, avx512 and " avx512_vnni" in flags
+
+
+def dense(values, shape, ty):
+    """Any shape: MLIR's hex form holds the raw little-endian elements."""
+    fmt = {"i8": "<b", "i32": "<i", "f32": "<f"}[ty]
+    raw = b"".join(struct.pack(fmt, v) for v in values)
+    return f'dense<"0x{raw.hex().upper()}"> : tensor<{shape}x{ty}>'
+
+
+def const(name, values, shape, ty):
+    return f'    %{name} = "tosa.const"() <{{values = {dense(values, shape, ty)}}}> : () -> tensor<{shape}x{ty}>\n'
+
+
+def scalar(name, v, ty):
+    return f'    %{name} = "tosa.const"() <{{values = dense<{v}> : tensor<1x{ty}>}}> : () -> tensor<1x{ty}>\n'
+
+
+def dims(shape):
+    return "x".join(str(d) for d in shape)
+
+
+def out_size(i, k, s, d, pb, pa):
+    return (i + pb + pa - ((k - 1) * d + 1)) // s + 1
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-3000:]}")
+    return p.stdout
+
+
+# The *_bands cases are below the backend's split_min_work, which would run
+# them inline on one thread; this keeps their call split into bands.
+SPLIT = ["--split-min-work", "1"]
+
+
+def split_extra(name):
+    return SPLIT if "bands" in name else []
+
+
+def check_split(run_exe, mod):
+    """The module's kernel step is shared by threads (tinyml-run --info)."""
+    info = subprocess.run([run_exe, "--info", mod], capture_output=True, text=True, check=True)
+    if "parallel_steps: 0 of" in info.stdout:
+        raise RuntimeError(f"{os.path.basename(mod)}: no step is split:\n{info.stdout}")
+
+
+def kernel_symbols(compile_exe, nm, src, work, extra):
+    out = os.path.join(work, "emit")
+    shutil.rmtree(out, ignore_errors=True)
+    run([compile_exe, src, "--emit", "c", "--name", "m", "-o", out, *extra])
+    return run([nm, os.path.join(out, "m_kernels.o")])
