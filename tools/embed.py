@@ -6,10 +6,11 @@ bytes and `const unsigned long NAME_size` (for the microkernels' bitcode).
 
   embed.py [--binary] SRC DST NAME [--replace OLD NEW]...
 
-Each --replace (text files only) replaces every OLD in SRC by NEW before
-embedding, and fails the build when OLD is not there: a variant of a
-transform script (e.g. x86-64's wider register tile for AVX-512) stays one
-file whose variant cannot silently drift from it."""
+Each --replace (text files only) replaces OLD in SRC by NEW before
+embedding, and fails the build unless OLD is there exactly once: a variant
+of a transform script (e.g. x86-64's wider register tile for AVX-512) stays
+one file whose variant cannot silently drift from it, and a later sequence
+that happens to use the same text cannot be rewritten with it unseen."""
 import sys
 
 args = sys.argv[1:]
@@ -24,8 +25,9 @@ if binary and rest:
     sys.exit('embed.py: --replace is for text files, not --binary')
 data = open(src, 'rb').read()
 for old, new in zip(rest[1::3], rest[2::3]):
-    if old.encode() not in data:
-        sys.exit('embed.py: %s: no %r to replace' % (src, old))
+    count = data.count(old.encode())
+    if count != 1:
+        sys.exit('embed.py: %s: %r is there %d times, not once' % (src, old, count))
     data = data.replace(old.encode(), new.encode())
 if not binary:
     data = data.strip()
