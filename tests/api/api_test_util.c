@@ -137,20 +137,29 @@ tinyml_module_t *api_load_blob(const tinyml_blob_t *blob) {
   return module;
 }
 
-void api_fixtures_load(api_fixture_t *const *all, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
+api_fixture_t api_add = {"add_mul_broadcast", NULL, NULL};
+api_fixture_t api_conv = {"conv2d", NULL, NULL};
+
+int api_fixtures_setup(void **state) {
+  (void)state;
+  api_fixture_t *all[] = {&api_add, &api_conv};
+  for (size_t i = 0; i < 2; ++i) {
     all[i]->blob = api_compile_model(all[i]->model, NULL);
     all[i]->module = api_load_blob(all[i]->blob);
   }
+  return 0;
 }
 
-void api_fixtures_release(api_fixture_t *const *all, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
+int api_fixtures_teardown(void **state) {
+  (void)state;
+  api_fixture_t *all[] = {&api_add, &api_conv};
+  for (size_t i = 0; i < 2; ++i) {
     tinyml_module_release(all[i]->module);
     tinyml_blob_release(all[i]->blob);
     all[i]->module = NULL;
     all[i]->blob = NULL;
   }
+  return 0;
 }
 
 /* The block starts with the offset back to what malloc returned. */

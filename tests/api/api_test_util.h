@@ -79,9 +79,14 @@ typedef struct api_fixture {
   tinyml_module_t *module;
 } api_fixture_t;
 
-/* Compiles and loads each of `all` (cmocka-fails on error); releases them. */
-void api_fixtures_load(api_fixture_t *const *all, size_t count);
-void api_fixtures_release(api_fixture_t *const *all, size_t count);
+/* The two models the contract tests share (test_api_contract.c,
+ * test_api_context.c): api_add, three inputs and one output, no arena; and
+ * api_conv, one input with weights and an arena.  api_fixtures_setup, a
+ * cmocka group setup, compiles and loads both once for the group
+ * (cmocka-fails on error); api_fixtures_teardown releases them. */
+extern api_fixture_t api_add, api_conv;
+int api_fixtures_setup(void **state);
+int api_fixtures_teardown(void **state);
 
 /* `size` bytes copied to an address that is `offset` bytes past a multiple
  * of `alignment`.  Free with api_aligned_free(). */

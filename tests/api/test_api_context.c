@@ -23,24 +23,6 @@
 
 #include "api_test_util.h"
 
-/* Three inputs, one output, no arena; and one input with weights and an
- * arena.  Compiled once for the whole group. */
-static api_fixture_t g_add = {"add_mul_broadcast", NULL, NULL};
-static api_fixture_t g_conv = {"conv2d", NULL, NULL};
-static api_fixture_t *const g_all[] = {&g_add, &g_conv};
-
-static int setup_group(void **state) {
-  (void)state;
-  api_fixtures_load(g_all, 2);
-  return 0;
-}
-
-static int teardown_group(void **state) {
-  (void)state;
-  api_fixtures_release(g_all, 2);
-  return 0;
-}
-
 /* ==== contexts =========================================================== */
 
 static void expect_create_error(const tinyml_module_t *m,
@@ -53,7 +35,7 @@ static void expect_create_error(const tinyml_module_t *m,
 
 static void test_context_create_errors(void **state) {
   (void)state;
-  const tinyml_module_t *m = g_conv.module;
+  const tinyml_module_t *m = api_conv.module;
   expect_create_error(NULL, NULL, TINYML_STATUS_INVALID_ARGUMENT, "module");
   api_expect_error(tinyml_context_create(m, NULL, NULL), TINYML_STATUS_INVALID_ARGUMENT,
                    "out_context");
@@ -107,7 +89,7 @@ static size_t context_bytes(const tinyml_module_t *m, tinyml_context_options_t *
 
 static void test_caller_arena(void **state) {
   (void)state;
-  const tinyml_module_t *m = g_conv.module;
+  const tinyml_module_t *m = api_conv.module;
   size_t need = tinyml_module_arena_size(m), align = tinyml_module_arena_alignment(m);
   uint8_t *arena = NULL;
   assert_int_equal(posix_memalign((void **)&arena, align, need), 0);
@@ -145,8 +127,8 @@ static void test_context_older_options(void **state) {
   o.arena = tiny + 1; /* misaligned and too small: must not be looked at */
   o.arena_size = 1;
   api_io_t io;
-  assert_true(api_io_alloc(g_conv.module, SIZE_MAX, 1, &io));
-  run_with(g_conv.module, &o, &io);
+  assert_true(api_io_alloc(api_conv.module, SIZE_MAX, 1, &io));
+  run_with(api_conv.module, &o, &io);
   api_io_free(&io);
 }
 
@@ -184,7 +166,7 @@ static void check_bind_errors(const binder_t *b, size_t count, uint8_t *buf, siz
 
 static void test_set_io_errors(void **state) {
   (void)state;
-  const tinyml_module_t *m = g_add.module;
+  const tinyml_module_t *m = api_add.module;
   tinyml_context_t *ctx = NULL;
   api_assert_ok(tinyml_context_create(m, NULL, &ctx), "tinyml_context_create");
   api_io_t io;
@@ -206,7 +188,7 @@ static void test_set_io_errors(void **state) {
 /* A rejected rebind leaves the previous binding in place. */
 static void test_failed_bind_keeps_binding(void **state) {
   (void)state;
-  const tinyml_module_t *m = g_add.module;
+  const tinyml_module_t *m = api_add.module;
   api_io_t io, again;
   assert_true(api_io_alloc(m, SIZE_MAX, 5, &io));
   assert_true(api_io_alloc(m, SIZE_MAX, 5, &again));
@@ -231,7 +213,7 @@ static void test_failed_bind_keeps_binding(void **state) {
 
 static void test_invoke_preconditions(void **state) {
   (void)state;
-  const tinyml_module_t *m = g_add.module;
+  const tinyml_module_t *m = api_add.module;
   api_expect_error(tinyml_context_invoke(NULL), TINYML_STATUS_INVALID_ARGUMENT, "context");
   tinyml_context_t *ctx = NULL;
   api_assert_ok(tinyml_context_create(m, NULL, &ctx), "tinyml_context_create");
@@ -269,9 +251,9 @@ static void test_invoke_does_not_allocate(void **state) {
   tinyml_context_options_init(&o);
   o.allocator = c.allocator;
   tinyml_context_t *ctx = NULL;
-  api_assert_ok(tinyml_context_create(g_conv.module, &o, &ctx), "tinyml_context_create");
+  api_assert_ok(tinyml_context_create(api_conv.module, &o, &ctx), "tinyml_context_create");
   api_io_t io;
-  assert_true(api_io_alloc(g_conv.module, SIZE_MAX, 1, &io));
+  assert_true(api_io_alloc(api_conv.module, SIZE_MAX, 1, &io));
   api_assert_ok(api_io_bind(ctx, &io), "bind");
   size_t calls = c.calls;
   for (int i = 0; i < 3; ++i) api_assert_ok(tinyml_context_invoke(ctx), "invoke");
@@ -285,7 +267,7 @@ static void test_invoke_does_not_allocate(void **state) {
 /* Two contexts on one module, invoked in turns on different inputs. */
 static void test_two_contexts(void **state) {
   (void)state;
-  const tinyml_module_t *m = g_conv.module;
+  const tinyml_module_t *m = api_conv.module;
   api_io_t io[2], want[2];
   tinyml_context_t *ctx[2] = {NULL, NULL};
   for (int i = 0; i < 2; ++i) {
@@ -434,11 +416,11 @@ static void *worker_main(void *arg) {
 static void test_threads_share_module(void **state) {
   (void)state;
   api_io_t want;
-  api_run_seeded(g_conv.module, 21, &want);
+  api_run_seeded(api_conv.module, 21, &want);
   pthread_t threads[THREADS];
   worker_t workers[THREADS];
   for (int i = 0; i < THREADS; ++i) {
-    workers[i] = (worker_t){g_conv.module, &want, 21, 0};
+    workers[i] = (worker_t){api_conv.module, &want, 21, 0};
     assert_int_equal(pthread_create(&threads[i], NULL, worker_main, &workers[i]), 0);
   }
   int failures = 0;
@@ -465,5 +447,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_threads_share_module),
       cmocka_unit_test(test_extra_models_run),
   };
-  return cmocka_run_group_tests(tests, setup_group, teardown_group);
+  return cmocka_run_group_tests(tests, api_fixtures_setup, api_fixtures_teardown);
 }

@@ -21,24 +21,6 @@
 
 #include "api_test_util.h"
 
-/* Three inputs, one output, no arena; and one input with weights and an
- * arena.  Compiled once for the whole group. */
-static api_fixture_t g_add = {"add_mul_broadcast", NULL, NULL};
-static api_fixture_t g_conv = {"conv2d", NULL, NULL};
-static api_fixture_t *const g_all[] = {&g_add, &g_conv};
-
-static int setup_group(void **state) {
-  (void)state;
-  api_fixtures_load(g_all, 2);
-  return 0;
-}
-
-static int teardown_group(void **state) {
-  (void)state;
-  api_fixtures_release(g_all, 2);
-  return 0;
-}
-
 /* Compiles `text`, which must fail with `code` naming `needle`. */
 static void expect_compile_error(const char *text, size_t size,
                                  tinyml_status_code_t code, const char *needle) {
@@ -157,7 +139,7 @@ static void test_null_getters_and_releases(void **state) {
 static void test_compile_bad_arguments(void **state) {
   (void)state;
   size_t size;
-  char *text = api_read_model(g_add.model, &size);
+  char *text = api_read_model(api_add.model, &size);
   tinyml_blob_t *blob = API_SENTINEL;
   api_expect_error(tinyml_compile(NULL, size, NULL, &blob),
                    TINYML_STATUS_INVALID_ARGUMENT, "tinyml_compile", "model");
@@ -185,12 +167,12 @@ static void test_compile_targets(void **state) {
   (void)state;
   const char *targets = tinyml_compile_targets();
   assert_non_null(targets);
-  assert_non_null(strstr(targets, tinyml_module_target(g_add.module)));
+  assert_non_null(strstr(targets, tinyml_module_target(api_add.module)));
   tinyml_compile_options_t o;
   tinyml_compile_options_init(&o);
   o.target = "riscv-9000";
   size_t size;
-  char *text = api_read_model(g_add.model, &size);
+  char *text = api_read_model(api_add.model, &size);
   tinyml_blob_t *blob = API_SENTINEL;
   /* The message names the bad target and every target that was built. */
   api_expect_error(tinyml_compile(text, size, &o, &blob), TINYML_STATUS_UNSUPPORTED,
@@ -198,7 +180,7 @@ static void test_compile_targets(void **state) {
   assert_ptr_equal(blob, API_SENTINEL);
   free(text);
   o.target = "x86-64";
-  tinyml_blob_t *x86 = api_compile_model(g_add.model, &o);
+  tinyml_blob_t *x86 = api_compile_model(api_add.model, &o);
   tinyml_module_t *m = api_load_blob(x86);
   assert_string_equal(tinyml_module_target(m), "x86-64");
   tinyml_module_release(m);
@@ -216,7 +198,7 @@ static void test_older_option_structs(void **state) {
   co.struct_size = offsetof(tinyml_compile_options_t, opt_level);
   co.opt_level = 99;
   co.allocator = c.allocator;
-  tinyml_blob_t *blob = api_compile_model(g_add.model, &co);
+  tinyml_blob_t *blob = api_compile_model(api_add.model, &co);
   tinyml_module_options_t mo;
   tinyml_module_options_init(&mo);
   mo.struct_size = offsetof(tinyml_module_options_t, allocator);
@@ -293,10 +275,10 @@ static void test_blob_write_file_errors(void **state) {
   (void)state;
   api_expect_error(tinyml_blob_write_file(NULL, "/tmp/x"), TINYML_STATUS_INVALID_ARGUMENT,
                    "tinyml_blob_write_file", "blob");
-  api_expect_error(tinyml_blob_write_file(g_add.blob, NULL),
+  api_expect_error(tinyml_blob_write_file(api_add.blob, NULL),
                    TINYML_STATUS_INVALID_ARGUMENT, "path");
   const char *missing = "/nonexistent-tinyml-dir/m.tmlm";
-  api_expect_error(tinyml_blob_write_file(g_add.blob, missing), TINYML_STATUS_IO_ERROR,
+  api_expect_error(tinyml_blob_write_file(api_add.blob, missing), TINYML_STATUS_IO_ERROR,
                    missing);
 }
 
@@ -312,8 +294,8 @@ static void expect_load_error(const void *data, size_t size,
 
 static void test_module_load_bad_arguments(void **state) {
   (void)state;
-  const uint8_t *bytes = tinyml_blob_data(g_add.blob);
-  size_t size = tinyml_blob_size(g_add.blob);
+  const uint8_t *bytes = tinyml_blob_data(api_add.blob);
+  size_t size = tinyml_blob_size(api_add.blob);
   expect_load_error(NULL, size, NULL, TINYML_STATUS_INVALID_ARGUMENT, "data");
   api_expect_error(tinyml_module_load(bytes, size, NULL, NULL),
                    TINYML_STATUS_INVALID_ARGUMENT, "out_module");
@@ -397,20 +379,20 @@ static void test_module_load_file_round_trip(void **state) {
   (void)state;
   char path[512];
   api_temp_path(path, sizeof path, ".tmlm");
-  api_assert_ok(tinyml_blob_write_file(g_conv.blob, path), "tinyml_blob_write_file");
+  api_assert_ok(tinyml_blob_write_file(api_conv.blob, path), "tinyml_blob_write_file");
   size_t size = 0;
   char *bytes = api_read_file(path, &size);
   assert_non_null(bytes);
-  assert_int_equal(size, tinyml_blob_size(g_conv.blob));
-  assert_memory_equal(bytes, tinyml_blob_data(g_conv.blob), size);
+  assert_int_equal(size, tinyml_blob_size(api_conv.blob));
+  assert_memory_equal(bytes, tinyml_blob_data(api_conv.blob), size);
   free(bytes);
   tinyml_module_t *m = NULL;
   api_assert_ok(tinyml_module_load_file(path, NULL, &m), "tinyml_module_load_file");
   remove(path); /* the module owns a copy of the bytes */
-  assert_same_io(m, g_conv.module);
+  assert_same_io(m, api_conv.module);
   api_io_t from_file, from_blob;
   api_run_seeded(m, 7, &from_file);
-  api_run_seeded(g_conv.module, 7, &from_blob);
+  api_run_seeded(api_conv.module, 7, &from_blob);
   assert_true(api_io_outputs_equal(&from_file, &from_blob));
   api_io_free(&from_file);
   api_io_free(&from_blob);
@@ -443,7 +425,7 @@ static void check_info(const tinyml_module_t *m, int input, size_t index,
 static void test_module_queries(void **state) {
   (void)state;
   static const int64_t full[] = {1, 4, 5, 3}, b[] = {1, 1, 1, 3}, c[] = {1, 1, 5, 1};
-  const tinyml_module_t *m = g_add.module;
+  const tinyml_module_t *m = api_add.module;
   assert_int_equal(tinyml_module_input_count(m), 3);
   assert_int_equal(tinyml_module_output_count(m), 1);
   check_info(m, 1, 0, 4, full);
@@ -457,8 +439,8 @@ static void test_module_queries(void **state) {
   api_assert_ok(tinyml_module_input_info(m, 1, &y), "input_info");
   assert_string_not_equal(x.name, y.name);
   static const int64_t conv_in[] = {1, 9, 8, 3}, conv_out[] = {1, 5, 4, 5};
-  check_info(g_conv.module, 1, 0, 4, conv_in);
-  check_info(g_conv.module, 0, 0, 4, conv_out);
+  check_info(api_conv.module, 1, 0, 4, conv_in);
+  check_info(api_conv.module, 0, 0, 4, conv_out);
 }
 
 static void check_plausible(const api_fixture_t *f, size_t min_constants, int has_arena) {
@@ -480,9 +462,9 @@ static void check_plausible(const api_fixture_t *f, size_t min_constants, int ha
 
 static void test_module_sizes_plausible(void **state) {
   (void)state;
-  check_plausible(&g_add, 0, 0);
+  check_plausible(&api_add, 0, 0);
   /* conv2d: 5x3x3x3 float weights and 5 biases; a padded input in the arena. */
-  check_plausible(&g_conv, (5 * 3 * 3 * 3 + 5) * sizeof(float), 1);
+  check_plausible(&api_conv, (5 * 3 * 3 * 3 + 5) * sizeof(float), 1);
 }
 
 typedef tinyml_status_t (*info_fn)(const tinyml_module_t *, size_t, tinyml_tensor_info_t *);
@@ -491,24 +473,24 @@ static void check_info_errors(info_fn get, size_t count) {
   tinyml_tensor_info_t info, before;
   tinyml_tensor_info_init(&info);
   api_expect_error(get(NULL, 0, &info), TINYML_STATUS_INVALID_ARGUMENT, "module");
-  api_expect_error(get(g_add.module, 0, NULL), TINYML_STATUS_INVALID_ARGUMENT, "out_info");
+  api_expect_error(get(api_add.module, 0, NULL), TINYML_STATUS_INVALID_ARGUMENT, "out_info");
   memset(&info, 0x77, sizeof info);
   info.struct_size = sizeof info;
   before = info;
-  api_expect_error(get(g_add.module, count, &info), TINYML_STATUS_INVALID_ARGUMENT,
+  api_expect_error(get(api_add.module, count, &info), TINYML_STATUS_INVALID_ARGUMENT,
                    "index", "out of range");
-  api_expect_error(get(g_add.module, SIZE_MAX, &info), TINYML_STATUS_INVALID_ARGUMENT,
+  api_expect_error(get(api_add.module, SIZE_MAX, &info), TINYML_STATUS_INVALID_ARGUMENT,
                    "out of range");
   assert_memory_equal(&info, &before, sizeof info);
   info.struct_size = 0;
-  api_expect_error(get(g_add.module, 0, &info), TINYML_STATUS_INVALID_ARGUMENT,
+  api_expect_error(get(api_add.module, 0, &info), TINYML_STATUS_INVALID_ARGUMENT,
                    "struct_size");
 }
 
 static void test_tensor_info_errors(void **state) {
   (void)state;
-  check_info_errors(tinyml_module_input_info, tinyml_module_input_count(g_add.module));
-  check_info_errors(tinyml_module_output_info, tinyml_module_output_count(g_add.module));
+  check_info_errors(tinyml_module_input_info, tinyml_module_input_count(api_add.module));
+  check_info_errors(tinyml_module_output_info, tinyml_module_output_count(api_add.module));
 }
 
 int main(int argc, char **argv) {
@@ -535,5 +517,5 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_module_sizes_plausible),
       cmocka_unit_test(test_tensor_info_errors),
   };
-  return cmocka_run_group_tests(tests, setup_group, teardown_group);
+  return cmocka_run_group_tests(tests, api_fixtures_setup, api_fixtures_teardown);
 }
