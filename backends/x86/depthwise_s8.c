@@ -23,13 +23,6 @@ typedef struct dw_fast {
   const rq16_t *q; /* null: no row kernel */
 } dw_fast_t;
 
-/* Tap t's weights of channels c0.. (lanes m); for 8 channels, in both
- * halves. */
-UK_INLINE __m512i dw_w(const uk_ctx_t *c, int32_t t, int32_t c0, __mmask16 m) {
-  const __m128i b = _mm_maskz_loadu_epi8(m, c->weights + t * c->p->ic + c0);
-  return _mm512_cvtepi8_epi32(c->p->ic == 8 ? _mm_unpacklo_epi64(b, b) : b);
-}
-
 /* f->q set when the row kernels can run: a window of at most
  * UK_DW_REG_TAPS taps and rq16 constants.  bias - in_zp * sum(w) is made
  * once per call: the same int32 sums as the pixel kernel's (x - in_zp) * w,
@@ -47,10 +40,11 @@ UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f
   for (int32_t c0 = 0; c0 < p->ic; c0 += 16) {
     const __mmask16 m = rq16_live(p->ic == 8 ? 8 : p->ic - c0);
     __m512i sw = _mm512_setzero_si512();
-    for (int32_t t = 0; t < taps; ++t) sw = _mm512_add_epi32(sw, dw_w(c, t, c0, m));
-    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) {
-      const __m128i b = _mm_maskz_loadu_epi8(t < taps ? m : 0, c->weights + t * p->ic + c0);
-      f->w[c0 / 16 * UK_DW_REG_TAPS + t] = uk_dw_w16(p->ic == 8 ? _mm_unpacklo_epi64(b, b) : b);
+    for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) { /* zeros past the taps */
+      __m128i b = _mm_maskz_loadu_epi8(t < taps ? m : 0, c->weights + t * p->ic + c0);
+      if (p->ic == 8) b = _mm_unpacklo_epi64(b, b); /* both halves */
+      sw = _mm512_add_epi32(sw, _mm512_cvtepi8_epi32(b));
+      f->w[c0 / 16 * UK_DW_REG_TAPS + t] = uk_dw_w16(b);
     }
     const __m512i b = p->ic == 8 ? f->pair.bias : rq[c0 / 16].bias;
     f->fb[c0 / 16] = _mm512_sub_epi32(b, _mm512_mullo_epi32(zp, sw));
@@ -72,10 +66,7 @@ UK_INLINE void dw_run(const uk_ctx_t *c, const dw_fast_t *f, const dw_plan_t *pl
   }
   r.src = img + ((size_t)(oy * p->stride_h - p->pad_top) * p->iw + ox * p->stride_w -
                  p->pad_left) * p->ic;
-  if (p->ic == 8)
-    uk_dw8_row_avx512(c, &r);
-  else
-    uk_dw_row_avx512(c, &r);
+  uk_dw_row(c, &r);
 }
 
 /* The band [lo, hi) on the row kernels: each row's interior columns

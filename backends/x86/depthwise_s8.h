@@ -52,6 +52,14 @@ UK_INLINE __m512i uk_dw_w16(__m128i b) { return _mm512_cvtepu16_epi32(_mm256_cvt
 void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r);
 void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r);
 
+/* The row kernel for the layer's channel count. */
+UK_INLINE void uk_dw_row(const uk_ctx_t *c, const uk_dw_row_t *r) {
+  if (c->p->ic == 8)
+    uk_dw8_row_avx512(c, r);
+  else
+    uk_dw_row_avx512(c, r);
+}
+
 /* Output pixels [x0, x0 + r->n) of row oy of image img, whose windows may
  * leave the image: their windows' bytes, in_zp outside the image, copied
  * into a band of at most UK_DW_BAND_BYTES on the stack, a chunk of pixels

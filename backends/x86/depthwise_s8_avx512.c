@@ -307,9 +307,6 @@ __attribute__((noinline)) void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_
     b.dst = r->dst + (size_t)x * p->ic;
     b.n = n;
     b.io = io;
-    if (p->ic == 8)
-      uk_dw8_row_avx512(c, &b);
-    else
-      uk_dw_row_avx512(c, &b);
+    uk_dw_row(c, &b);
   }
 }

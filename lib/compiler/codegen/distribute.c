@@ -291,11 +291,13 @@ static bool note_allocas(const top_op_t *ops, size_t n, alloca_use_t *u) {
 static void keep_alloca_users_together(top_op_t *ops, size_t n) {
   alloca_use_t u;
   if (!note_allocas(ops, n, &u)) return; /* allocas_cross_phases refuses */
-  for (size_t k = 0; k < u.n; ++k)
-    for (size_t i = u.first[k]; u.first[k] < u.last[k] && i <= u.last[k]; ++i) {
+  for (size_t k = 0; k < u.n; ++k) {
+    if (u.first[k] == u.last[k]) continue; /* one op's own buffer: it may split */
+    for (size_t i = u.first[k]; i <= u.last[k]; ++i) {
       ops[i].workgroups = 1;
       ops[i].loop = (MlirOperation){NULL};
     }
+  }
 }
 
 static bool allocas_cross_phases(const top_op_t *ops, size_t n) {
