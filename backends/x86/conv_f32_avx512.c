@@ -24,7 +24,10 @@
  * before wrote, mostly from L3 on Intel (2 MB L2); there (rows_ahead)
  * each tap also prefetches one line of the next tile's rows, which ran
  * ResNet-50's 56x56 and 28x28 1x1 convs 4-11% faster on an Emerald
- * Rapids (docs/PERF.md, "ResNet-50 on Intel"). */
+ * Rapids (docs/PERF.md, "ResNet-50 on Intel"); in one-panel tiles too
+ * (oc 16, the last 16 of 48): there each tile reads its rows only once,
+ * and SqueezeNet's 55x55 128 -> 16 conv ran 20-25% faster (docs/PERF.md,
+ * "f32 1x1 convs with more channels than pixels"). */
 #include "conv_f32.h"
 
 /* Where a tile's two panels are: panel j holds channels [o0 + 16j, +width)
@@ -126,6 +129,8 @@ __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np, const
       ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 1);       \
     else if (nv == 2)                                                              \
       ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 0);       \
+    else if (pfa)                                                                  \
+      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 1);       \
     else                                                                           \
       ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 0);       \
     break;

@@ -458,6 +458,13 @@ def f32_cases(rng):
                 (1, 1, 1, 1), relu6=True)),
         wino(c(rng, "f32_wino_16_channels", 1, 9, 9, 16, 20, 3, 3, (1, 1), (1, 1),
                (1, 1, 1, 1), bn=True)),
+        # 1x1 convs whose last tile is one full 16-channel panel, with the next
+        # tile's rows fetched ahead (conv_f32_avx512.c, pfa): SqueezeNet's squeeze
+        # convs (oc 16, 48), two images; 169 pixels, k 96
+        c(rng, "f32_conv1x1_oc16", 2, 9, 13, 40, 16, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+          relu6=True),
+        c(rng, "f32_conv1x1_oc48", 1, 13, 13, 96, 48, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+          bn=True),
     ]
 
 
