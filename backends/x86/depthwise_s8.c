@@ -20,22 +20,19 @@ UK_INLINE dw_rq_t dw_rq(const uk_ctx_t *c, rq16_t *q) {
 typedef struct dw_fast {
   __m512i fb[UK_DW_RQ_BLOCKS], w[UK_DW_RQ_BLOCKS * UK_DW_REG_TAPS];
   rq16_t pair;
-  const rq16_t *q; /* null: no row kernel */
+  const rq16_t *q;
 } dw_fast_t;
 
-/* f->q set when the row kernels can run: a window of at most
- * UK_DW_REG_TAPS taps and rq16 constants.  bias - in_zp * sum(w) is made
- * once per call: the same int32 sums as the pixel kernel's (x - in_zp) * w,
- * modulo 2^32, for pixels whose taps all lie inside the image.  So are
- * the widened weights: made per row call, they took about a tenth of the
- * stride-2 layers, whose rows are three calls (band, interior, band). */
+/* The row kernels' constants, for a layer uk_dw_plan gave them (so rq is
+ * not null, and for 8 channels rq16_pair succeeds: the same shifts).
+ * bias - in_zp * sum(w) is made once per call: the same int32 sums as the
+ * pixel kernel's (x - in_zp) * w, modulo 2^32, for pixels whose taps all
+ * lie inside the image.  So are the widened weights: made per row call,
+ * they took about a tenth of the stride-2 layers, whose rows are three
+ * calls (band, interior, band). */
 UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f) {
   const tinyml_uk_params_t *p = c->p;
-  f->q = 0;
-  if (taps > UK_DW_REG_TAPS || !rq ||
-      p->kh * ((p->kw - 1) * p->dil_w + 1) * p->ic > UK_DW_BAND_BYTES)
-    return;
-  if (p->ic == 8 && !rq16_pair(c, 0, &f->pair)) return;
+  if (p->ic == 8) rq16_pair(c, 0, &f->pair);
   const __m512i zp = _mm512_set1_epi32(p->in_zp);
   for (int32_t c0 = 0; c0 < p->ic; c0 += 16) {
     const __mmask16 m = rq16_live(p->ic == 8 ? 8 : p->ic - c0);
@@ -122,16 +119,20 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
   uk_ctx_t c;
   int32_t lo, hi;
   const tinyml_uk_params_t *p = uk_dw_start(&c, blob, wg, count, &lo, &hi);
-  if (uk_dw_large_generic(&c, in, out, lo, hi)) return;
+  const uk_dw_kernel_t kernel = uk_dw_plan(p, c.mult, c.shift, UK_ZMM);
+  if (kernel == UK_DW_GENERIC) {
+    uk_depthwise_generic(&c, in, out, lo, hi);
+    return;
+  }
   int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS];
   dw_plan_t pl;
   dw_plan(p, &pl);
 #if UK_ZMM
   rq16_t qs[UK_DW_RQ_BLOCKS];
   const dw_rq_t rq = dw_rq(&c, qs);
-  dw_fast_t f;
-  dw_fast(&c, pl.taps, rq, &f);
-  if (f.q) {
+  if (kernel != UK_DW_PIXELS) {
+    dw_fast_t f;
+    dw_fast(&c, pl.taps, rq, &f);
     dw_fast_rows(&c, &f, &pl, in, out, lo, hi);
     return;
   }

@@ -5,6 +5,7 @@
 #ifndef TINYML_BACKENDS_X86_DEPTHWISE_S8_H
 #define TINYML_BACKENDS_X86_DEPTHWISE_S8_H
 
+#include "depthwise_s8_plan.h"
 #include "ukernels_common.h"
 #include "window_rows.h"
 
@@ -13,10 +14,6 @@
 #if UK_ZMM
 void uk_dw_avx512(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
                   int32_t taps, int8_t *dst, const rq16_t *q);
-
-/* Channel blocks whose rescale constants the depthwise driver makes once
- * per call and passes to every pixel (uk_dw_avx512's q). */
-enum { UK_DW_RQ_BLOCKS = 8 };
 
 /* Two pixels of an 8-channel layer, the second's taps step bytes on,
  * into dst and dst + oc. */
@@ -31,8 +28,8 @@ void uk_dw8x2_avx512(const uk_ctx_t *c, const int8_t *img, int32_t step, const i
  * rescale constants and its bias less in_zp * (the sum of its weights),
  * so that the taps multiply raw inputs (the same int32 sums, modulo 2^32);
  * w: block b's weights at w[b * UK_DW_REG_TAPS + t] as uk_dw_w16 makes
- * them, zero past the taps, widened once per call of the driver. */
-enum { UK_DW_REG_TAPS = 9 };
+ * them, zero past the taps, widened once per call of the driver.
+ * UK_DW_REG_TAPS and the other limits: depthwise_s8_plan.h. */
 typedef struct uk_dw_row {
   const int8_t *src;
   int8_t *dst;
@@ -65,7 +62,6 @@ UK_INLINE void uk_dw_row(const uk_ctx_t *c, const uk_dw_row_t *r) {
  * into a band of at most UK_DW_BAND_BYTES on the stack, a chunk of pixels
  * at a time, then r's row kernel on the band (r->src and r->io unused).
  * One pixel's band must fit: kh * ((kw - 1) * dil_w + 1) * ic bytes. */
-enum { UK_DW_BAND_BYTES = 4096 };
 void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_row_t *r, const int8_t *img, int32_t oy,
                        int32_t x0);
 #else

@@ -89,12 +89,58 @@ UK_INLINE dw_rowv_t dw_rowv(const uk_ctx_t *c, const uk_dw_row_t *r) {
   return v;
 }
 
-/* The block's rescale constants with the folded bias (uk_dw_row_t). */
-UK_INLINE rq16_t dw_rowq(const uk_dw_row_t *r, int32_t b) {
-  rq16_t q = r->q[b];
-  q.bias = r->fb[b];
-  return q;
+/* The row kernels' rescale of 16 lanes: requant8's sum, v * mult plus the
+ * rounding term of v's sign, 2^(s-1) +- 2^30, and out_zp * 2^s, shifted
+ * right by s, in 64 bits for the even and the odd lanes (vpmuldq), one
+ * vpsravq each, then the lanes' low words back together by one vpermt2d:
+ * 15 uops against rq16_apply's 18, whose 32-bit high words need the low
+ * words' carries.  The sign is the product's: the same as v's when mult
+ * >= 0, which uk_dw_plan asks of the row kernels (mult 0: both terms give
+ * out_zp, as 2^(s-1) + 2^30 < 2^s). */
+typedef struct dwq {
+  __m512i bias, me, mo, ke, ko, se, so, lo, hi;
+} dwq_t;
+
+/* From rq16's constants (shift s = sh + 32, hz * 2^32 = 2^(s-1) +
+ * out_zp * 2^s) and the folded bias: even lanes' numbers in the low words
+ * of the 64-bit lanes, odd lanes' in the high words. */
+UK_INLINE dwq_t dwq_make(const rq16_t *q, __m512i fb) {
+  const __m512i hi32 = _mm512_set1_epi64((int64_t)0xffffffff00000000ull);
+  const __m512i r30 = _mm512_set1_epi64((int64_t)1 << 30), s32 = _mm512_set1_epi64(32);
+  dwq_t d;
+  d.bias = fb;
+  d.me = q->mult;
+  d.mo = q->mult_hi;
+  d.ke = _mm512_add_epi64(_mm512_slli_epi64(q->hz, 32), r30);
+  d.ko = _mm512_add_epi64(_mm512_and_si512(q->hz, hi32), r30);
+  d.se = _mm512_add_epi64(_mm512_andnot_si512(hi32, q->sh), s32);
+  d.so = _mm512_add_epi64(_mm512_srli_epi64(q->sh, 32), s32);
+  d.lo = q->lo;
+  d.hi = q->hi;
+  return d;
 }
+
+/* One half's 64-bit lanes: (p + k, less 2^31 where p < 0) >> s. */
+UK_INLINE __m512i dwq_half(__m512i p, __m512i k, __m512i s) {
+  const __m512i x = _mm512_add_epi64(p, k);
+  const __m512i y = _mm512_mask_sub_epi64(x, _mm512_movepi64_mask(p), x,
+                                          _mm512_set1_epi64((int64_t)1 << 31));
+  return _mm512_srav_epi64(y, s);
+}
+
+/* The 16 lanes' outputs as int32, clamped: rq16_apply's numbers. */
+UK_INLINE __m512i dwq_apply(const dwq_t *q, __m512i acc) {
+  const __m512i v = _mm512_add_epi32(acc, q->bias);
+  const __m512i e = dwq_half(_mm512_mul_epi32(v, q->me), q->ke, q->se);
+  const __m512i o = dwq_half(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), q->mo), q->ko, q->so);
+  const __m512i idx =
+      _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  const __m512i r = _mm512_permutex2var_epi32(e, idx, o);
+  return _mm512_min_epi32(_mm512_max_epi32(r, q->lo), q->hi);
+}
+
+/* The block's rescale constants with the folded bias (uk_dw_row_t). */
+UK_INLINE dwq_t dw_rowq(const uk_dw_row_t *r, int32_t b) { return dwq_make(r->q + b, r->fb[b]); }
 
 /* Tap io's inputs from s, hidden from the compiler's loop strength
  * reduction: otherwise it keeps every (tap, pixel) address as its own
@@ -108,7 +154,7 @@ UK_INLINE const int8_t *dw_tap(const int8_t *s, int32_t io) {
 /* Sums in flight per pixel when k pixels go together: 8 or 9 chains in
  * all (4 for one pixel), as dw_mac has 5 cycles of latency (vpdpwssd;
  * vpmaddwd and an add, 6) and one issues a cycle. */
-UK_INLINE int32_t dw_chains(int32_t k) { return k >= 4 ? 2 : k == 3 ? 3 : 4; }
+UK_INLINE int32_t dw_chains(int32_t k) { return k >= 3 ? 2 : 4; }
 
 /* The chains' sums, pixel j's in a[j * n]. */
 UK_INLINE __m512i dw_sum(const __m512i *a, int32_t n) {
@@ -121,7 +167,7 @@ UK_INLINE __m512i dw_sum(const __m512i *a, int32_t n) {
  * product for all K before the next tap, in dw_chains(k) chains each.
  * Past taps have zero weights and offset 0. */
 UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const __m512i *w,
-                         const rq16_t *q, int8_t *d, int32_t nc, int32_t k) {
+                         const dwq_t *q, int8_t *d, int32_t nc, int32_t k) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
   for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
@@ -134,7 +180,7 @@ UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const
     }
   }
   for (int32_t j = 0; j < k; ++j)
-    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
 }
 
 /* dw_pixels for a 3x3 window whose taps across are xstep apart (stride 1,
@@ -142,7 +188,7 @@ UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const
  * so each of a row's k + 2 columns is loaded and widened once, not up to
  * three times. */
 UK_INLINE void dw_pixels33(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const __m512i *w,
-                           const rq16_t *q, int8_t *d, int32_t nc, int32_t k) {
+                           const dwq_t *q, int8_t *d, int32_t nc, int32_t k) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
   for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
@@ -158,13 +204,13 @@ UK_INLINE void dw_pixels33(const dw_rowv_t *v, const int8_t *s, __mmask16 m, con
       }
   }
   for (int32_t j = 0; j < k; ++j)
-    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
 }
 
 /* One 16-channel block of a row: 4 pixels at a time, then the 1-3 left
  * together (kws_ref_model's rows are 5 pixels); `s33`, dw_pixels33. */
 UK_INLINE void dw_block(const dw_rowv_t *v, const int8_t *s, int8_t *d, int32_t n, __mmask16 m,
-                        const __m512i *w, const rq16_t *q, int32_t nc, int s33) {
+                        const __m512i *w, const dwq_t *q, int32_t nc, int s33) {
   int32_t x = 0;
   for (; x + 4 <= n; x += 4, s += 4 * v->xstep, d += 4 * v->ic) {
     if (s33)
@@ -181,6 +227,18 @@ UK_INLINE void dw_block(const dw_rowv_t *v, const int8_t *s, int8_t *d, int32_t 
     }
 }
 
+/* dw_block for either s33, its loads under m; called with a constant
+ * 0xffff for whole blocks, where they become plain loads: border rows read
+ * the band just stored (uk_dw_band_avx512), and on Intel a masked load
+ * waits for the stores it overlaps to reach the cache. */
+UK_INLINE void dw_block_full(const dw_rowv_t *v, const int8_t *s, int8_t *d, int32_t n,
+                             __mmask16 m, const __m512i *w, const dwq_t *q, int32_t nc, int s33) {
+  if (s33)
+    dw_block(v, s, d, n, m, w, q, nc, 1);
+  else
+    dw_block(v, s, d, n, m, w, q, nc, 0);
+}
+
 __attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
   const dw_rowv_t v = dw_rowv(c, r);
   const int s33 = r->taps == 9 && c->p->kw == 3 && v.io[1] == v.xstep && v.io[2] == 2 * v.xstep;
@@ -188,11 +246,11 @@ __attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_r
     const __mmask16 m = rq16_live(v.ic - c0);
     __m512i w[UK_DW_REG_TAPS];
     for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[c0 / 16 * UK_DW_REG_TAPS + t];
-    const rq16_t q = dw_rowq(r, c0 / 16);
-    if (s33)
-      dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 1);
+    const dwq_t q = dw_rowq(r, c0 / 16);
+    if (v.ic - c0 >= 16) /* a constant mask: plain loads (dw_block_full) */
+      dw_block_full(&v, r->src + c0, r->dst + c0, r->n, 0xffff, w, &q, v.ic - c0, s33);
     else
-      dw_block(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, 0);
+      dw_block_full(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, s33);
   }
 }
 
@@ -210,7 +268,7 @@ UK_INLINE __m512i dw8_in(const dw_rowv_t *v, const int8_t *s, int32_t t, int adj
 /* K pairs of 8-channel pixels (or, with `one`, a last pixel alone) from s,
  * their bytes into d on: pixel pairs are 16 contiguous output bytes.  As
  * dw_pixels, in dw_chains(k) chains a pair. */
-UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, const rq16_t *q,
+UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, const dwq_t *q,
                          int8_t *d, int32_t k, int adjacent, int one) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
@@ -222,13 +280,13 @@ UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, 
       a[j * n + t % n] = dw_mac(a[j * n + t % n], x, w[t]);
     }
   for (int32_t j = 0; j < k; ++j)
-    rq16_store(rq16_apply(q, dw_sum(a + j * n, n)), d + 16 * j, one ? 8 : 16);
+    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + 16 * j, one ? 8 : 16);
 }
 
 /* A row's 8-channel pixels, 4 pairs at a time, then the 1-3 pairs left
  * together, then a last pixel. */
 UK_INLINE void dw8_row(const dw_rowv_t *v, const uk_dw_row_t *r, const __m512i *w,
-                       const rq16_t *q, int adjacent) {
+                       const dwq_t *q, int adjacent) {
   const int8_t *s = r->src;
   int8_t *d = r->dst;
   int32_t x = 0;
@@ -246,7 +304,7 @@ __attribute__((noinline)) void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_
   const dw_rowv_t v = dw_rowv(c, r);
   __m512i w[UK_DW_REG_TAPS];
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[t];
-  const rq16_t q = dw_rowq(r, 0);
+  const dwq_t q = dw_rowq(r, 0);
   if (v.xstep == 8)
     dw8_row(&v, r, w, &q, 1);
   else
@@ -255,12 +313,17 @@ __attribute__((noinline)) void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_
 
 /* ---- pixels whose windows cross the border: through a padded band ------ */
 
-/* n bytes from s (or, when s is null, n copies of v) to d. */
+/* n bytes from s (or, when s is null, n copies of v) to d.  Whole 64-byte
+ * pieces by plain stores: the row kernel reads the band right after, and
+ * on Intel a load cannot take its bytes from a masked store in flight. */
 UK_INLINE void dw_put(int8_t *d, const int8_t *s, int8_t v, int32_t n) {
-  for (int32_t i = 0; i < n; i += 64) {
-    const __mmask64 m = n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1;
-    const __m512i x = s ? _mm512_maskz_loadu_epi8(m, s + i) : _mm512_set1_epi8(v);
-    _mm512_mask_storeu_epi8(d + i, m, x);
+  const __m512i fill = _mm512_set1_epi8(v);
+  int32_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(d + i, s ? _mm512_loadu_si512(s + i) : fill);
+  if (i < n) {
+    const __mmask64 m = ((__mmask64)1 << (n - i)) - 1;
+    _mm512_mask_storeu_epi8(d + i, m, s ? _mm512_maskz_loadu_epi8(m, s + i) : fill);
   }
 }
 

@@ -278,9 +278,19 @@ def main():
                   (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise16_1x5_rq16", 1, 6, 15, 16, 0, 1, 5, (1, 1), (1, 1),
                   (0, 0, 2, 2), depthwise=True, rq=HIGH_SHIFTS),
-        # the pixel kernels: more channels than the row kernels' constants,
-        # and shifts below rq16's range
+        # vww's 6x6 and 3x3 maps, all border, at strides 1 and 2, a batch
+        # of 2: the row kernels up to 128 channels ...
+        conv_case(rng, "depthwise128_6x6_batch_rq16", 2, 6, 6, 128, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise128_6x6_stride2_rq16", 1, 6, 6, 128, 0, 3, 3, (2, 2), (1, 1),
+                  (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise112_3x3_batch_rq16", 2, 3, 3, 112, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        # ... the pixel kernels beyond: more channels than the row kernels'
+        # constants, and shifts below rq16's range
         conv_case(rng, "depthwise136_rq16", 1, 5, 6, 136, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise256_3x3_batch_rq16", 2, 3, 3, 256, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise16_low_shifts", 1, 8, 11, 16, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True, rq={"shifts": [20, 29, 31, 32]}),
