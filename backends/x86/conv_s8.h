@@ -92,6 +92,36 @@ UK_INLINE void store_tile16(const uk_ctx_t *c, __m512i a[][2], int32_t o0, int n
   }
 }
 
+/* One 16-channel group's rescale constants for pw_apply (rq16's in fewer
+ * uops): mult for the even lanes (vpmuldq reads the low dword of each
+ * qword) and the odd ones; the sum's constant term for v >= 0 for even and
+ * odd lanes (rq16's hz * 2^32 + 2^30, or conv_s8_pw.c's pw_make); the
+ * shift s - 32; the out_zp to add after it where the sum could not hold
+ * it (pw_apply_z). */
+typedef struct pw_rq {
+  __m512i mult, mult_hi, ke, ko, sh, zp;
+} pw_rq_t;
+
+/* rq16_apply without its bias add and clamp: v * mult + hz * 2^32 + 2^30
+ * - (v < 0) * 2^31 is rq16's (hz + (v >> 31)) * 2^32 + ((v & 2^31) | 2^30)
+ * modulo 2^64, so the high words and the outputs are the same. */
+UK_INLINE __m512i pw_apply(const pw_rq_t *r, __m512i v) {
+  const __m512i sign = _mm512_set1_epi64(0x80000000LL);
+  const __m512i vo = _mm512_srli_epi64(v, 32);
+  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, r->mult), r->ke),
+                                      _mm512_and_si512(v, sign));
+  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, r->mult_hi), r->ko),
+                                      _mm512_and_si512(vo, sign));
+  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(xe, 32), xo);
+  return _mm512_srav_epi32(h, r->sh);
+}
+
+/* pw_apply, then out_zp where it is not in the constant term. */
+UK_INLINE __m512i pw_apply_z(const pw_rq_t *r, __m512i v, int zadd) {
+  const __m512i x = pw_apply(r, v);
+  return zadd ? _mm512_add_epi32(x, r->zp) : x;
+}
+
 /* 1 in the VNNI bitcode only (meson.build): its conv calls dot4_conv for a
  * blob with dot4.  A constant of the build, not the blob's choice, so the
  * plain AVX-512 bitcode has no VNNI instruction and a module can carry it
@@ -149,6 +179,9 @@ UK_INLINE void dot4_fill(uint8_t *dst, uint8_t v, int32_t n) {
 /* The same with lanes as pixels, for convs with few taps (conv_s8_lanes.c);
  * 0 when it does not take the layer.  c->bias is the blob's bias4. */
 UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
+
+/* The same for 1x1 convs, pixels streamed (conv_s8_pw.c). */
+UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it); col is the scratch. */

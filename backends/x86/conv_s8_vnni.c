@@ -20,6 +20,7 @@
  * into the plain AVX-512 bitcode (meson.build gives both one list), where
  * nothing calls them and globaldce drops them. */
 #include "conv_s8.h"
+#include "conv_s8_plan.h"
 
 UK_INLINE __m512i dot4_col(const uint8_t *col, int32_t k) {
   int32_t v;
@@ -107,7 +108,18 @@ UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_
   const tinyml_uk_params_t *p = c0->p; /* the blob's start */
   uk_ctx_t c = *c0;
   c.bias = (const int32_t *)(const void *)((const uint8_t *)p + p->dot4);
-  if (lanes_conv(&c, in, out, lo, hi)) return;
+  /* The fast paths (conv_s8_plan.h) return 0 only if their own checks
+   * disagree with the plan; then the columns below do the same sums. */
+  switch (uk_conv_s8_plan(p, c.shift)) {
+  case UK_CONV_S8_LANES:
+    if (lanes_conv(&c, in, out, lo, hi)) return;
+    break;
+  case UK_CONV_S8_PW:
+    if (pw_conv(&c, in, out, lo, hi)) return;
+    break;
+  default:
+    break;
+  }
   const int32_t kp = p->k_padded, image = p->ih * p->iw * p->ic;
   uk_pos_t at = uk_pos_at(p, lo);
   /* A 1x1 conv's columns are its input rows, PIX of them one block. */

@@ -69,6 +69,12 @@ def rescale_chain(rng, acc, acc_shape, oc, per_channel, clamp, shifts=None, mult
 HIGH_SHIFTS = {"shifts": [33, 34, 37, 41, 47, 54], "mults": [1 << 30, (1 << 31) - 1, 1518500250]}
 
 
+# [32, 62]: the 1x1 kernel's range (conv_s8_pw.c), with small multipliers
+# too so that shifts near 62 give outputs other than out_zp.
+WIDE_SHIFTS = {"shifts": [32, 33, 54, 55, 58, 62],
+               "mults": [1 << 30, (1 << 31) - 1, 1518500250, 3, 1]}
+
+
 def conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=False, mult=1,
               w_zp=0, clamp=True, rq=None):
     oh = out_size(h, kh, stride[0], dil[0], pad[0], pad[1])
@@ -294,6 +300,50 @@ def main():
                   (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise16_low_shifts", 1, 8, 11, 16, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True, rq={"shifts": [20, 29, 31, 32]}),
+        # 1x1 convs with pixels streamed (conv_s8_pw.c): 16, 32 and 64k
+        # channels (4-16 pixels a block), K 8 to 256, odd pixel counts
+        # (partial blocks), stride 2 without padding (resnet8's shortcuts)
+        conv_case(rng, "conv_pw_k8_oc16", 1, 13, 11, 8, 16, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k16_oc32_batch", 2, 7, 9, 16, 32, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k32_oc64", 1, 5, 7, 32, 64, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  clamp=False, rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k64_oc128", 1, 6, 6, 64, 128, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k128_oc256", 1, 3, 3, 128, 256, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k256_oc256_batch", 2, 3, 3, 256, 256, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k256_oc16", 1, 5, 5, 256, 16, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_s2_batch", 2, 9, 11, 16, 32, 1, 1, (2, 2), (1, 1), (0, 0, 0, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_bands_batch", 2, 13, 10, 24, 64, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        # shifts beyond rq16's range, as vww's deep layers have (32 and
+        # 55-62: out_zp added after the shift)
+        conv_case(rng, "conv_pw_wide_shifts", 1, 5, 7, 32, 64, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=WIDE_SHIFTS),
+        conv_case(rng, "conv_pw_wide_shifts_k8", 1, 9, 7, 8, 16, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), clamp=False, rq=WIDE_SHIFTS),
+        # ... and the 1x1 convs it leaves to dot4_conv: 12 or 48 channels,
+        # K not a multiple of 4, more than 16 x 256 bytes of rows, padding,
+        # shifts outside rq16's range
+        conv_case(rng, "conv_pw_oc12", 1, 6, 7, 8, 12, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_oc48", 1, 5, 5, 16, 48, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k6", 1, 5, 6, 6, 16, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_k264_oc16", 1, 3, 4, 264, 16, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_padded", 1, 4, 5, 16, 32, 1, 1, (1, 1), (1, 1), (1, 0, 0, 1),
+                  rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_low_shifts", 1, 7, 6, 32, 64, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0)),
+        conv_case(rng, "conv_pw_shift31", 1, 7, 6, 32, 64, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq={"shifts": [31, 40, 58]}),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)

@@ -1,0 +1,113 @@
+/* Which kernel tinyml_uk_conv_s8 runs for a blob: a pure function of the
+ * blob's header and shifts, with no intrinsics, so that a white-box test
+ * (tests/compiler/test_conv_s8_plan.c) can check that the models' convs
+ * reach the fast paths.  Every path gives the same bytes, so only this
+ * test fails when a gate stops taking a layer it should. */
+#ifndef TINYML_BACKENDS_X86_CONV_S8_PLAN_H
+#define TINYML_BACKENDS_X86_CONV_S8_PLAN_H
+
+#include "../../lib/ukernels/uk_abi.h"
+
+typedef enum uk_conv_s8_kernel {
+  UK_CONV_S8_MADD,  /* vpmaddwd tiles on int16 columns (no dot4 bias) */
+  UK_CONV_S8_DOT4,  /* vpdpbusd tiles on byte columns (conv_s8_vnni.c) */
+  UK_CONV_S8_LANES, /* first convs, lanes as pixels (conv_s8_lanes.c) */
+  UK_CONV_S8_PW,    /* 1x1 convs, pixels streamed (conv_s8_pw.c) */
+} uk_conv_s8_kernel_t;
+
+/* The lanes kernel's band of padded input rows on the stack (bytes), its
+ * most 4-byte groups of taps, repacked weights and channels. */
+enum { UK_LN_BUF = 8192, UK_LN_G = 16, UK_LN_WT = 2048, UK_LN_OC = 256 };
+
+/* The lanes kernel's view of a layer. */
+typedef struct ln_geo {
+  int32_t run, gpr, g; /* bytes per kernel row, groups per row, groups */
+  int32_t step;        /* stride_w * ic */
+  int32_t prow, rows;  /* padded row bytes (even), rows in the band */
+  int32_t total;       /* padded rows an image needs */
+  int32_t ocs;         /* oc_padded rounded up to 16 */
+  int32_t row16;       /* 1 when 16 pixels of a row fit one window */
+} ln_geo_t;
+
+/* 0 when the lanes kernel does not take the layer's shape. */
+static inline int uk_ln_geo(const tinyml_uk_params_t *p, ln_geo_t *g) {
+  /* 1x1 convs and deeper inputs have no im2col walk to save: their
+   * columns are input rows or long runs (vww's 1x1 convs on 8-32
+   * channels ran 1.7-4.5x slower there). */
+  if (p->dil_h != 1 || p->dil_w != 1 || p->ic > 4 || p->kh * p->kw == 1) return 0;
+  g->run = p->kw * p->ic;
+  g->gpr = (g->run + 3) / 4;
+  g->g = p->kh * g->gpr;
+  g->step = p->stride_w * p->ic;
+  g->ocs = (p->oc_padded + 15) / 16 * 16;
+  if (g->g > UK_LN_G || g->g * g->ocs > UK_LN_WT || g->ocs > UK_LN_OC) return 0;
+  /* At least 4 pixels of a row per window, or the chunks are too small. */
+  if (3 * g->step + 5 > 128) return 0;
+  const int32_t need = (p->ow - 1) * g->step + 4 * g->gpr;
+  const int32_t have = (p->pad_left + p->iw) * p->ic;
+  g->prow = ((need > have ? need : have) + 1) & ~1;
+  g->rows = UK_LN_BUF / g->prow;
+  g->total = (p->oh - 1) * p->stride_h + p->kh;
+  g->row16 = 15 * g->step + 5 <= 128;
+  return p->kh <= g->rows;
+}
+
+/* Whether every live channel's shift lies in [33, 54] (rq16's range,
+ * backends/x86/ukernels_common.h). */
+static inline int uk_conv_s8_rq16(const tinyml_uk_params_t *p, const int32_t *shift) {
+  for (int32_t o = 0; o < p->oc; ++o)
+    if (shift[o] < 33 || shift[o] > 54) return 0;
+  return 1;
+}
+
+/* Whether the clamp lies inside int8: then saturating to int8 and
+ * clamping the bytes, as the fast paths do, is the same as clamping. */
+static inline int uk_conv_s8_int8_clamp(const tinyml_uk_params_t *p) {
+  return p->act_min >= -128 && p->act_max <= 127;
+}
+
+/* The pointwise kernel's limits: output channels whose rescale constants
+ * it keeps, and bytes of flipped input rows (16 pixels of 256 taps). */
+enum { UK_PW_OC = 512, UK_PW_BUF = 4096 };
+
+/* Bytes of weights the pointwise kernel rearranges once per call on the
+ * stack (128 x 256); beyond, it rearranges them per block. */
+enum { UK_PW_WT = 32768 };
+
+/* Whether every shift lies in [32, 62], where the pointwise kernel's
+ * rescale keeps the sum within int64 (conv_s8_pw.c, pw_make). */
+static inline int uk_pw_shifts(const tinyml_uk_params_t *p, const int32_t *shift) {
+  for (int32_t o = 0; o < p->oc; ++o)
+    if (shift[o] < 32 || shift[o] > 62) return 0;
+  return 1;
+}
+
+/* Pixels per block of the pointwise kernel: 16 accumulators of 16
+ * channels, 64 channels of 4 pixels, 32 of 8 or 16 of 16. */
+static inline int32_t uk_pw_pixels(const tinyml_uk_params_t *p) {
+  return p->oc >= 64 ? 4 : 16 / (p->oc / 16);
+}
+
+/* 1x1 convs without padding on whole 4-tap groups (k_padded = ic), the
+ * x86 packing (8 channels x 2 taps), 16, 32 or a multiple of 64 channels. */
+static inline int uk_pw_fits(const tinyml_uk_params_t *p) {
+  if (p->kh != 1 || p->kw != 1 || p->pad_top != 0 || p->pad_left != 0) return 0;
+  if (p->k_padded != p->ic || p->oc_block != 8 || p->k_block != 2 || p->oc_padded != p->oc)
+    return 0;
+  if (!uk_conv_s8_int8_clamp(p)) return 0;
+  if (!(p->oc == 16 || p->oc == 32 || (p->oc % 64 == 0 && p->oc <= UK_PW_OC))) return 0;
+  return uk_pw_pixels(p) * p->k_padded <= UK_PW_BUF;
+}
+
+/* The kernel for the conv blob with header p and shifts shift[oc]. */
+static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
+                                                  const int32_t *shift) {
+  if (!p->dot4) return UK_CONV_S8_MADD;
+  if (!uk_conv_s8_int8_clamp(p)) return UK_CONV_S8_DOT4;
+  ln_geo_t g;
+  if (uk_conv_s8_rq16(p, shift) && uk_ln_geo(p, &g)) return UK_CONV_S8_LANES;
+  if (uk_pw_shifts(p, shift) && uk_pw_fits(p)) return UK_CONV_S8_PW;
+  return UK_CONV_S8_DOT4;
+}
+
+#endif

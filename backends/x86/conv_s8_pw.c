@@ -1,0 +1,172 @@
+/* The int8 1x1 conv for dot4 blobs (uk_conv_s8_plan's UK_CONV_S8_PW):
+ * vww's 1x1 convs on 8-64 input channels spent most of their time in the
+ * rescale and the per-tile set-up of dot4_conv (per 8 pixels: a call, the
+ * rescale constants made again, one rq16 of ~19 uops, a vpmovdb and a
+ * store per 16 outputs), not in vpdpbusd.
+ *
+ * Here the rescale constants are made once per call, the accumulators
+ * start at bias4 (no bias add), and a block is 16 accumulators: 4 pixels
+ * x 64 channels, 8 x 32 or 16 x 16.  Each 16 outputs are rescaled in 12
+ * uops (pw_apply: rq16's sum with its sign-dependent rounding term as one
+ * constant less the sign bit), and 64 outputs, which are then adjacent in
+ * memory, are narrowed together: two vpackssdw, a vpacksswb and a vpermd,
+ * the clamp on bytes, one store.  Saturating to int8 and then clamping to
+ * [act_min, act_max], which lies inside int8, is the same as clamping
+ * first.  Same bytes as dot4_conv (same bias4, same high words).  The
+ * stack holds the rows (4 KB), the rescale constants (up to 12 KB) and the
+ * weights in vpdpbusd order (up to 32 KB): 48 KB, within the runtime's
+ * 256 KB worker stacks (lib/runtime/pool.c). */
+#include "conv_s8.h"
+#include "conv_s8_plan.h"
+
+/* Channels o0..o0+15's constants; with zadd, out_zp in r->zp where
+ * shift > 54 (then out_zp * 2^shift may not fit the sum).  TOSA's
+ * apply_scale_32 with shift s in [32, 62] adds 2^(s-1) and +-2^30 to v *
+ * mult and shifts right by s: here the constant term for v >= 0 is
+ * 2^(s-1) + 2^30 (+ out_zp * 2^s), below 2^62 in magnitude, so the sum
+ * stays within int64, its high word within int32, shifted by s - 32. */
+UK_INLINE void pw_make(const uk_ctx_t *c, int32_t o0, pw_rq_t *r) {
+  int64_t k[16];
+  int32_t sh[16], zp[16];
+  for (int j = 0; j < 16; ++j) {
+    const int32_t s = c->shift[o0 + j], fold = s <= 54;
+    k[j] = ((int64_t)1 << (s - 1)) + ((int64_t)1 << 30) +
+           (fold ? (int64_t)c->p->out_zp * ((int64_t)1 << s) : 0);
+    sh[j] = s - 32;
+    zp[j] = fold ? 0 : c->p->out_zp;
+  }
+  const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i lo = _mm512_loadu_si512(k), hi = _mm512_loadu_si512(k + 8);
+  r->mult = _mm512_loadu_si512(c->mult + o0);
+  r->mult_hi = _mm512_srli_epi64(r->mult, 32);
+  r->ke = _mm512_permutex2var_epi64(lo, idx, hi);
+  r->ko = _mm512_permutex2var_epi64(lo, _mm512_add_epi64(idx, _mm512_set1_epi64(1)), hi);
+  r->sh = _mm512_loadu_si512(sh);
+  r->zp = _mm512_loadu_si512(zp);
+}
+
+/* Four vectors of int32 outputs as 64 bytes in their order, saturated,
+ * clamped, stored under m.  The packs interleave 4-dword pieces per
+ * 128-bit lane; vpermd puts them back. */
+UK_INLINE void pw_store4(const __m512i *r, int8_t *out, __mmask64 m, __m512i lo, __m512i hi) {
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(r[0], r[1]), _mm512_packs_epi32(r[2], r[3]));
+  b = _mm512_permutexvar_epi32(order, b);
+  b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+  if (m == ~(__mmask64)0)
+    _mm512_storeu_si512(out, b);
+  else
+    _mm512_mask_storeu_epi8(out, m, b);
+}
+
+/* np (<= 16 / nz) pixels' flipped rows at col by the channels [o0, o0 +
+ * 16 nz), into out (pixel 0's row).  With nz < 4, oc = 16 nz: a chunk of
+ * 4 vectors is 4 / nz whole pixels. */
+UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                                const uint8_t *col, int32_t np, int32_t o0, int nz, int zadd,
+                                int8_t *out) {
+  const tinyml_uk_params_t *p = c->p;
+  const int npix = 16 / nz;
+  const int32_t kp = p->k_padded;
+  const int8_t *w = c->weights + (size_t)o0 * kp;
+  const size_t panel = (size_t)8 * kp;
+  const __m512i ix = dot4_index();
+  __m512i a[16], x[4];
+  for (int j = 0; j < 16; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
+  for (int32_t k = 0; k < kp; k += 4) {
+    for (int z = 0; z < nz; ++z)
+      x[z] = wt ? _mm512_loadu_si512(wt + ((size_t)(o0 / 16 + z) * kp + k) * 4)
+                : dot4_w(w + 2 * z * panel + k * 8, w + (2 * z + 1) * panel + k * 8, ix);
+    for (int i = 0; i < npix; ++i) {
+      int32_t v;
+      __builtin_memcpy(&v, col + (size_t)i * kp + k, 4);
+      const __m512i u = _mm512_set1_epi32(v);
+      for (int z = 0; z < nz; ++z) a[i * nz + z] = _mm512_dpbusd_epi32(a[i * nz + z], u, x[z]);
+    }
+  }
+  const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
+  for (int j = 0; j < 16; ++j) a[j] = pw_apply_z(&rq[o0 / 16 + j % nz], a[j], zadd);
+  const int per = 4 / nz; /* pixels per chunk */
+  for (int ch = 0; ch < 4; ++ch) {
+    const int32_t i0 = ch * per, live = np - i0 < per ? np - i0 : per;
+    if (live <= 0) break;
+    const int32_t bytes = live * 16 * nz;
+    pw_store4(a + 4 * ch, out + (size_t)i0 * p->oc + o0, bytes >= 64 ? ~(__mmask64)0 : dot4_low(bytes),
+              lo, hi);
+  }
+}
+
+UK_DOT4 UK_INLINE void pw_weights(const uk_ctx_t *c, int32_t *wt) {
+  const int32_t kp = c->p->k_padded;
+  const __m512i ix = dot4_index();
+  for (int32_t o0 = 0; o0 < c->p->oc; o0 += 16) {
+    const int8_t *w = c->weights + (size_t)o0 * kp;
+    for (int32_t k = 0; k < kp; k += 4)
+      _mm512_storeu_si512(wt + ((size_t)(o0 / 16) * kp + k) * 4,
+                          dot4_w(w + k * 8, w + (size_t)8 * kp + k * 8, ix));
+  }
+}
+
+/* Pixels [q, q + np) flipped to u = x + 128 into col, kp bytes each. */
+UK_DOT4 UK_INLINE void pw_rows(const tinyml_uk_params_t *p, const int8_t *in, int direct,
+                               int32_t q, int32_t np, uk_pos_t *at, uint8_t *col) {
+  const int32_t kp = p->k_padded;
+  if (direct) {
+    dot4_flip(in + (size_t)q * kp, col, np * kp);
+    return;
+  }
+  for (int32_t i = 0; i < np; ++i, uk_pos_next(p, at)) {
+    const size_t y = (size_t)at->n * p->ih + (size_t)at->oy * p->stride_h;
+    dot4_flip(in + (y * p->iw + (size_t)at->ox * p->stride_w) * kp, col + (size_t)i * kp, kp);
+  }
+}
+
+/* The blocks of pixels [lo, hi); wt: the weights rearranged, or 0. */
+UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                              const int8_t *in, int8_t *out, int32_t lo, int32_t hi, int zadd) {
+  const tinyml_uk_params_t *p = c->p;
+  uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
+  const int32_t npix = uk_pw_pixels(p), kp = p->k_padded;
+  const int direct = tinyml_uk_direct_1x1(p);
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; q += npix) {
+    const int32_t np = uk_min32(npix, hi - q);
+    pw_rows(p, in, direct, q, np, &at, col);
+    /* The slots past np are summed, not stored. */
+    if (np < npix) dot4_fill(col + (size_t)np * kp, 0, (npix - np) * kp);
+    int8_t *o = out + (size_t)q * p->oc;
+    if (p->oc == 16) {
+      pw_block(c, rq, 0, col, np, 0, 1, zadd, o);
+    } else if (p->oc == 32) {
+      pw_block(c, rq, 0, col, np, 0, 2, zadd, o);
+    } else if (wt) {
+      for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, wt, col, np, o0, 4, zadd, o);
+    } else {
+      for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, 0, col, np, o0, 4, zadd, o);
+    }
+  }
+}
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) for a blob uk_conv_s8_plan gives
+ * UK_CONV_S8_PW (c->bias is its bias4); 0 if it does not take it after
+ * all.  Not inlined, so a module's object names it (perf, objdump). */
+__attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                              int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  if (!uk_pw_fits(p) || !uk_pw_shifts(p, c->shift)) return 0;
+  pw_rq_t rq[UK_PW_OC / 16];
+  int zadd = 0;
+  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make(c, o0, &rq[o0 / 16]);
+  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > 54;
+  int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
+  const int32_t *wt = 0;
+  if (p->oc >= 64 && (int64_t)p->oc * p->k_padded <= UK_PW_WT) {
+    pw_weights(c, wbuf);
+    wt = wbuf;
+  }
+  if (zadd)
+    pw_run(c, rq, wt, in, out, lo, hi, 1);
+  else
+    pw_run(c, rq, wt, in, out, lo, hi, 0);
+  return 1;
+}
