@@ -11,7 +11,7 @@
  *   ./phases model.tmlm [R]
  *
  * With PHASES_VERBOSE set, every phase of every run after the first is
- * printed too ("step S phase P: MS ms, W workgroups"), for setting beside
+ * printed too ("step S phase P: US us, W workgroups"), for setting beside
  * onnxruntime's per-node profile (bench/ort_profile.js).
  *
  * With PHASES_THREADS=N (N > 1), each run is two passes, one on this
@@ -83,8 +83,8 @@ static void run_step(tinyml_context_t *c, const tmod_step_t *st, totals_t *t) {
       continue;
     }
     if (verbose)
-      printf("step %u phase %u: %.3f ms, %u workgroups\n",
-             (unsigned)(st - c->module->desc.steps), p, ms, e->workgroups[p]);
+      printf("step %u phase %u: %.2f us, %u workgroups\n",
+             (unsigned)(st - c->module->desc.steps), p, ms * 1e3, e->workgroups[p]);
     int split = e->workgroups[p] > 1;
     *(split ? &t->split : &t->whole) += ms;
     t->split_phases += (unsigned)split;
