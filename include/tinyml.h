@@ -589,6 +589,16 @@ TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
  * bad index, NULL, a module for a target without threads, and always in a
  * freestanding runtime (which has no threads).  Thread-safe. */
 TINYML_API uint32_t tinyml_module_step_workgroups(const tinyml_module_t *module, size_t index);
+/* The useful workgroups of phase `phase` of step `index` (a step runs its
+ * phases one after the other, each shared by the context's threads or run
+ * inline when 1), so a tool can tell which phase of a step splits: the
+ * step's largest (tinyml_module_step_workgroups) can hide a phase kept
+ * whole.  0 past the step's last phase, so counting up from phase 0 to the
+ * first 0 gives its phase count; a copy step has one phase of 1.  0 for a
+ * bad index and NULL; in a freestanding runtime (no threads), 1 for phase 0
+ * of every step.  Thread-safe. */
+TINYML_API uint32_t tinyml_module_step_phase_workgroups(const tinyml_module_t *module,
+                                                        size_t index, size_t phase);
 
 /* ============================================================================
  * Context: one execution of a module at a time
