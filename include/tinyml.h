@@ -403,11 +403,12 @@ typedef struct tinyml_compile_options_s {
    * work (multiply-adds, or element operations of a loop nest; for a
    * microkernel call, its multiply-adds or its weights' bytes, whichever
    * is more: a one-row matmul waits on its weights; for an f32 max pool's,
-   * the bytes it moves, input plus twice the output) is below
+   * and a copy's or transpose's, the bytes it moves, input plus twice the
+   * output) is below
    * this many keeps one workgroup, so a context runs it inline on the
    * invoking thread, whatever its thread_count.  0 (the default, and a
    * field past an older caller's struct_size): the target's own measured
-   * value (x86-64: 2^21).  1 splits every phase that can be split, however
+   * value (x86-64: 2^20).  1 splits every phase that can be split, however
    * small: for tests of the split itself; it changes speed only, never
    * results (they are bit-identical for every split). */
   uint64_t split_min_work;
@@ -649,7 +650,7 @@ typedef struct tinyml_context_options_s {
    * Which work the threads share is the compiler's decision, written into
    * the module: a phase of a step whose estimated work is too small to
    * repay waking a worker and joining it (the backend's measured minimum;
-   * on x86-64 about 2 M multiply-adds) keeps one workgroup and runs inline
+   * on x86-64 about 1 M multiply-adds) keeps one workgroup and runs inline
    * on the invoking thread while the workers wait.  So a model made only of
    * such steps (tinyml_module_step_workgroups() 1 for all; e.g. the
    * mlperf-tiny models) runs on N threads as on 1. */
