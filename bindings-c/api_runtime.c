@@ -228,11 +228,25 @@ uint32_t tinyml_module_step_workgroups(const tinyml_module_t *m, size_t index) {
     if (e->workgroups[p] > most) most = e->workgroups[p];
   return most;
 }
+
+uint32_t tinyml_module_step_phase_workgroups(const tinyml_module_t *m, size_t index,
+                                             size_t phase) {
+  if (!m || index >= m->desc.step_count) return 0;
+  const tmod_step_t *s = &m->desc.steps[index];
+  if (s->kind == TMOD_STEP_COPY) return phase == 0;
+  const tinyml_exe_entry_t *e = &m->libraries[s->executable]->entries[s->entry];
+  return phase < e->phase_count ? e->workgroups[phase] : 0;
+}
 #else /* no threads: every step runs on the invoking thread */
 uint32_t tinyml_module_step_workgroups(const tinyml_module_t *m, size_t index) {
   (void)m;
   (void)index;
   return 1;
+}
+
+uint32_t tinyml_module_step_phase_workgroups(const tinyml_module_t *m, size_t index,
+                                             size_t phase) {
+  return m && index < m->desc.step_count && phase == 0;
 }
 #endif
 

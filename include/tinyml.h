@@ -403,11 +403,12 @@ typedef struct tinyml_compile_options_s {
    * work (multiply-adds, or element operations of a loop nest; for a
    * microkernel call, its multiply-adds or its weights' bytes, whichever
    * is more: a one-row matmul waits on its weights; for an f32 max pool's,
-   * the bytes it moves, input plus twice the output) is below
+   * and a copy's or transpose's, the bytes it moves, input plus twice the
+   * output) is below
    * this many keeps one workgroup, so a context runs it inline on the
    * invoking thread, whatever its thread_count.  0 (the default, and a
    * field past an older caller's struct_size): the target's own measured
-   * value (x86-64: 2^21).  1 splits every phase that can be split, however
+   * value (x86-64: 2^20).  1 splits every phase that can be split, however
    * small: for tests of the split itself; it changes speed only, never
    * results (they are bit-identical for every split). */
   uint64_t split_min_work;
@@ -589,6 +590,16 @@ TINYML_API const char *tinyml_module_step_label(const tinyml_module_t *module,
  * bad index, NULL, a module for a target without threads, and always in a
  * freestanding runtime (which has no threads).  Thread-safe. */
 TINYML_API uint32_t tinyml_module_step_workgroups(const tinyml_module_t *module, size_t index);
+/* The useful workgroups of phase `phase` of step `index` (a step runs its
+ * phases one after the other, each shared by the context's threads or run
+ * inline when 1), so a tool can tell which phase of a step splits: the
+ * step's largest (tinyml_module_step_workgroups) can hide a phase kept
+ * whole.  0 past the step's last phase, so counting up from phase 0 to the
+ * first 0 gives its phase count; a copy step has one phase of 1.  0 for a
+ * bad index and NULL; in a freestanding runtime (no threads), 1 for phase 0
+ * of every step.  Thread-safe. */
+TINYML_API uint32_t tinyml_module_step_phase_workgroups(const tinyml_module_t *module,
+                                                        size_t index, size_t phase);
 
 /* ============================================================================
  * Context: one execution of a module at a time
@@ -639,7 +650,7 @@ typedef struct tinyml_context_options_s {
    * Which work the threads share is the compiler's decision, written into
    * the module: a phase of a step whose estimated work is too small to
    * repay waking a worker and joining it (the backend's measured minimum;
-   * on x86-64 about 2 M multiply-adds) keeps one workgroup and runs inline
+   * on x86-64 about 1 M multiply-adds) keeps one workgroup and runs inline
    * on the invoking thread while the workers wait.  So a model made only of
    * such steps (tinyml_module_step_workgroups() 1 for all; e.g. the
    * mlperf-tiny models) runs on N threads as on 1. */

@@ -264,15 +264,28 @@ static int print_tensors(const tinyml_module_t *module, int outputs) {
   return 0;
 }
 
+/* Each phase of a step that has several, e.g. "(phases 43, 1)": the step's
+ * largest alone hid that a matmul stayed whole after its 43-workgroup fill. */
+static void print_phases(const tinyml_module_t *module, size_t s) {
+  if (!tinyml_module_step_phase_workgroups(module, s, 1)) return;
+  printf(" (phases");
+  for (size_t p = 0; tinyml_module_step_phase_workgroups(module, s, p); ++p)
+    printf("%s %u", p ? "," : "", tinyml_module_step_phase_workgroups(module, s, p));
+  printf(")");
+}
+
 /* Which steps the context's threads share (tinyml_module_step_workgroups):
  * the others run inline on the invoking thread, whatever --threads says. */
 static void print_parallel_steps(const tinyml_module_t *module) {
   size_t count = tinyml_module_dispatch_count(module), parallel = 0;
   for (size_t s = 0; s < count; ++s) parallel += tinyml_module_step_workgroups(module, s) > 1;
   printf("parallel_steps: %zu of %zu (the others run inline)\n", parallel, count);
-  for (size_t s = 0; s < count; ++s)
-    if (tinyml_module_step_workgroups(module, s) > 1)
-      printf("  parallel %zu: %u workgroups\n", s, tinyml_module_step_workgroups(module, s));
+  for (size_t s = 0; s < count; ++s) {
+    if (tinyml_module_step_workgroups(module, s) < 2) continue;
+    printf("  parallel %zu: %u workgroups", s, tinyml_module_step_workgroups(module, s));
+    print_phases(module, s);
+    printf("\n");
+  }
 }
 
 static int print_info(const char *path, const tinyml_module_t *module) {

@@ -95,10 +95,15 @@ const tinyml_backend_t tinyml__backend_x86 = {
             },
         },
     },
-    /* About 30 us of the fastest kernel here (int8 1x1 conv, ~65 G
-     * multiply-adds/s), more of the others: on this 2-vCPU VM, shared with
+    /* About 15 us of the fastest kernel here (int8 1x1 conv, ~65 G
+     * multiply-adds/s), more of the others.  On this 2-vCPU VM, shared with
      * other builds, a split 9 us phase of vww_96 int8 took 0.79x of its
      * one-thread time, and kws f32's 8-15 us loop phases gained nothing
-     * (docs/PERF.md, "Threads"). */
-    .split_min_work = 1 << 21,
+     * (docs/PERF.md, "Threads"); with both vCPUs ours (chrt -f 1), 15-30 us
+     * phases gain 1.3-1.8x split, and an inline phase after a split one
+     * reads its input from both cores' caches (SqueezeNet-1.1's 27x27 pool:
+     * 17 us alone, 29 inline on 2 threads, 12 split).  2^20 instead of
+     * 2^21 made the zoo's SSD, mobilenet_v1 and fastestdet 6-20% faster on
+     * 2 threads (docs/PERF.md, "Threads on Intel (issue 27)"). */
+    .split_min_work = 1 << 20,
 };

@@ -487,6 +487,10 @@ CHECK(region_size_index_max, tinyml_module_arena_region_size(g.module, SIZE_MAX)
 CHECK(step_label_index,
       strcmp(tinyml_module_step_label(g.module, tinyml_module_dispatch_count(g.module)), "") == 0)
 CHECK(step_label_index_max, strcmp(tinyml_module_step_label(g.module, SIZE_MAX), "") == 0)
+CHECK(phase_wg_null, tinyml_module_step_phase_workgroups(NULL, 0, 0) == 0)
+CHECK(phase_wg_index, tinyml_module_step_phase_workgroups(
+                          g.module, tinyml_module_dispatch_count(g.module), 0) == 0)
+CHECK(phase_wg_phase_max, tinyml_module_step_phase_workgroups(g.module, 0, SIZE_MAX) == 0)
 
 typedef tinyml_status_t (*info_fn)(const tinyml_module_t *, size_t, tinyml_tensor_info_t *);
 
@@ -769,6 +773,9 @@ static const row_t rows[] = {
     VAL("tinyml_module_arena_region_size", "region SIZE_MAX -> 0", region_size_index_max),
     VAL("tinyml_module_step_label", "index = count -> \"\"", step_label_index),
     VAL("tinyml_module_step_label", "index SIZE_MAX -> \"\"", step_label_index_max),
+    VAL("tinyml_module_step_phase_workgroups", "NULL module -> 0", phase_wg_null),
+    VAL("tinyml_module_step_phase_workgroups", "index = count -> 0", phase_wg_index),
+    VAL("tinyml_module_step_phase_workgroups", "phase SIZE_MAX -> 0", phase_wg_phase_max),
     ROW("tinyml_module_input_info", "NULL module", input_info_null_module, IA, W("module"),
         NOT("out_info")),
     ROW("tinyml_module_input_info", "NULL out_info", input_info_null_out, IA, W("out_info"),
