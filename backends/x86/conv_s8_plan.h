@@ -67,31 +67,25 @@ static inline int uk_conv_s8_int8_clamp(const tinyml_uk_params_t *p) {
 }
 
 /* The pointwise kernel's limits: output channels whose rescale constants
- * it keeps, and bytes of flipped input rows (6 pixels of 1024 taps). */
-enum { UK_PW_OC = 512, UK_PW_BUF = 6144 };
-
-/* Pixels per block of 64 channels and the most accumulators of a block:
- * 24 of the 32 zmm, with 4 of weights and the broadcast input. */
-enum { UK_PW_WIDE = 6, UK_PW_ACC = 24 };
+ * it keeps, and bytes of flipped input rows (16 pixels of 256 taps). */
+enum { UK_PW_OC = 512, UK_PW_BUF = 4096 };
 
 /* Bytes of weights the pointwise kernel rearranges once per call on the
  * stack (128 x 256); beyond, it rearranges them per block. */
 enum { UK_PW_WT = 32768 };
 
-/* Whether every shift lies in [31, 62], where the pointwise kernel's
- * rescale keeps the sum within int64 (conv_s8_pw.c, pw_make); 31, TOSA's
- * single rounding, takes its pw_apply31 (vww's 128 -> 128 layers each
- * have such channels). */
+/* Whether every shift lies in [32, 62], where the pointwise kernel's
+ * rescale keeps the sum within int64 (conv_s8_pw.c, pw_make). */
 static inline int uk_pw_shifts(const tinyml_uk_params_t *p, const int32_t *shift) {
   for (int32_t o = 0; o < p->oc; ++o)
-    if (shift[o] < 31 || shift[o] > 62) return 0;
+    if (shift[o] < 32 || shift[o] > 62) return 0;
   return 1;
 }
 
-/* Pixels per block of the pointwise kernel: 64 channels of 6 pixels (24
- * accumulators of 16 channels), 32 of 8 or 16 of 16 (16 accumulators). */
+/* Pixels per block of the pointwise kernel: 16 accumulators of 16
+ * channels, 64 channels of 4 pixels, 32 of 8 or 16 of 16. */
 static inline int32_t uk_pw_pixels(const tinyml_uk_params_t *p) {
-  return p->oc >= 64 ? UK_PW_WIDE : 16 / (p->oc / 16);
+  return p->oc >= 64 ? 4 : 16 / (p->oc / 16);
 }
 
 /* 1x1 convs without padding on whole 4-tap groups (k_padded = ic), the

@@ -5,18 +5,17 @@
  * store per 16 outputs), not in vpdpbusd.
  *
  * Here the rescale constants are made once per call, the accumulators
- * start at bias4 (no bias add), and a block is 6 pixels x 64 channels (24
- * accumulators), 8 x 32 or 16 x 16.  Each 16 outputs are rescaled in 12
+ * start at bias4 (no bias add), and a block is 16 accumulators: 4 pixels
+ * x 64 channels, 8 x 32 or 16 x 16.  Each 16 outputs are rescaled in 12
  * uops (pw_apply: rq16's sum with its sign-dependent rounding term as one
- * constant less the sign bit; 13 in pw_apply31 where some shift is 31),
- * and 64 outputs, which are then adjacent in memory, are narrowed
- * together: two vpackssdw, a vpacksswb and a vpermd, the clamp on bytes,
- * one store.  Saturating to int8 and then clamping to [act_min, act_max],
- * which lies inside int8, is the same as clamping first.  Same bytes as
- * dot4_conv (same bias4, same high words).  The stack holds the rows (6
- * KB), the rescale constants (up to 12 KB, 8 more for shifts of 31) and
- * the weights in vpdpbusd order (up to 32 KB): 58 KB, within the
- * runtime's 256 KB worker stacks (lib/runtime/pool.c). */
+ * constant less the sign bit), and 64 outputs, which are then adjacent in
+ * memory, are narrowed together: two vpackssdw, a vpacksswb and a vpermd,
+ * the clamp on bytes, one store.  Saturating to int8 and then clamping to
+ * [act_min, act_max], which lies inside int8, is the same as clamping
+ * first.  Same bytes as dot4_conv (same bias4, same high words).  The
+ * stack holds the rows (4 KB), the rescale constants (up to 12 KB) and the
+ * weights in vpdpbusd order (up to 32 KB): 48 KB, within the runtime's
+ * 256 KB worker stacks (lib/runtime/pool.c). */
 #include "conv_s8.h"
 #include "conv_s8_plan.h"
 
@@ -25,14 +24,13 @@
  * apply_scale_32 with shift s in [32, 62] adds 2^(s-1) and +-2^30 to v *
  * mult and shifts right by s: here the constant term for v >= 0 is
  * 2^(s-1) + 2^30 (+ out_zp * 2^s), below 2^62 in magnitude, so the sum
- * stays within int64, its high word within int32, shifted by s - 32.
- * With s = 31 (pw_apply31) TOSA adds 2^30 alone. */
+ * stays within int64, its high word within int32, shifted by s - 32. */
 UK_INLINE void pw_make(const uk_ctx_t *c, int32_t o0, pw_rq_t *r) {
   int64_t k[16];
   int32_t sh[16], zp[16];
   for (int j = 0; j < 16; ++j) {
     const int32_t s = c->shift[o0 + j], fold = s <= 54;
-    k[j] = ((int64_t)1 << (s - 1)) + (s > 31 ? (int64_t)1 << 30 : 0) +
+    k[j] = ((int64_t)1 << (s - 1)) + ((int64_t)1 << 30) +
            (fold ? (int64_t)c->p->out_zp * ((int64_t)1 << s) : 0);
     sh[j] = s - 32;
     zp[j] = fold ? 0 : c->p->out_zp;
@@ -45,42 +43,6 @@ UK_INLINE void pw_make(const uk_ctx_t *c, int32_t o0, pw_rq_t *r) {
   r->ko = _mm512_permutex2var_epi64(lo, _mm512_add_epi64(idx, _mm512_set1_epi64(1)), hi);
   r->sh = _mm512_loadu_si512(sh);
   r->zp = _mm512_loadu_si512(zp);
-}
-
-/* pw_run's compile-time variants: out_zp added after the shift (some
- * shift > 54), pw_apply31 (some shift of 31). */
-enum { PW_ZADD = 1, PW_S31 = 2 };
-
-/* pw_apply31's per-lane constants, even and odd channels as qwords: the
- * double rounding's sign bit (0 where s = 31) and the shift s. */
-typedef struct pw_x {
-  __m512i sge, sgo, she, sho;
-} pw_x_t;
-
-UK_INLINE void pw_make31(const uk_ctx_t *c, int32_t o0, pw_x_t *x) {
-  int64_t sg[16], sh[16];
-  for (int j = 0; j < 16; ++j) {
-    const int32_t s = c->shift[o0 + (j % 8) * 2 + j / 8];
-    sg[j] = s > 31 ? 0x80000000LL : 0;
-    sh[j] = s;
-  }
-  x->sge = _mm512_loadu_si512(sg);
-  x->sgo = _mm512_loadu_si512(sg + 8);
-  x->she = _mm512_loadu_si512(sh);
-  x->sho = _mm512_loadu_si512(sh + 8);
-}
-
-/* pw_apply for layers with some shifts of 31: TOSA rounds those once
- * (2^30, no +-2^30), and x >> 31 does not fit a high word, so both halves
- * shift as qwords by s (the same low words as pw_apply's for s >= 32). */
-UK_INLINE __m512i pw_apply31(const pw_rq_t *r, const pw_x_t *x, __m512i v) {
-  const __m512i vo = _mm512_srli_epi64(v, 32);
-  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, r->mult), r->ke),
-                                      _mm512_and_si512(v, x->sge));
-  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, r->mult_hi), r->ko),
-                                      _mm512_and_si512(vo, x->sgo));
-  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(xe, x->she),
-                                 _mm512_slli_epi64(_mm512_srav_epi64(xo, x->sho), 32));
 }
 
 /* Four vectors of int32 outputs as 64 bytes in their order, saturated,
@@ -97,21 +59,20 @@ UK_INLINE void pw_store4(const __m512i *r, int8_t *out, __mmask64 m, __m512i lo,
     _mm512_mask_storeu_epi8(out, m, b);
 }
 
-/* np (<= npix) pixels' flipped rows at col by the channels [o0, o0 +
- * 16 nz), into out (pixel 0's row): npix * nz accumulators, a multiple of
- * 4.  With nz < 4, oc = 16 nz: a chunk of 4 vectors is 4 / nz whole
- * pixels. */
-UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs,
-                                const int32_t *wt, const uint8_t *col, int32_t np, int32_t o0,
-                                int nz, int npix, int mode, int8_t *out) {
+/* np (<= 16 / nz) pixels' flipped rows at col by the channels [o0, o0 +
+ * 16 nz), into out (pixel 0's row).  With nz < 4, oc = 16 nz: a chunk of
+ * 4 vectors is 4 / nz whole pixels. */
+UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                                const uint8_t *col, int32_t np, int32_t o0, int nz, int zadd,
+                                int8_t *out) {
   const tinyml_uk_params_t *p = c->p;
-  const int na = npix * nz;
+  const int npix = 16 / nz;
   const int32_t kp = p->k_padded;
   const int8_t *w = c->weights + (size_t)o0 * kp;
   const size_t panel = (size_t)8 * kp;
   const __m512i ix = dot4_index();
-  __m512i a[UK_PW_ACC], x[4];
-  for (int j = 0; j < na; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
+  __m512i a[16], x[4];
+  for (int j = 0; j < 16; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
   for (int32_t k = 0; k < kp; k += 4) {
     for (int z = 0; z < nz; ++z)
       x[z] = wt ? _mm512_loadu_si512(wt + ((size_t)(o0 / 16 + z) * kp + k) * 4)
@@ -124,13 +85,9 @@ UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x
     }
   }
   const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
-  for (int j = 0; j < na; ++j) {
-    const int g = o0 / 16 + j % nz;
-    a[j] = mode & PW_S31 ? pw_apply31(&rq[g], &xs[g], a[j]) : pw_apply(&rq[g], a[j]);
-    if (mode & PW_ZADD) a[j] = _mm512_add_epi32(a[j], rq[g].zp);
-  }
+  for (int j = 0; j < 16; ++j) a[j] = pw_apply_z(&rq[o0 / 16 + j % nz], a[j], zadd);
   const int per = 4 / nz; /* pixels per chunk */
-  for (int ch = 0; ch < na / 4; ++ch) {
+  for (int ch = 0; ch < 4; ++ch) {
     const int32_t i0 = ch * per, live = np - i0 < per ? np - i0 : per;
     if (live <= 0) break;
     const int32_t bytes = live * 16 * nz;
@@ -166,8 +123,7 @@ UK_DOT4 UK_INLINE void pw_rows(const tinyml_uk_params_t *p, const int8_t *in, in
 
 /* The blocks of pixels [lo, hi); wt: the weights rearranged, or 0. */
 UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                              const pw_x_t *xs, const int8_t *in, int8_t *out, int32_t lo,
-                              int32_t hi, int mode) {
+                              const int8_t *in, int8_t *out, int32_t lo, int32_t hi, int zadd) {
   const tinyml_uk_params_t *p = c->p;
   uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
   const int32_t npix = uk_pw_pixels(p), kp = p->k_padded;
@@ -180,15 +136,13 @@ UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_
     if (np < npix) dot4_fill(col + (size_t)np * kp, 0, (npix - np) * kp);
     int8_t *o = out + (size_t)q * p->oc;
     if (p->oc == 16) {
-      pw_block(c, rq, xs, 0, col, np, 0, 1, 16, mode, o);
+      pw_block(c, rq, 0, col, np, 0, 1, zadd, o);
     } else if (p->oc == 32) {
-      pw_block(c, rq, xs, 0, col, np, 0, 2, 8, mode, o);
+      pw_block(c, rq, 0, col, np, 0, 2, zadd, o);
     } else if (wt) {
-      for (int32_t o0 = 0; o0 < p->oc; o0 += 64)
-        pw_block(c, rq, xs, wt, col, np, o0, 4, UK_PW_WIDE, mode, o);
+      for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, wt, col, np, o0, 4, zadd, o);
     } else {
-      for (int32_t o0 = 0; o0 < p->oc; o0 += 64)
-        pw_block(c, rq, xs, 0, col, np, o0, 4, UK_PW_WIDE, mode, o);
+      for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, 0, col, np, o0, 4, zadd, o);
     }
   }
 }
@@ -201,33 +155,18 @@ __attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *i
   const tinyml_uk_params_t *p = c->p;
   if (!uk_pw_fits(p) || !uk_pw_shifts(p, c->shift)) return 0;
   pw_rq_t rq[UK_PW_OC / 16];
-  pw_x_t xs[UK_PW_OC / 16];
-  int mode = 0;
-  for (int32_t o = 0; o < p->oc; ++o)
-    mode |= (c->shift[o] > 54 ? PW_ZADD : 0) | (c->shift[o] == 31 ? PW_S31 : 0);
-  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) {
-    pw_make(c, o0, &rq[o0 / 16]);
-    if (mode & PW_S31) pw_make31(c, o0, &xs[o0 / 16]);
-  }
+  int zadd = 0;
+  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make(c, o0, &rq[o0 / 16]);
+  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > 54;
   int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
   const int32_t *wt = 0;
   if (p->oc >= 64 && (int64_t)p->oc * p->k_padded <= UK_PW_WT) {
     pw_weights(c, wbuf);
     wt = wbuf;
   }
-  /* Each mode its own instantiation: the plain one stays pw_apply's. */
-  switch (mode) {
-  case PW_ZADD:
-    pw_run(c, rq, wt, xs, in, out, lo, hi, PW_ZADD);
-    break;
-  case PW_S31:
-    pw_run(c, rq, wt, xs, in, out, lo, hi, PW_S31);
-    break;
-  case PW_ZADD | PW_S31:
-    pw_run(c, rq, wt, xs, in, out, lo, hi, PW_ZADD | PW_S31);
-    break;
-  default:
-    pw_run(c, rq, wt, xs, in, out, lo, hi, 0);
-  }
+  if (zadd)
+    pw_run(c, rq, wt, in, out, lo, hi, 1);
+  else
+    pw_run(c, rq, wt, in, out, lo, hi, 0);
   return 1;
 }
