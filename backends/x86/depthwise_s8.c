@@ -23,16 +23,18 @@ typedef struct dw_fast {
   const rq16_t *q;
 } dw_fast_t;
 
-/* The row kernels' constants, for a layer uk_dw_plan gave them (so rq is
- * not null, and for 8 channels rq16_pair succeeds: the same shifts).
+/* The row kernels' constants, for a layer uk_dw_plan gave them; 0 when
+ * the rescale constants cannot be made after all (rq null, or rq16_pair
+ * refusing 8 channels: the plan checks the same shifts, so only if the two
+ * drift apart), and the caller falls back to the pixel kernels.
  * bias - in_zp * sum(w) is made once per call: the same int32 sums as the
  * pixel kernel's (x - in_zp) * w, modulo 2^32, for pixels whose taps all
  * lie inside the image.  So are the widened weights: made per row call,
  * they took about a tenth of the stride-2 layers, whose rows are three
  * calls (band, interior, band). */
-UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f) {
+UK_INLINE int dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f) {
   const tinyml_uk_params_t *p = c->p;
-  if (p->ic == 8) rq16_pair(c, 0, &f->pair);
+  if (!rq || (p->ic == 8 && !rq16_pair(c, 0, &f->pair))) return 0;
   const __m512i zp = _mm512_set1_epi32(p->in_zp);
   for (int32_t c0 = 0; c0 < p->ic; c0 += 16) {
     const __mmask16 m = rq16_live(p->ic == 8 ? 8 : p->ic - c0);
@@ -47,6 +49,7 @@ UK_INLINE void dw_fast(const uk_ctx_t *c, int32_t taps, dw_rq_t rq, dw_fast_t *f
     f->fb[c0 / 16] = _mm512_sub_epi32(b, _mm512_mullo_epi32(zp, sw));
   }
   f->q = p->ic == 8 ? &f->pair : rq;
+  return 1;
 }
 
 /* Output pixels [ox, x1) of row oy of image img into dst on the row
@@ -130,9 +133,8 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
 #if UK_ZMM
   rq16_t qs[UK_DW_RQ_BLOCKS];
   const dw_rq_t rq = dw_rq(&c, qs);
-  if (kernel != UK_DW_PIXELS) {
-    dw_fast_t f;
-    dw_fast(&c, pl.taps, rq, &f);
+  dw_fast_t f;
+  if (kernel != UK_DW_PIXELS && dw_fast(&c, pl.taps, rq, &f)) {
     dw_fast_rows(&c, &f, &pl, in, out, lo, hi);
     return;
   }
