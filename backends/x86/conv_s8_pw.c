@@ -19,8 +19,13 @@
 #include "conv_s8.h"
 #include "conv_s8_plan.h"
 
+/* Up to this shift out_zp * 2^shift joins the rescale's constant term;
+ * above it the sum may not fit int64, and out_zp is added after the shift
+ * (pw_apply_z).  pw_make and pw_conv's zadd must agree on it. */
+enum { PW_FOLD_MAX_SHIFT = 54 };
+
 /* Channels o0..o0+15's constants; with zadd, out_zp in r->zp where
- * shift > 54 (then out_zp * 2^shift may not fit the sum).  TOSA's
+ * shift > PW_FOLD_MAX_SHIFT.  TOSA's
  * apply_scale_32 with shift s in [32, 62] adds 2^(s-1) and +-2^30 to v *
  * mult and shifts right by s: here the constant term for v >= 0 is
  * 2^(s-1) + 2^30 (+ out_zp * 2^s), below 2^62 in magnitude, so the sum
@@ -29,7 +34,7 @@ UK_INLINE void pw_make(const uk_ctx_t *c, int32_t o0, pw_rq_t *r) {
   int64_t k[16];
   int32_t sh[16], zp[16];
   for (int j = 0; j < 16; ++j) {
-    const int32_t s = c->shift[o0 + j], fold = s <= 54;
+    const int32_t s = c->shift[o0 + j], fold = s <= PW_FOLD_MAX_SHIFT;
     k[j] = ((int64_t)1 << (s - 1)) + ((int64_t)1 << 30) +
            (fold ? (int64_t)c->p->out_zp * ((int64_t)1 << s) : 0);
     sh[j] = s - 32;
@@ -157,7 +162,7 @@ __attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *i
   pw_rq_t rq[UK_PW_OC / 16];
   int zadd = 0;
   for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make(c, o0, &rq[o0 / 16]);
-  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > 54;
+  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
   int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
   const int32_t *wt = 0;
   if (p->oc >= 64 && (int64_t)p->oc * p->k_padded <= UK_PW_WT) {
