@@ -403,10 +403,10 @@ typedef struct tinyml_compile_options_s {
    * work (multiply-adds, or element operations of a loop nest; for a
    * microkernel call, its multiply-adds or its weights' bytes, whichever
    * is more: a one-row matmul waits on its weights; for an f32 max pool's,
-   * and a copy's or transpose's, the bytes it moves, input plus twice the
-   * output) is below
-   * this many keeps one workgroup, so a context runs it inline on the
-   * invoking thread, whatever its thread_count.  0 (the default, and a
+   * and a copy's, transpose's or broadcast's, the bytes it moves, input
+   * plus twice the output) is below this many keeps one workgroup, so a
+   * context runs it inline on the invoking thread, whatever its
+   * thread_count.  0 (the default, and a
    * field past an older caller's struct_size): the target's own measured
    * value (x86-64: 2^20).  1 splits every phase that can be split, however
    * small: for tests of the split itself; it changes speed only, never

@@ -2,7 +2,9 @@
  * vww_96_int8, kws_ref_model and resnet8_int8 get, and that shapes the fast
  * paths do not take fall back to the dot4 columns.  Every path gives the
  * same bytes, so test_ukernels.py cannot tell whether a fast path ran:
- * this test fails when a gate stops taking a layer it was written for. */
+ * this test fails when a gate stops taking a layer it was written for.
+ * It checks the choice, not the dispatch: conv_s8_vnni.c's switch on
+ * uk_conv_s8_plan losing a case would pass here (and give the same bytes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -4,7 +4,8 @@
  * taking the row kernels; this one does.  The shapes are vww_96_int8's and
  * kws_ref_model's depthwise layers (3x3, TFLite's SAME padding), with
  * shifts in rq16's range as every model's here (docs/PERF.md); the test's
- * are 37-44. */
+ * are 37-44.  It checks the choice, not the dispatch: depthwise_s8.c
+ * ignoring uk_dw_plan's answer would pass here (and give the same bytes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

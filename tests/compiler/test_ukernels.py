@@ -321,6 +321,12 @@ def main():
                   rq=HIGH_SHIFTS),
         conv_case(rng, "conv_pw_bands_batch", 2, 13, 10, 24, 64, 1, 1, (1, 1), (1, 1),
                   (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        # the widest layer it takes (512 channels, weights too many to
+        # rearrange at K 96), and resnet8's stride-2 shortcut's 64 channels
+        conv_case(rng, "conv_pw_k96_oc512", 1, 3, 5, 96, 512, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw_s2_oc64_batch", 2, 9, 7, 32, 64, 1, 1, (2, 2), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
         # shifts beyond rq16's range, as vww's deep layers have (32 and
         # 55-62: out_zp added after the shift)
         conv_case(rng, "conv_pw_wide_shifts", 1, 5, 7, 32, 64, 1, 1, (1, 1), (1, 1),
