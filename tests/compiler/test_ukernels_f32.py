@@ -40,6 +40,7 @@ that ignores NaN must keep the Linalg path.
 usage: test_ukernels_f32.py TINYML_COMPILE TINYML_RUN NM WORK_DIR [convs|maxpools]
 (meson runs the convs and the max pools as two tests, each within its timeout)
 """
+import math
 import os
 import random
 import shutil
@@ -551,9 +552,7 @@ def check_f32(exes, work, case, rng, have_avx512):
                                 f"tinyml_entry_{entries}" in syms):
             raise RuntimeError(f"want {entries} entries; symbols:\n{syms}")
     mods = f32_modules(exes, work, case, have_avx512, check_syms)
-    size = 1
-    for dim in x:
-        size *= dim
+    size = math.prod(x)
     inp = os.path.join(work, "in.bin")
     with open(inp, "wb") as f:
         f.write(struct.pack(f"<{size}f", *fvals(rng, size)))
@@ -645,9 +644,7 @@ def check_maxpool(exes, work, case, rng, have_avx512):
         if isa and "tinyml_uk_maxpool_f32" not in syms:
             raise RuntimeError(f"no tinyml_uk_maxpool_f32 in:\n{syms}")
     mods = f32_modules(exes, work, case, have_avx512, check_syms)
-    size = 1
-    for dim in x:
-        size *= dim
+    size = math.prod(x)
     inp = os.path.join(work, "in.bin")
     for trial, (what, words) in enumerate(pool_inputs(rng, size)):
         with open(inp, "wb") as f:

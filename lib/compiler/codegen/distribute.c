@@ -185,16 +185,8 @@ static int64_t regions_work(MlirOperation op) {
 /* The bytes of a statically shaped operand, or 0. */
 static int64_t value_bytes(MlirValue v) {
   MlirType t = mlirValueGetType(v);
-  if (!mlirTypeIsAShaped(t) || !mlirShapedTypeHasStaticShape(t)) return 0;
-  MlirType e = mlirShapedTypeGetElementType(t);
-  int64_t n = mlirTypeIsAInteger(e) ? (mlirIntegerTypeGetWidth(e) + 7) / 8
-              : mlirTypeIsAF32(e)   ? 4
-              : mlirTypeIsAF16(e) || mlirTypeIsABF16(e) ? 2
-              : mlirTypeIsAF64(e)   ? 8
-                                    : 0;
-  for (intptr_t i = 0; i < mlirShapedTypeGetRank(t); ++i)
-    n = work_mul(n, mlirShapedTypeGetDimSize(t, i));
-  return n;
+  uint64_t n = mlirTypeIsAShaped(t) ? tc_type_byte_size(t) : 0;
+  return n > (uint64_t)WORK_MAX ? WORK_MAX : (int64_t)n;
 }
 
 /* A linalg.generic whose body only yields its arguments: a copy, a
