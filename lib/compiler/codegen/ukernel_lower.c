@@ -296,6 +296,8 @@ static void note_work(MlirContext ctx, MlirModule parsed, int64_t work) {
                                     mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), work));
 }
 
+static int64_t max_i64(int64_t x, int64_t y) { return x > y ? x : y; }
+
 static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOperation func,
                                  MlirOperation uk, tc_diag_t *diag,
                                  const tinyml_allocator_t *a, const tc_graph_t *g,
@@ -328,11 +330,10 @@ static tinyml_status_t lower_one(MlirContext ctx, MlirModule dispatches, MlirOpe
     st = tinyml__status_make(a, TINYML_STATUS_INTERNAL, "compiler: microkernel call: %s",
                              diag->len ? diag->text : "(no diagnostic)");
   else {
-    int64_t work = uk_work(uk, kind), fused = fused_work(g, dp, args);
-    int64_t bytes = blob_bytes(g, dp, args), moved = moved_bytes(uk, kind);
-    work = fused > work ? fused : work;
-    work = bytes > work ? bytes : work;
-    note_work(ctx, parsed, moved > work ? moved : work);
+    /* The largest of the estimates: each one alone can miss the cost. */
+    int64_t work = max_i64(max_i64(uk_work(uk, kind), fused_work(g, dp, args)),
+                           max_i64(blob_bytes(g, dp, args), moved_bytes(uk, kind)));
+    note_work(ctx, parsed, work);
     splice(dispatches, func, parsed, kind);
   }
   if (!mlirModuleIsNull(parsed)) mlirModuleDestroy(parsed);
