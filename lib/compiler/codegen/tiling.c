@@ -296,6 +296,39 @@ tinyml_status_t tc_tile_large_ops(MlirContext ctx, tc_graph_t *g, tc_diag_t *dia
   return st;
 }
 
+static int64_t mul_sat(int64_t x, int64_t y) {
+  int64_t r;
+  return __builtin_mul_overflow(x, y, &r) ? INT64_MAX : r;
+}
+
+/* What each output point of a named conv or pool sums: the product of its
+ * filter's (a pool's window's) dimensions other than the output channels,
+ * read from the layout at the end of the op's name (conv_2d_nhwc_fhwc_q:
+ * f h w c, f the outputs; depthwise_conv_2d_nhwc_hwcm: h w, c and m name
+ * outputs too); a name without one (conv_2d) sums every filter element.
+ * 0 when the filter's shape is not static. */
+static int64_t window_work(MlirOperation op, intptr_t inputs) {
+  int64_t dims[MAX_RANK];
+  int rank = 0;
+  if (inputs < 2 || !shape_of(mlirOperationGetOperand(op, 1), dims, &rank)) return 0;
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t end = name.length;
+  if (end > 2 && memcmp(name.data + end - 2, "_q", 2) == 0) end -= 2;
+  size_t start = end;
+  while (start > 0 && name.data[start - 1] != '_') --start;
+  const char *layout = name.data + start;
+  bool named = end - start == (size_t)rank;
+  for (size_t i = 0; named && i < end - start; ++i) named = strchr("fghwdcm", layout[i]) != NULL;
+  bool depthwise = tc_op_name_starts(op, "linalg.depthwise_conv_");
+  bool pool = tc_op_name_starts(op, "linalg.pooling_");
+  int64_t w = 1;
+  for (int i = 0; i < rank; ++i) {
+    char l = named && !pool ? layout[i] : 'h';
+    if (l != 'f' && l != 'g' && l != 'm' && !(depthwise && l == 'c')) w = mul_sat(w, dims[i]);
+  }
+  return w;
+}
+
 int64_t tc_linalg_work(MlirOperation op) {
   intptr_t inputs, inits;
   domain_t d;
@@ -306,6 +339,8 @@ int64_t tc_linalg_work(MlirOperation op) {
   int rank = 0;
   if ((tc_op_name_starts(op, "linalg.matmul") || tc_op_name_starts(op, "linalg.batch_matmul")) &&
       inputs > 0 && shape_of(mlirOperationGetOperand(op, 0), dims, &rank) && rank > 0)
-    return work / 8 * dims[rank - 1];
-  return work;
+    return mul_sat(work / 8, dims[rank - 1]);
+  /* A conv's or pool's points are its output's; each sums its window. */
+  int64_t window = is_heavy_named(op) ? window_work(op, inputs) : 0;
+  return window > 0 ? mul_sat(work / 8, window) : work;
 }
