@@ -226,9 +226,8 @@ static int64_t op_work(MlirOperation op) {
     return w <= 0 ? WORK_MAX : b > w ? b : w;
   }
   if (tc_op_is(op, "scf.for")) {
-    int64_t lb, ub, step;
-    if (!tc_loop_bounds(op, &lb, &ub, &step) || step <= 0) return WORK_MAX;
-    return work_mul(ub > lb ? (ub - lb + step - 1) / step : 0, regions_work(op));
+    int64_t trips = tc_loop_const_trips(op); /* a reduction's carried values too */
+    return trips < 0 ? WORK_MAX : work_mul(trips, regions_work(op));
   }
   if (tc_op_is(op, "func.call")) {
     MlirAttribute w = mlirOperationGetAttributeByName(op, tc_str(TC_UKERNEL_WORK));

@@ -415,13 +415,23 @@ static MlirWalkResult scan_op(MlirOperation op, void *user) {
   return s->unknown ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
 }
 
-bool tc_loop_bounds(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *step) {
-  return tc_op_is(loop, "scf.for") && mlirOperationGetNumOperands(loop) == 3 &&
-         mlirOperationGetNumResults(loop) == 0 &&
+static bool const_range(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *step) {
+  return tc_op_is(loop, "scf.for") && mlirOperationGetNumOperands(loop) >= 3 &&
          mlirTypeIsAIndex(mlirValueGetType(mlirOperationGetOperand(loop, 0))) &&
          const_index(mlirOperationGetOperand(loop, 0), lb) &&
          const_index(mlirOperationGetOperand(loop, 1), ub) &&
-         const_index(mlirOperationGetOperand(loop, 2), step) && *step > 0 && *ub > *lb;
+         const_index(mlirOperationGetOperand(loop, 2), step) && *step > 0;
+}
+
+bool tc_loop_bounds(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *step) {
+  return mlirOperationGetNumOperands(loop) == 3 && mlirOperationGetNumResults(loop) == 0 &&
+         const_range(loop, lb, ub, step) && *ub > *lb;
+}
+
+int64_t tc_loop_const_trips(MlirOperation loop) {
+  int64_t lb, ub, step;
+  if (!const_range(loop, &lb, &ub, &step)) return -1;
+  return ub > lb ? (ub - lb + step - 1) / step : 0;
 }
 
 /* Collects the accesses of `loop` (constant bounds) into `s`; false when

@@ -13,8 +13,13 @@
 /* No memory effects and no regions: safe to run in every phase. */
 bool tc_op_is_pure(MlirOperation op);
 
-/* Constant bounds and step of scf.for `loop`; false when not constant. */
+/* Constant bounds and step of scf.for `loop`; false when not constant,
+ * or when the loop carries values (its iterations are not independent). */
 bool tc_loop_bounds(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *step);
+
+/* Iterations of scf.for `loop` with constant bounds, whether it carries
+ * values or not; -1 when they are not constant. */
+int64_t tc_loop_const_trips(MlirOperation loop);
 
 /* Iterations of `loop` (1 when its bounds are not constant), and the same
  * as a workgroup count: more than 65535 are not useful. */

@@ -329,11 +329,27 @@ static int64_t window_work(MlirOperation op, intptr_t inputs) {
   return w;
 }
 
+/* Output elements times K of a quantized (batch) matmul, which the tiling
+ * leaves whole; 0 when a shape is not static. */
+static int64_t quantized_matmul_work(MlirOperation op, intptr_t inputs) {
+  int64_t a[MAX_RANK], c[MAX_RANK], w = 1;
+  int ra = 0, rc = 0;
+  if (inputs < 2 || mlirOperationGetNumOperands(op) <= inputs ||
+      !shape_of(mlirOperationGetOperand(op, 0), a, &ra) ||
+      !shape_of(mlirOperationGetOperand(op, inputs), c, &rc) || ra == 0)
+    return 0;
+  for (int i = 0; i < rc; ++i) w = mul_sat(w, c[i]);
+  return mul_sat(w, a[ra - 1]);
+}
+
 int64_t tc_linalg_work(MlirOperation op) {
   intptr_t inputs, inits;
   domain_t d;
   int64_t work;
-  if (!tc_dps_split(op, &inputs, &inits) || !linalg_domain(op, inputs, &d, &work)) return 0;
+  if (!tc_dps_split(op, &inputs, &inits)) return 0;
+  if (tc_op_is(op, "linalg.quantized_matmul") || tc_op_is(op, "linalg.quantized_batch_matmul"))
+    return quantized_matmul_work(op, inputs);
+  if (!linalg_domain(op, inputs, &d, &work)) return 0;
   /* A matmul's points are its output's; each does K multiply-adds. */
   int64_t dims[MAX_RANK];
   int rank = 0;
