@@ -14,10 +14,10 @@
 void ukf_dw_avx512(const ukf_ctx_t *c, int np, const float *x, int32_t xstep, const int32_t *xo,
                    const int32_t *wo, int32_t taps, float *dst);
 
-/* The same on DW_NP pixels. */
-enum { DW_NP = 8 };
-void ukf_dw_chunk_avx512(const ukf_ctx_t *c, const float *x, int32_t xstep, const int32_t *xo,
-                         const int32_t *wo, int32_t taps, float *dst);
+/* The same on np pixels, DW_NP_MIN <= np <= DW_NP. */
+enum { DW_NP = 8, DW_NP_MIN = 4 };
+void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst);
 #else
 void ukf_dw_avx2(const ukf_ctx_t *c, int np, const float *x, int32_t xstep, const int32_t *xo,
                  const int32_t *wo, int32_t taps, float *dst);

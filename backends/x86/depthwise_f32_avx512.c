@@ -75,15 +75,28 @@ __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const f
     dw_all(c, 1, x, xstep, xo, wo, taps, dst);
 }
 
-/* DW_NP pixels, all channels, 16 at a time: the chunk's input columns
- * (3 x (DW_NP + 2) pixels for a 3x3 window at stride 1) stay in L1 while
- * the channel blocks pass, and 8 accumulators share each weight load.
- * Against 2 pixels x 64 channels: 112x112 layers 1.27-1.29x faster, others
- * 0.95-1.12x (noisy); a whole row per 16-channel block was 0.85-0.97x. */
-__attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, const float *x,
-                                                   int32_t xstep, const int32_t *xo,
-                                                   const int32_t *wo, int32_t taps, float *dst) {
+/* np pixels (DW_NP_MIN..DW_NP), all channels, 16 at a time: the chunk's
+ * input columns (3 x (np + 2) pixels for a 3x3 window at stride 1) stay
+ * in L1 while the channel blocks pass, and np accumulators share each
+ * weight load.  Against 2 pixels x 64 channels: 112x112 layers 1.27-1.29x
+ * faster, others 0.95-1.12x (noisy); a whole row per 16-channel block was
+ * 0.85-0.97x. */
+UK_INLINE void dw_chunk(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+                        const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
   for (int32_t c0 = 0; c0 < ic; c0 += 16)
-    dw_block(c, DW_NP, 1, mask_below(ic - c0), x + c0, xstep, xo, wo, taps, c0, dst, ic);
+    dw_block(c, np, 1, mask_below(ic - c0), x + c0, xstep, xo, wo, taps, c0, dst, ic);
+}
+
+__attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np,
+                                                   const float *x, int32_t xstep,
+                                                   const int32_t *xo, const int32_t *wo,
+                                                   int32_t taps, float *dst) {
+  switch (np) {
+    case 4: dw_chunk(c, 4, x, xstep, xo, wo, taps, dst); break;
+    case 5: dw_chunk(c, 5, x, xstep, xo, wo, taps, dst); break;
+    case 6: dw_chunk(c, 6, x, xstep, xo, wo, taps, dst); break;
+    case 7: dw_chunk(c, 7, x, xstep, xo, wo, taps, dst); break;
+    default: dw_chunk(c, DW_NP, x, xstep, xo, wo, taps, dst); break;
+  }
 }

@@ -20,13 +20,22 @@ UK_INLINE ptrdiff_t dw_at(const dw_src_t *s, int32_t y) {
   return (ptrdiff_t)(s->ring ? y % s->ring : y - s->y0) * s->row;
 }
 
-/* An interior pixel's tap offsets from its window's first row, iy0, when
- * the rows are in a ring: rows are apart by where their slots are. */
-UK_INLINE void dw_ring_taps(const tinyml_uk_params_t *p, const dw_src_t *s, int32_t iy0,
-                            int32_t taps, int32_t *io) {
-  for (int32_t t = 0; t < taps; ++t)
-    io[t] = (int32_t)(dw_at(s, iy0 + (t / p->kw) * p->dil_h) - dw_at(s, iy0)) +
-            (t % p->kw) * p->dil_w * p->ic;
+/* The taps of output row oy's window whose input rows lie inside the
+ * image, in window order (every tap of an interior pixel of that row):
+ * offsets io from the first such row, *y_first, where `s` has the rows,
+ * and weight offsets iwo.  Returns how many; 0 when no row is inside. */
+UK_INLINE int32_t dw_row_taps(const tinyml_uk_params_t *p, const dw_src_t *s, int32_t iy0,
+                              int32_t taps, int32_t *io, int32_t *iwo, int32_t *y_first) {
+  int32_t n = 0;
+  *y_first = -1;
+  for (int32_t t = 0; t < taps; ++t) {
+    const int32_t iy = iy0 + (t / p->kw) * p->dil_h;
+    if (iy < 0 || iy >= p->ih) continue;
+    if (*y_first < 0) *y_first = iy;
+    io[n] = (int32_t)(dw_at(s, iy) - dw_at(s, *y_first)) + (t % p->kw) * p->dil_w * p->ic;
+    iwo[n++] = t * p->ic;
+  }
+  return n;
 }
 
 /* uk_dw_taps' offsets, (iy * iw + ix) * ic, to where `s` has row iy. */
@@ -60,34 +69,32 @@ typedef void (*window_span_fn)(const void *k, const float *x, int32_t xstep, con
 /* Output row oy of one image, columns [x0, x1), into dst (ic floats a
  * pixel), each pixel from the taps of its window that lie inside the
  * image, in window order, the input rows where `s` has them (the image,
- * or a ring of conv rows).  Interior pixels of a row whose taps all lie
- * inside the image run as one span over the row's tap offsets; border
- * pixels list their in-image taps, a span of one.  Which of these a pixel
- * takes depends only on the pixel, and each is the same sum.  Called with
- * constant functions, which inline: the depthwise conv's (dw_row) and the
- * max pool's (pool_row). */
+ * or a ring of conv rows).  Interior pixels of a row (every tap inside
+ * the image across) run as one span over the row's in-image taps, also in
+ * the first and last rows, whose windows hang over the top or bottom;
+ * the other pixels list their in-image taps, a span of one.  Which of
+ * these a pixel takes depends only on the pixel, and each is the same
+ * sum.  Called with constant functions, which inline: the depthwise
+ * conv's (dw_row) and the max pool's (pool_row). */
 UK_INLINE void window_row(const tinyml_uk_params_t *p, const dw_plan_t *pl, const dw_src_t *s,
                           int32_t oy, int32_t x0, int32_t x1, float *dst, const void *k,
                           window_large_fn large, window_span_fn span) {
   const int32_t ic = p->ic, xstep = p->stride_w * ic;
   const int32_t xe = pl->x_hi < x1 ? pl->x_hi : x1; /* pairs stay inside the span */
   const int32_t iy0 = oy * p->stride_h - p->pad_top;
-  const int inside = pl->taps <= UK_MAX_TAPS && iy0 >= 0 &&
-                     iy0 + (p->kh - 1) * p->dil_h < p->ih;
-  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], ring_io[UK_MAX_TAPS];
-  const int32_t *io = pl->io;
-  if (inside && s->ring) {
-    dw_ring_taps(p, s, iy0, pl->taps, ring_io);
-    io = ring_io;
-  }
+  int32_t xo[UK_MAX_TAPS], wo[UK_MAX_TAPS], row_io[UK_MAX_TAPS], row_iwo[UK_MAX_TAPS], y_first = 0;
+  const int32_t row_taps = pl->taps <= UK_MAX_TAPS
+                               ? dw_row_taps(p, s, iy0, pl->taps, row_io, row_iwo, &y_first)
+                               : 0;
   for (int32_t ox = x0; ox < x1;) {
     float *d = dst + (size_t)(ox - x0) * ic;
     if (pl->taps > UK_MAX_TAPS) {
       large(k, s, oy, ox, d);
       ++ox;
-    } else if (inside && ox >= pl->x_lo && ox < pl->x_hi) {
-      const float *x = s->img + dw_at(s, iy0) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
-      span(k, x, xstep, io, pl->iwo, pl->taps, xe - ox, d);
+    } else if (row_taps > 0 && ox >= pl->x_lo && ox < pl->x_hi) {
+      const float *x =
+          s->img + dw_at(s, y_first) + (ptrdiff_t)(ox * p->stride_w - p->pad_left) * ic;
+      span(k, x, xstep, row_io, row_iwo, row_taps, xe - ox, d);
       ox = xe;
     } else {
       int32_t taps = uk_dw_taps(p, oy, ox, xo, wo);

@@ -352,6 +352,11 @@ def f32_cases(rng):
           depthwise=d, bn=True),
         c(rng, "f32_depthwise_7_5x5", 2, 8, 7, 7, 0, 5, 5, (1, 1), (1, 2), (2, 2, 2, 2),
           depthwise=d),
+        # MobileNetV2's 14x14 layer, two images: 12 interior pixels a row, a
+        # chunk of 8 and one of 4, also in the first and last rows (their
+        # windows' rows inside the image), the border columns alone
+        c(rng, "f32_depthwise_14x14_576", 2, 14, 14, 576, 0, 3, 3, (1, 1), (1, 1),
+          (1, 1, 1, 1), depthwise=d, bn=True, relu6=True),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
         # 655 K multiply-adds, under split_min_work, but 2.6 MB of weights:
@@ -379,6 +384,9 @@ def f32_cases(rng):
         # 600 channels: chunks of the depthwise result (54 pixels) and two
         # tap chunks in the 1x1 conv
         f32_dwpw_case(rng, "f32_dwpw_s2_chunks", 2, (15, 17), 600, 20, 2, False),
+        # MobileNetV2's 7x7 block end, two images: 5 interior pixels a row,
+        # one chunk of 5
+        f32_dwpw_case(rng, "f32_dwpw_7x7_960", 2, (7, 7), 960, 160, 1, False),
         # bands (2 and 4) that start mid-row, chunks of 3 rows, the window
         # sliding by 1 and by 2 rows, two images
         f32_block_case(rng, "f32_block_residual", 1, (29, 31), 8, 24, 8, 1, True),
