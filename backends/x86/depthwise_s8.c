@@ -59,7 +59,8 @@ UK_INLINE void dw_run(const uk_ctx_t *c, const dw_fast_t *f, const dw_plan_t *pl
                       const int8_t *img, int32_t oy, int32_t ox, int32_t x1, int8_t *dst,
                       int inside) {
   const tinyml_uk_params_t *p = c->p;
-  uk_dw_row_t r = {img, dst, p->stride_w * p->ic, x1 - ox, pl->taps, pl->io, f->q, f->fb, f->w};
+  uk_dw_row_t r = {img, dst, p->stride_w * p->ic, x1 - ox, pl->taps, pl->io, f->q, f->fb, f->w,
+                   1, 0};
   if (!inside) {
     uk_dw_band_avx512(c, &r, img, oy, ox);
     return;
@@ -135,7 +136,12 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
   const dw_rq_t rq = dw_rq(&c, qs);
   dw_fast_t f;
   if (kernel != UK_DW_PIXELS && dw_fast(&c, pl.taps, rq, &f)) {
-    dw_fast_rows(&c, &f, &pl, in, out, lo, hi);
+    if (kernel == UK_DW_MAP) {
+      const uk_dw_row_t r = {0, 0, 0, 0, pl.taps, 0, f.q, f.fb, f.w, 1, 0};
+      uk_dw_map_avx512(&c, &r, in, out, lo, hi);
+    } else {
+      dw_fast_rows(&c, &f, &pl, in, out, lo, hi);
+    }
     return;
   }
 #else

@@ -29,6 +29,8 @@ void uk_dw8x2_avx512(const uk_ctx_t *c, const int8_t *img, int32_t step, const i
  * so that the taps multiply raw inputs (the same int32 sums, modulo 2^32);
  * w: block b's weights at w[b * UK_DW_REG_TAPS + t] as uk_dw_w16 makes
  * them, zero past the taps, widened once per call of the driver.
+ * rows: how many such rows uk_dw_rows_avx512 takes (the others one), each
+ * block's constants loaded once for all of them.
  * UK_DW_REG_TAPS and the other limits: depthwise_s8_plan.h. */
 typedef struct uk_dw_row {
   const int8_t *src;
@@ -37,6 +39,7 @@ typedef struct uk_dw_row {
   const int32_t *io;
   const rq16_t *q;
   const __m512i *fb, *w;
+  int32_t rows, ystep; /* rows of n pixels: src ystep bytes apart, dst n * ic */
 } uk_dw_row_t;
 
 /* 16 weight bytes as the row kernels' multiply-add takes them: each in
@@ -47,6 +50,7 @@ UK_INLINE __m512i uk_dw_w16(__m128i b) { return _mm512_cvtepu16_epi32(_mm256_cvt
 /* Any channel count (16 per vector); uk_dw8_row_avx512 for 8 channels,
  * two pixels per vector (q and fb with both halves the 8 channels'). */
 void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r);
+void uk_dw_rows_avx512(const uk_ctx_t *c, const uk_dw_row_t *r); /* r->rows rows */
 void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r);
 
 /* The row kernel for the layer's channel count. */
@@ -64,6 +68,14 @@ UK_INLINE void uk_dw_row(const uk_ctx_t *c, const uk_dw_row_t *r) {
  * One pixel's band must fit: kh * ((kw - 1) * dil_w + 1) * ic bytes. */
 void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_row_t *r, const int8_t *img, int32_t oy,
                        int32_t x0);
+
+/* Output pixels [lo, hi) (of all images), uk_dw_map_rows(p) > 0 (the
+ * plan's UK_DW_MAP): a chunk of output rows at a time, their windows' input
+ * rows copied, in_zp outside the image, into a map on the stack
+ * (UK_DW_MAP_BYTES), then r's row kernel on it, whole rows in one call
+ * (r: q, fb, w, taps). */
+void uk_dw_map_avx512(const uk_ctx_t *c, const uk_dw_row_t *r, const int8_t *in, int8_t *out,
+                      int32_t lo, int32_t hi);
 #else
 void uk_dw_avx2(const uk_ctx_t *c, const int8_t *img, const int32_t *xo, const int32_t *wo,
                 int32_t taps, int8_t *dst);

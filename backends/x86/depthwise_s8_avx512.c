@@ -78,14 +78,21 @@ UK_INLINE __m512i dw_mac(__m512i acc, __m512i x, __m512i w) {
 /* A row's fields the kernels read between their byte stores, which may
  * alias anything: copied once into locals, they stay in registers. */
 typedef struct dw_rowv {
-  int32_t io[UK_DW_REG_TAPS], xstep, ic;
+  const int8_t *src;
+  int8_t *dst;
+  int32_t io[UK_DW_REG_TAPS], xstep, ic, n, rows, ystep;
 } dw_rowv_t;
 
 UK_INLINE dw_rowv_t dw_rowv(const uk_ctx_t *c, const uk_dw_row_t *r) {
   dw_rowv_t v;
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) v.io[t] = t < r->taps ? r->io[t] : 0;
+  v.src = r->src;
+  v.dst = r->dst;
   v.xstep = r->xstep;
   v.ic = c->p->ic;
+  v.n = r->n;
+  v.rows = r->rows;
+  v.ystep = r->ystep;
   return v;
 }
 
@@ -239,7 +246,10 @@ UK_INLINE void dw_block_full(const dw_rowv_t *v, const int8_t *s, int8_t *d, int
     dw_block(v, s, d, n, m, w, q, nc, 0);
 }
 
-__attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
+/* The row kernel on `rows` rows (uk_dw_rows_avx512) or, with `multi` 0,
+ * one: the rows' loop inside the blocks' costs the one-row calls of the
+ * larger maps 5-10% (registers), so they keep a loop-free copy. */
+UK_INLINE void dw_row16(const uk_ctx_t *c, const uk_dw_row_t *r, int multi) {
   const dw_rowv_t v = dw_rowv(c, r);
   const int s33 = r->taps == 9 && c->p->kw == 3 && v.io[1] == v.xstep && v.io[2] == 2 * v.xstep;
   for (int32_t c0 = 0; c0 < v.ic; c0 += 16) {
@@ -247,11 +257,23 @@ __attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_r
     __m512i w[UK_DW_REG_TAPS];
     for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[c0 / 16 * UK_DW_REG_TAPS + t];
     const dwq_t q = dw_rowq(r, c0 / 16);
-    if (v.ic - c0 >= 16) /* a constant mask: plain loads (dw_block_full) */
-      dw_block_full(&v, r->src + c0, r->dst + c0, r->n, 0xffff, w, &q, v.ic - c0, s33);
-    else
-      dw_block_full(&v, r->src + c0, r->dst + c0, r->n, m, w, &q, v.ic - c0, s33);
+    for (int32_t y = 0; y < (multi ? v.rows : 1); ++y) {
+      const int8_t *src = v.src + c0 + (size_t)y * v.ystep;
+      int8_t *dst = v.dst + c0 + (size_t)y * v.n * v.ic;
+      if (v.ic - c0 >= 16) /* a constant mask: plain loads (dw_block_full) */
+        dw_block_full(&v, src, dst, v.n, 0xffff, w, &q, v.ic - c0, s33);
+      else
+        dw_block_full(&v, src, dst, v.n, m, w, &q, v.ic - c0, s33);
+    }
   }
+}
+
+__attribute__((noinline)) void uk_dw_row_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
+  dw_row16(c, r, 0);
+}
+
+__attribute__((noinline)) void uk_dw_rows_avx512(const uk_ctx_t *c, const uk_dw_row_t *r) {
+  dw_row16(c, r, 1);
 }
 
 /* Tap t's inputs of two 8-channel pixels, the second xstep bytes on: one
@@ -283,15 +305,43 @@ UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, 
     rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + 16 * j, one ? 8 : 16);
 }
 
-/* A row's 8-channel pixels, 4 pairs at a time, then the 1-3 pairs left
- * together, then a last pixel. */
-UK_INLINE void dw8_row(const dw_rowv_t *v, const uk_dw_row_t *r, const __m512i *w,
-                       const dwq_t *q, int adjacent) {
+/* dw8_pairs for a 3x3 window at stride 1 (no dilation): pair j's tap
+ * (ky, kx) is the 16 bytes at column 2j + kx of window row ky, so a row's
+ * 2k + 1 columns are each loaded and widened once, not 3k loads. */
+UK_INLINE void dw8_pairs33(const dw_rowv_t *v, const int8_t *s, const __m512i *w,
+                           const dwq_t *q, int8_t *d, int32_t k) {
+  const int32_t n = dw_chains(k);
+  __m512i a[9];
+  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  for (int32_t ky = 0; ky < 3; ++ky) {
+    const int8_t *b = dw_tap(s, v->io[3 * ky]);
+    __m512i x[9];
+    for (int32_t i = 0; i < 2 * k + 1; ++i)
+      x[i] = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + 8 * i)));
+    for (int32_t kx = 0; kx < 3; ++kx)
+      for (int32_t j = 0; j < k; ++j) {
+        const int32_t t = 3 * ky + kx;
+        a[j * n + t % n] = dw_mac(a[j * n + t % n], x[2 * j + kx], w[t]);
+      }
+  }
+  for (int32_t j = 0; j < k; ++j)
+    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + 16 * j, 16);
+}
+
+/* A row's 8-channel pixels, 4 pairs at a time (a 3x3 window at stride 1:
+ * dw8_pairs33), then the 1-3 pairs left together, then a last pixel. */
+UK_INLINE void dw8_row(const uk_ctx_t *c, const dw_rowv_t *v, const uk_dw_row_t *r,
+                       const __m512i *w, const dwq_t *q, int adjacent) {
+  const int s33 = adjacent && r->taps == 9 && c->p->kw == 3 && v->io[1] == 8 && v->io[2] == 16;
   const int8_t *s = r->src;
   int8_t *d = r->dst;
   int32_t x = 0;
-  for (; x + 8 <= r->n; x += 8, s += 8 * v->xstep, d += 64)
-    dw8_pairs(v, s, w, q, d, 4, adjacent, 0);
+  for (; x + 8 <= r->n; x += 8, s += 8 * v->xstep, d += 64) {
+    if (s33)
+      dw8_pairs33(v, s, w, q, d, 4);
+    else
+      dw8_pairs(v, s, w, q, d, 4, adjacent, 0);
+  }
   const int32_t pairs = (r->n - x) / 2;
   if (pairs == 3) dw8_pairs(v, s, w, q, d, 3, adjacent, 0);
   if (pairs == 2) dw8_pairs(v, s, w, q, d, 2, adjacent, 0);
@@ -306,9 +356,9 @@ __attribute__((noinline)) void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[t];
   const dwq_t q = dw_rowq(r, 0);
   if (v.xstep == 8)
-    dw8_row(&v, r, w, &q, 1);
+    dw8_row(c, &v, r, w, &q, 1);
   else
-    dw8_row(&v, r, w, &q, 0);
+    dw8_row(c, &v, r, w, &q, 0);
 }
 
 /* ---- pixels whose windows cross the border: through a padded band ------ */
@@ -371,5 +421,68 @@ __attribute__((noinline)) void uk_dw_band_avx512(const uk_ctx_t *c, const uk_dw_
     b.n = n;
     b.io = io;
     uk_dw_row(c, &b);
+  }
+}
+
+/* ---- small maps: one padded copy, every pixel interior ----------------- */
+
+/* r's rows on the map: 8 channels one row a call (their kernel takes one). */
+UK_INLINE void dw_map_call(const uk_ctx_t *c, uk_dw_row_t *r) {
+  if (c->p->ic != 8) {
+    uk_dw_rows_avx512(c, r);
+    return;
+  }
+  const int32_t rows = r->rows;
+  r->rows = 1;
+  for (int32_t y = 0; y < rows; ++y, r->src += r->ystep, r->dst += (size_t)r->n * 8)
+    uk_dw8_row_avx512(c, r);
+  r->rows = rows;
+}
+
+/* Pixels [q, qe) of image img, in output rows [oy0, oy1], from its padded
+ * map: those rows' window rows copied, then the rows. */
+UK_INLINE void dw_map_image(const uk_ctx_t *c, const uk_dw_row_t *r, const int8_t *img,
+                            int8_t *out, int32_t q, int32_t qe, int8_t *map) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t cols = dw_band_cols(p, p->ow), row = cols * p->ic;
+  const int32_t oy0 = q / p->ow % p->oh, oy1 = (qe - 1) / p->ow % p->oh;
+  const int32_t iy0 = oy0 * p->stride_h - p->pad_top;
+  const int32_t rows = (oy1 - oy0) * p->stride_h + (p->kh - 1) * p->dil_h + 1;
+  for (int32_t i = 0; i < rows; ++i)
+    dw_band_row(p, img, iy0 + i, -p->pad_left, cols, map + (size_t)i * row);
+  uk_dw_row_t b = *r;
+  b.ystep = p->stride_h * row;
+  for (int32_t y = oy0, x = q % p->ow; q < qe; x = 0) {
+    b.rows = 1; /* a partial row alone, whole rows in one call */
+    b.n = qe - q < p->ow - x ? qe - q : p->ow - x;
+    if (x == 0 && qe - q >= p->ow) b.rows = (qe - q) / p->ow;
+    b.src = map + ((size_t)(y - oy0) * b.ystep + (size_t)x * p->stride_w * p->ic);
+    b.dst = out + (size_t)q * p->oc;
+    dw_map_call(c, &b);
+    q += b.rows * b.n;
+    y += b.rows;
+  }
+}
+
+__attribute__((noinline)) void uk_dw_map_avx512(const uk_ctx_t *c, const uk_dw_row_t *r,
+                                                const int8_t *in, int8_t *out, int32_t lo,
+                                                int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  int8_t map[UK_DW_MAP_BYTES] __attribute__((aligned(64)));
+  const int32_t row = dw_band_cols(p, p->ow) * p->ic, plane = p->oh * p->ow;
+  const int32_t chunk = uk_dw_map_rows(p); /* output rows a copy serves */
+  int32_t io[UK_DW_REG_TAPS], t = 0;
+  for (int32_t ky = 0; ky < p->kh; ++ky)
+    for (int32_t kx = 0; kx < p->kw; ++kx)
+      io[t++] = ky * p->dil_h * row + kx * p->dil_w * p->ic;
+  uk_dw_row_t b = *r;
+  b.io = io;
+  b.xstep = p->stride_w * p->ic;
+  for (int32_t q = lo; q < hi;) {
+    const int32_t n = q / plane, oy = q % plane / p->ow;
+    const int32_t end = n * plane + (oy + chunk < p->oh ? oy + chunk : p->oh) * p->ow;
+    const int32_t qe = hi < end ? hi : end;
+    dw_map_image(c, &b, in + (size_t)n * p->ih * p->iw * p->ic, out, q, qe, map);
+    q = qe;
   }
 }

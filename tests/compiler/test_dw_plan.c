@@ -54,7 +54,7 @@ static void test_vww_rows(void **state) {
   for (size_t i = 0; i < sizeof(layers) / sizeof(layers[0]); ++i) {
     const tinyml_uk_params_t p = dw3x3(layers[i][0], layers[i][1], layers[i][2], layers[i][3]);
     set_shifts(p.oc);
-    assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), p.ic == 8 ? UK_DW_ROWS8 : UK_DW_ROWS);
+    assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_MAP);
     assert_int_equal(uk_dw_plan(&p, mults, shifts, 0), UK_DW_PIXELS); /* AVX2 */
   }
   /* the last, 3x3x256, where the row kernels did not pay */
@@ -67,7 +67,27 @@ static void test_kws_rows(void **state) {
   (void)state;
   const tinyml_uk_params_t p = dw3x3(25, 5, 64, 1);
   set_shifts(p.oc);
+  assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_MAP);
+}
+
+/* The padded map's chunks: as many output rows as their window rows fit
+ * in UK_DW_MAP_BYTES (vww's first layer: 400-byte rows, 40 of
+ * them, 38 output rows); where not one output row's do, the bands. */
+static void test_map_rows(void **state) {
+  (void)state;
+  tinyml_uk_params_t p = dw3x3(48, 48, 8, 1);
+  assert_int_equal(uk_dw_map_rows(&p), 38);
+  p = dw3x3(48, 48, 16, 2); /* 784-byte rows, 20 of them */
+  assert_int_equal(uk_dw_map_rows(&p), 9);
+  p = dw3x3(6, 6, 128, 1);
+  assert_int_equal(uk_dw_map_rows(&p), 14);
+  p = dw3x3(5, 46, 128, 1); /* 3 rows of 48 columns: 18 KB */
+  set_shifts(p.oc);
+  assert_int_equal(uk_dw_map_rows(&p), 0);
   assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_ROWS);
+  p = dw3x3(3, 690, 8, 1);
+  set_shifts(p.oc);
+  assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_ROWS8);
 }
 
 /* One channel's shift outside rq16's [33, 54] sends the layer to the
@@ -93,7 +113,7 @@ static void test_negative_mult(void **state) {
   const tinyml_uk_params_t p = dw3x3(6, 6, 128, 1);
   set_shifts(p.oc);
   mults[5] = 0;
-  assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_ROWS);
+  assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_MAP);
   mults[5] = -(1 << 30);
   assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_PIXELS);
 }
@@ -111,7 +131,7 @@ static void test_limits(void **state) {
   assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_PIXELS);
   p.kh = 1;
   p.kw = 5;
-  assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_ROWS);
+  assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_MAP);
   p = dw3x3(20, 20, 128, 1);
   p.dil_w = 6; /* 3 rows of 13 columns of 128 bytes */
   assert_int_equal(uk_dw_plan(&p, mults, shifts, 1), UK_DW_PIXELS);
@@ -125,6 +145,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vww_rows),
       cmocka_unit_test(test_kws_rows),
+      cmocka_unit_test(test_map_rows),
       cmocka_unit_test(test_shift_outside_rq16),
       cmocka_unit_test(test_negative_mult),
       cmocka_unit_test(test_limits),

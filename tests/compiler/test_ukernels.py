@@ -292,6 +292,29 @@ def main():
                   (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise112_3x3_batch_rq16", 2, 3, 3, 112, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        # The padded map (uk_dw_map_avx512): vww's layers, every pixel
+        # interior after one copy of a chunk of rows, whole rows a call;
+        # 48x48x8 and 48x48x16 at stride 2 take two and three chunks; split
+        # into bands that start mid-row and span both images
+        conv_case(rng, "depthwise128_6x6_map_batch_bands", 2, 6, 6, 128, 0, 3, 3, (1, 1),
+                  (1, 1), (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise64_6x6_stride2_map_bands", 2, 12, 12, 64, 0, 3, 3, (2, 2),
+                  (1, 1), (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_48x48_map_chunks_bands", 1, 48, 48, 8, 0, 3, 3, (1, 1),
+                  (1, 1), (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise16_48x48_stride2_map_chunks", 1, 48, 48, 16, 0, 3, 3, (2, 2),
+                  (1, 1), (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise32_24x24_map_batch_bands", 2, 24, 24, 32, 0, 3, 3, (1, 1),
+                  (1, 1), (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise120_3x3_stride2_map", 1, 6, 6, 120, 0, 3, 3, (2, 2), (1, 1),
+                  (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        # ... and the bands where 3 padded rows do not fit the map's 16 KB
+        conv_case(rng, "depthwise128_wide_band_rq16", 1, 5, 46, 128, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise16_wide_stride2_band_rq16", 1, 7, 400, 16, 0, 3, 3, (2, 2),
+                  (1, 1), (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_wide_band_rq16", 1, 3, 690, 8, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
         # ... the pixel kernels beyond: more channels than the row kernels'
         # constants, and shifts below rq16's range
         conv_case(rng, "depthwise136_rq16", 1, 5, 6, 136, 0, 3, 3, (1, 1), (1, 1),
