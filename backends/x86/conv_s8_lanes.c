@@ -12,9 +12,11 @@
  * start within one 128-byte window, one vpermt2w gathers a group's
  * 4 bytes of every pixel into one vector; one vpdpbusd per output
  * channel, with the channel's 4 weights broadcast, then sums that group
- * for 16 pixels.  The rescale runs per channel on 16 pixels (rq16 with
- * broadcast constants) and a byte transpose turns channels back into
- * NHWC.  Same sums as dot4_conv (same bias4), so the same bytes.
+ * for 16 pixels.  The rescale runs per channel on 16 pixels (pw_apply
+ * with broadcast constants); packs, a byte clamp and in-lane shuffles
+ * turn 4 channels at a time back into NHWC, stored 64 bytes at a time
+ * where the chunk's channels are all of oc.  Same sums as dot4_conv
+ * (same bias4), so the same bytes.
  *
  * vpermt2w moves words: a run that starts at an odd byte (stride_w * ic
  * odd, as resnet8's 3 channels at stride 1) is read from a second copy
@@ -126,11 +128,14 @@ UK_DOT4 static int ln_rescale(const uk_ctx_t *c, const ln_geo_t *g, ln_rq_t *r) 
     _mm512_storeu_si512(r->sh + o0, q.sh);
     /* hz * 2^32 + 2^30 (pw_apply), channels o0..o0+15 */
     const __m512i half = _mm512_set1_epi64(1 << 30);
-    _mm512_storeu_si512(r->k + o0, _mm512_or_si512(half, _mm512_slli_epi64(
-                                       _mm512_cvtepi32_epi64(_mm512_castsi512_si256(q.hz)), 32)));
-    _mm512_storeu_si512(r->k + o0 + 8,
-                        _mm512_or_si512(half, _mm512_slli_epi64(_mm512_cvtepi32_epi64(
-                                                  _mm512_extracti64x4_epi64(q.hz, 1)), 32)));
+    _mm512_storeu_si512(
+        r->k + o0,
+        _mm512_or_si512(
+            half, _mm512_slli_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(q.hz)), 32)));
+    _mm512_storeu_si512(
+        r->k + o0 + 8,
+        _mm512_or_si512(half, _mm512_slli_epi64(
+                                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(q.hz, 1)), 32)));
   }
   return 1;
 }
@@ -143,11 +148,21 @@ UK_INLINE void ln_lane(short *ix, __mmask16 *odd, int32_t l, int32_t rel) {
   if (rel & 1) *odd |= (__mmask16)(1u << l);
 }
 
+/* The windows' words of 16 pixels of a row whose first run starts s0
+ * (0 or 1) bytes into the window: made once per call, as a vector load
+ * of ix just after its 32 word stores waits for them to retire. */
+static void ln_row16(const ln_geo_t *g, int32_t s0, ln_chunk_t *k) {
+  short ix[32];
+  k->odd = 0;
+  for (int32_t l = 0; l < 16; ++l) ln_lane(ix, &k->odd, l, s0 + l * g->step);
+  k->idx = _mm512_loadu_si512(ix);
+}
+
 /* The next chunk from *at (advanced past it): up to min(16, left) pixels
  * of one image whose runs start within 128 bytes of the window's start
- * and whose rows fit the band. */
-static void ln_chunk(const tinyml_uk_params_t *p, const ln_geo_t *g, uk_pos_t *at,
-                     int32_t left, ln_chunk_t *k) {
+ * and whose rows fit the band.  row[s0]: ln_row16's chunks. */
+static void ln_chunk(const tinyml_uk_params_t *p, const ln_geo_t *g, const ln_chunk_t row[2],
+                     uk_pos_t *at, int32_t left, ln_chunk_t *k) {
   const uk_pos_t a0 = *at;
   short ix[32];
   int32_t l = 0, dy = 0;
@@ -155,12 +170,11 @@ static void ln_chunk(const tinyml_uk_params_t *p, const ln_geo_t *g, uk_pos_t *a
   k->odd = 0;
   if (g->row16 && a0.ox + uk_min32(16, left) <= p->ow) {
     /* Within one row (all of vww's and resnet8's): no walk. */
-    const int32_t s0 = a0.ox * g->step - k->x0;
-    for (; l < 16; ++l) ln_lane(ix, &k->odd, l, s0 + l * g->step);
+    const ln_chunk_t *r = &row[a0.ox * g->step - k->x0];
     k->cnt = uk_min32(16, left);
     k->rows = p->kh;
-    k->idx = _mm512_loadu_si512(ix);
-    k->odd &= rq16_live(k->cnt);
+    k->idx = r->idx;
+    k->odd = r->odd & rq16_live(k->cnt);
     if ((at->ox += k->cnt) == p->ow) {
       at->ox = 0;
       if (++at->oy == p->oh) at->oy = 0, ++at->n;
@@ -180,31 +194,104 @@ static void ln_chunk(const tinyml_uk_params_t *p, const ln_geo_t *g, uk_pos_t *a
   k->rows = dy + p->kh;
 }
 
-/* Bytes b[i] (channel i, 16 pixels) as pixels: s3[u][n] holds pixels
- * 2u (low half) and 2u + 1 of channels 8n..8n+7. */
-UK_INLINE void ln_transpose(const __m128i *b, int nb, __m128i s3[8][2]) {
-  __m128i s1[2][8], s2[4][4];
-  for (int k = 0; k < nb / 2; ++k) {
-    s1[0][k] = _mm_unpacklo_epi8(b[2 * k], b[2 * k + 1]);
-    s1[1][k] = _mm_unpackhi_epi8(b[2 * k], b[2 * k + 1]);
+/* Channels v[0..3] of 16 pixels saturated to bytes (vpackssdw and
+ * vpacksswb saturate as vpmovsdb does) and clamped; then, per 128-bit
+ * lane k, pixel 4k + q's 4 channels in dword q (an in-lane vpshufb:
+ * the packs leave channel c's pixels 4k..4k+3 in bytes 4c..4c+3). */
+UK_INLINE __m512i ln_quad(const __m512i *v, __m512i lo, __m512i hi) {
+  const __m512i t = _mm512_set4_epi32(0x0f0b0703, 0x0e0a0602, 0x0d090501, 0x0c080400);
+  const __m512i b =
+      _mm512_packs_epi16(_mm512_packs_epi32(v[0], v[1]), _mm512_packs_epi32(v[2], v[3]));
+  return _mm512_shuffle_epi8(_mm512_min_epi8(_mm512_max_epi8(b, lo), hi), t);
+}
+
+/* n bytes of x (n <= 64) at d: a plain store when whole. */
+UK_INLINE void ln_store(int8_t *d, __m512i x, int32_t n) {
+  if (n >= 64)
+    _mm512_storeu_si512(d, x);
+  else if (n > 0)
+    _mm512_mask_storeu_epi8(d, (__mmask64)((1ULL << n) - 1), x);
+}
+
+/* 8 channels' bytes of 16 pixels in pixel order: 8 bytes a pixel, pixels
+ * 0-7 in x[0], 8-15 in x[1]. */
+UK_INLINE void ln_pix8(const __m512i *r, __m512i lo, __m512i hi, __m512i x[2]) {
+  const __m512i q0 = ln_quad(r, lo, hi), q1 = ln_quad(r + 4, lo, hi);
+  /* lane k: pixels 4k, 4k + 1 in a's qwords, 4k + 2, 4k + 3 in b's */
+  const __m512i a = _mm512_unpacklo_epi32(q0, q1), b = _mm512_unpackhi_epi32(q0, q1);
+  x[0] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), b);
+  x[1] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), b);
+}
+
+/* 16 channels' bytes of 16 pixels: pixel 4k + q in lane k of x[q]. */
+UK_INLINE void ln_pix16(const __m512i *r, __m512i lo, __m512i hi, __m512i x[4]) {
+  __m512i q[4];
+  for (int j = 0; j < 4; ++j) q[j] = ln_quad(r + 4 * j, lo, hi);
+  const __m512i al = _mm512_unpacklo_epi32(q[0], q[1]), ah = _mm512_unpackhi_epi32(q[0], q[1]);
+  const __m512i bl = _mm512_unpacklo_epi32(q[2], q[3]), bh = _mm512_unpackhi_epi32(q[2], q[3]);
+  x[0] = _mm512_unpacklo_epi64(al, bl);
+  x[1] = _mm512_unpackhi_epi64(al, bl);
+  x[2] = _mm512_unpacklo_epi64(ah, bh);
+  x[3] = _mm512_unpackhi_epi64(ah, bh);
+}
+
+/* ln_pix16's lanes as 4 pixels a vector (a 4x4 transpose of lanes). */
+UK_INLINE void ln_rows16(__m512i x[4]) {
+  const __m512i t0 = _mm512_shuffle_i64x2(x[0], x[1], 0x44),
+                t1 = _mm512_shuffle_i64x2(x[2], x[3], 0x44);
+  const __m512i t2 = _mm512_shuffle_i64x2(x[0], x[1], 0xEE),
+                t3 = _mm512_shuffle_i64x2(x[2], x[3], 0xEE);
+  x[0] = _mm512_shuffle_i64x2(t0, t1, 0x88);
+  x[1] = _mm512_shuffle_i64x2(t0, t1, 0xDD);
+  x[2] = _mm512_shuffle_i64x2(t2, t3, 0x88);
+  x[3] = _mm512_shuffle_i64x2(t2, t3, 0xDD);
+}
+
+/* The rescaled bytes r[0..nb) (channel per vector, 16 pixels) of cnt
+ * pixels to NHWC at out (channel o0 of the chunk's first pixel).  When
+ * the chunk's channels are all of oc (vww's 8, resnet8's 16) its pixels
+ * are one run of cnt * nb bytes: whole 64-byte stores. */
+UK_DOT4 UK_INLINE void ln_out(const tinyml_uk_params_t *p, const __m512i *r, int8_t *out,
+                              int32_t cnt, int32_t o0, int nb) {
+  const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
+  __m512i x[4];
+  int8_t t[256] __attribute__((aligned(64)));
+  const __mmask16 m = rq16_live(uk_min32(nb, p->oc - o0));
+  if (nb == 8) {
+    ln_pix8(r, lo, hi, x);
+    if (p->oc == 8) {
+      ln_store(out, x[0], cnt * 8);
+      ln_store(out + 64, x[1], cnt * 8 - 64);
+      return;
+    }
+    _mm512_store_si512(t, x[0]);
+    _mm512_store_si512(t + 64, x[1]);
+    for (int32_t l = 0; l < cnt; ++l)
+      _mm_mask_storeu_epi8(out + (size_t)l * p->oc, m,
+                           _mm_loadl_epi64((const __m128i *)(const void *)(t + 8 * l)));
+    return;
   }
-  for (int h = 0; h < 2; ++h)
-    for (int m = 0; m < nb / 4; ++m) {
-      s2[2 * h][m] = _mm_unpacklo_epi16(s1[h][2 * m], s1[h][2 * m + 1]);
-      s2[2 * h + 1][m] = _mm_unpackhi_epi16(s1[h][2 * m], s1[h][2 * m + 1]);
-    }
-  for (int t = 0; t < 4; ++t)
-    for (int n = 0; n < nb / 8; ++n) {
-      s3[2 * t][n] = _mm_unpacklo_epi32(s2[t][2 * n], s2[t][2 * n + 1]);
-      s3[2 * t + 1][n] = _mm_unpackhi_epi32(s2[t][2 * n], s2[t][2 * n + 1]);
-    }
+  ln_pix16(r, lo, hi, x);
+  if (p->oc == 16) {
+    ln_rows16(x);
+    for (int v = 0; v < 4; ++v) ln_store(out + 64 * v, x[v], cnt * 16 - 64 * v);
+    return;
+  }
+  for (int v = 0; v < 4; ++v) _mm512_store_si512(t + 64 * v, x[v]);
+  for (int32_t l = 0; l < cnt; ++l) {
+    const __m128i v =
+        _mm_load_si128((const __m128i *)(const void *)(t + (l % 4) * 64 + (l / 4) * 16));
+    if (m == 0xFFFF)
+      _mm_storeu_si128((__m128i *)(void *)(out + (size_t)l * p->oc), v);
+    else
+      _mm_mask_storeu_epi8(out + (size_t)l * p->oc, m, v);
+  }
 }
 
 /* Channels [o0, o0 + nb) (nb 8 or 16) of the chunk's cnt pixels. */
 UK_DOT4 UK_INLINE void ln_block(const uk_ctx_t *c, const ln_geo_t *g, const ln_rq_t *r,
                                 const int32_t *wt, const __m512i *col, int8_t *out, int32_t cnt,
                                 int32_t o0, int nb) {
-  const tinyml_uk_params_t *p = c->p;
   __m512i a[16];
   for (int i = 0; i < nb; ++i) a[i] = _mm512_set1_epi32(r->bias[o0 + i]);
   for (int32_t gi = 0; gi < g->g; ++gi) {
@@ -213,27 +300,18 @@ UK_DOT4 UK_INLINE void ln_block(const uk_ctx_t *c, const ln_geo_t *g, const ln_r
 #pragma clang loop unroll(full)
     for (int i = 0; i < nb; ++i) a[i] = _mm512_dpbusd_epi32(a[i], u, _mm512_set1_epi32(w[i]));
   }
-  __m128i b[16], s3[8][2];
-  const __m128i lo = _mm_set1_epi8((char)p->act_min), hi = _mm_set1_epi8((char)p->act_max);
   /* Unrolled, the accumulators stay in registers.  pw_apply with the
-   * bias in the accumulators, then saturated to int8 and clamped on bytes:
-   * [act_min, act_max] lies inside int8, so the same bytes as rq16's
-   * clamp, in 14 zmm uops and 2 xmm ones a channel instead of 21 zmm. */
+   * bias in the accumulators (12 uops a channel); the packs and the
+   * clamp on bytes in ln_out: [act_min, act_max] lies inside int8, so
+   * the same bytes as rq16's clamp. */
 #pragma clang loop unroll(full)
   for (int i = 0; i < nb; ++i) {
     const int32_t o = o0 + i;
     const __m512i m = _mm512_set1_epi32(r->mult[o]), k = _mm512_set1_epi64(r->k[o]);
     const pw_rq_t q = {m, m, k, k, _mm512_set1_epi32(r->sh[o]), _mm512_setzero_si512()};
-    b[i] = _mm_min_epi8(_mm_max_epi8(_mm512_cvtsepi32_epi8(pw_apply(&q, a[i])), lo), hi);
+    a[i] = pw_apply(&q, a[i]);
   }
-  ln_transpose(b, nb, s3);
-  const __mmask16 m = rq16_live(uk_min32(nb, p->oc - o0));
-  for (int32_t l = 0; l < cnt; ++l) {
-    const __m128i *v = s3[l / 2];
-    __m128i x = nb == 16 ? (l & 1 ? _mm_unpackhi_epi64(v[0], v[1]) : _mm_unpacklo_epi64(v[0], v[1]))
-                         : (l & 1 ? _mm_unpackhi_epi64(v[0], v[0]) : v[0]);
-    _mm_mask_storeu_epi8(out + (size_t)l * p->oc + o0, m, x);
-  }
+  ln_out(c->p, a, out + o0, cnt, o0, nb);
 }
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) for a dot4 blob (c->bias is its
@@ -251,11 +329,14 @@ __attribute__((noinline)) UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t
   const size_t image = (size_t)p->ih * p->iw * p->ic;
   int32_t bn = -1, r0 = 0, nrows = 0; /* the band: image bn's rows [r0, r0 + nrows) */
   uk_pos_t at = uk_pos_at(p, lo);
+  ln_chunk_t row[2];
+  ln_row16(&g, 0, &row[0]);
+  ln_row16(&g, 1, &row[1]);
   for (int32_t q = lo; q < hi;) {
     const uk_pos_t a0 = at;
     ln_chunk_t k;
     __m512i col[LN_G];
-    ln_chunk(p, &g, &at, hi - q, &k);
+    ln_chunk(p, &g, row, &at, hi - q, &k);
     const int32_t first = a0.oy * p->stride_h, cnt = k.cnt;
     if (a0.n != bn || first < r0 || first + k.rows > r0 + nrows) {
       bn = a0.n, r0 = first, nrows = uk_min32(g.rows, g.total - first);
@@ -268,10 +349,10 @@ __attribute__((noinline)) UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t
       const uint8_t *s = buf + base + (gi / g.gpr) * g.prow + (gi % g.gpr) * 4;
       col[gi] = _mm512_permutex2var_epi16(_mm512_loadu_si512(s), k.idx, _mm512_loadu_si512(s + 64));
       if (k.odd)
-        col[gi] = _mm512_mask_mov_epi32(
-            col[gi], k.odd,
-            _mm512_permutex2var_epi16(_mm512_loadu_si512(s + LN_ODD), k.idx,
-                                      _mm512_loadu_si512(s + LN_ODD + 64)));
+        col[gi] =
+            _mm512_mask_mov_epi32(col[gi], k.odd,
+                                  _mm512_permutex2var_epi16(_mm512_loadu_si512(s + LN_ODD), k.idx,
+                                                            _mm512_loadu_si512(s + LN_ODD + 64)));
     }
     int8_t *o = out + (size_t)q * p->oc;
     for (int32_t o0 = 0; o0 < p->oc; o0 += 16) {
