@@ -77,6 +77,25 @@ UK_INLINE int32_t ln_tap(const ln_geo_t *g, int32_t gi, int32_t b) {
   return j < g->run ? ky * g->run + j : -1;
 }
 
+/* Tap t's weight of channels o0..o0 + 15 (0 for a padded tap or past
+ * oc_padded): in the vpmaddwd packing each channel of a panel holds taps
+ * 2j, 2j + 1 as a word, so one 16-byte row of each of two panels. */
+UK_INLINE __m128i ln_tapw(const uk_ctx_t *c, int32_t o0, int32_t t) {
+  if (t < 0) return _mm_setzero_si128();
+  const int32_t kp = c->p->k_padded;
+  const int8_t *w0 = c->weights + (size_t)o0 * kp + (t / 2) * 16;
+  const __m128i e =
+      _mm_add_epi8(_mm_set_epi8(-1, -1, -1, -1, -1, -1, -1, -1, 14, 12, 10, 8, 6, 4, 2, 0),
+                   _mm_set1_epi8((char)(t % 2)));
+  const __m128i x0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)w0), e);
+  const __m128i x1 =
+      o0 + 8 < c->p->oc_padded
+          ? _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(w0 + (size_t)8 * kp)),
+                             e)
+          : _mm_setzero_si128();
+  return _mm_unpacklo_epi64(x0, x1);
+}
+
 /* wt[gi * ocs + o]: channel o's 4 weights of group gi, from the
  * vpmaddwd packing ([oc/8][k/2][8][2]).  When a kernel row is whole groups
  * the groups are taps 4gi..4gi+3, which dot4_w makes 16 channels a time. */
@@ -93,16 +112,17 @@ UK_DOT4 static void ln_weights(const uk_ctx_t *c, const ln_geo_t *g, int32_t *wt
     }
     return;
   }
-  for (int32_t gi = 0; gi < g->g; ++gi)
-    for (int32_t o = 0; o < g->ocs; ++o) {
-      uint32_t v = 0;
-      for (int32_t b = 0; b < 4; ++b) {
-        const int32_t t = ln_tap(g, gi, b);
-        if (t < 0 || o >= p->oc_padded) continue;
-        const int8_t w = c->weights[(size_t)(o / 8) * 8 * kp + (t / 2) * 16 + (o % 8) * 2 + t % 2];
-        v |= (uint32_t)(uint8_t)w << (8 * b);
-      }
-      wt[gi * g->ocs + o] = (int32_t)v;
+  for (int32_t o0 = 0; o0 < p->oc_padded; o0 += 16)
+    for (int32_t gi = 0; gi < g->g; ++gi) {
+      __m128i t[4];
+      for (int32_t b = 0; b < 4; ++b) t[b] = ln_tapw(c, o0, ln_tap(g, gi, b));
+      const __m128i l01 = _mm_unpacklo_epi8(t[0], t[1]), h01 = _mm_unpackhi_epi8(t[0], t[1]);
+      const __m128i l23 = _mm_unpacklo_epi8(t[2], t[3]), h23 = _mm_unpackhi_epi8(t[2], t[3]);
+      __m128i *d = (__m128i *)(void *)(wt + gi * g->ocs + o0);
+      _mm_storeu_si128(d, _mm_unpacklo_epi16(l01, l23));
+      _mm_storeu_si128(d + 1, _mm_unpackhi_epi16(l01, l23));
+      _mm_storeu_si128(d + 2, _mm_unpacklo_epi16(h01, h23));
+      _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(h01, h23));
     }
 }
 
