@@ -6,17 +6,19 @@
  *
  * Here a band of input rows is copied once, flipped to u = x + 128 and
  * padded with in_zp + 128 on every side (as dot4_im2col's padded taps),
- * so that every window lies inside it.  Each kernel row's run of
- * kw * ic bytes is cut into 4-byte groups (the last one padded with
- * taps whose weight is 0).  For a chunk of up to 16 pixels whose runs
- * start within one 128-byte window, one vpermt2w gathers a group's
- * 4 bytes of every pixel into one vector; one vpdpbusd per output
- * channel, with the channel's 4 weights broadcast, then sums that group
- * for 16 pixels.  The rescale runs per channel on 16 pixels (pw_apply
- * with broadcast constants); packs, a byte clamp and in-lane shuffles
- * turn 4 channels at a time back into NHWC, stored 64 bytes at a time
- * where the chunk's channels are all of oc.  Same sums as dot4_conv
- * (same bias4), so the same bytes.
+ * so that every window lies inside it.  The kh runs of kw * ic bytes
+ * are cut into 4-byte groups in tap order (the last one padded with taps
+ * whose weight is 0; a group over a run's end takes its last bytes from
+ * the next kernel row by a byte blend: vww's 27 taps in 7 groups, not 9
+ * of one row each).  For a chunk of up to 16 pixels whose runs start
+ * within one 128-byte window, one vpermt2w gathers a group's 4 bytes of
+ * every pixel into one vector; one vpdpbusd per output channel, with the
+ * channel's 4 weights broadcast, then sums that group for 16 pixels.  The
+ * rescale runs per channel on 16 pixels (pw_apply with broadcast
+ * constants); packs, a byte clamp and in-lane shuffles turn 4 channels
+ * at a time back into NHWC, stored 64 bytes at a time where the chunk's
+ * channels are all of oc.  Same sums as dot4_conv (same bias4), so the
+ * same bytes.
  *
  * vpermt2w moves words: a run that starts at an odd byte (stride_w * ic
  * odd, as resnet8's 3 channels at stride 1) is read from a second copy
@@ -26,6 +28,7 @@
  * bands (16.5 KB), the repacked weights (up to 8 KB) and the rescale
  * constants (5 KB). */
 #include "conv_s8.h"
+#include "conv_s8_lanes_out.h"
 #include "conv_s8_plan.h"
 
 enum {
@@ -71,10 +74,33 @@ UK_INLINE void ln_shift(const uint8_t *src, uint8_t *dst, size_t n) {
   for (size_t i = 0; i < n; i += 64) _mm512_storeu_si512(dst + i, _mm512_loadu_si512(src + i));
 }
 
+/* The 4-tap groups of the kh * run taps in the kernel's order (vww's
+ * and resnet8's 27 in 7 groups, not 9 of 3 per kernel row): n groups;
+ * group gi reads the band a[gi] bytes on from a pixel's first tap, and,
+ * where it runs over the end of a kernel row, the bytes m[gi] selects
+ * b[gi] bytes on (the next row's first taps). */
+typedef struct ln_grp {
+  int32_t n, taps;
+  int32_t a[LN_G], b[LN_G];
+  __mmask64 m[LN_G];
+} ln_grp_t;
+
+UK_INLINE void ln_groups(const tinyml_uk_params_t *p, const ln_geo_t *g, ln_grp_t *q) {
+  q->taps = p->kh * g->run;
+  q->n = (q->taps + 3) / 4;
+  for (int32_t gi = 0; gi < q->n; ++gi) {
+    const int32_t ky = 4 * gi / g->run, x = 4 * gi % g->run, j = g->run - x;
+    q->a[gi] = ky * g->prow + x;
+    q->b[gi] = (ky + 1) * g->prow - j;
+    /* bytes j..3 of every dword from the next row */
+    q->m[gi] = j < 4 && ky + 1 < p->kh ? 0x1111111111111111ULL * (0xFu & (0xFu << j)) : 0;
+  }
+}
+
 /* Tap b of group gi in the kernel's tap order, or -1 for a padded tap. */
-UK_INLINE int32_t ln_tap(const ln_geo_t *g, int32_t gi, int32_t b) {
-  const int32_t ky = gi / g->gpr, j = (gi % g->gpr) * 4 + b;
-  return j < g->run ? ky * g->run + j : -1;
+UK_INLINE int32_t ln_tap(const ln_grp_t *q, int32_t gi, int32_t b) {
+  const int32_t t = 4 * gi + b;
+  return t < q->taps ? t : -1;
 }
 
 /* Tap t's weight of channels o0..o0 + 15 (0 for a padded tap or past
@@ -99,7 +125,8 @@ UK_INLINE __m128i ln_tapw(const uk_ctx_t *c, int32_t o0, int32_t t) {
 /* wt[gi * ocs + o]: channel o's 4 weights of group gi, from the
  * vpmaddwd packing ([oc/8][k/2][8][2]).  When a kernel row is whole groups
  * the groups are taps 4gi..4gi+3, which dot4_w makes 16 channels a time. */
-UK_DOT4 static void ln_weights(const uk_ctx_t *c, const ln_geo_t *g, int32_t *wt) {
+UK_DOT4 static void ln_weights(const uk_ctx_t *c, const ln_geo_t *g, const ln_grp_t *q,
+                               int32_t *wt) {
   const tinyml_uk_params_t *p = c->p;
   const int32_t kp = p->k_padded;
   if (g->run % 4 == 0) {
@@ -107,15 +134,15 @@ UK_DOT4 static void ln_weights(const uk_ctx_t *c, const ln_geo_t *g, int32_t *wt
     for (int32_t o0 = 0; o0 < p->oc_padded; o0 += 16) {
       const int8_t *w0 = c->weights + (size_t)o0 * kp;
       const int8_t *w1 = o0 + 8 < p->oc_padded ? w0 + (size_t)8 * kp : w0;
-      for (int32_t gi = 0; gi < g->g; ++gi)
+      for (int32_t gi = 0; gi < q->n; ++gi)
         _mm512_storeu_si512(wt + gi * g->ocs + o0, dot4_w(w0 + gi * 32, w1 + gi * 32, ix));
     }
     return;
   }
   for (int32_t o0 = 0; o0 < p->oc_padded; o0 += 16)
-    for (int32_t gi = 0; gi < g->g; ++gi) {
+    for (int32_t gi = 0; gi < q->n; ++gi) {
       __m128i t[4];
-      for (int32_t b = 0; b < 4; ++b) t[b] = ln_tapw(c, o0, ln_tap(g, gi, b));
+      for (int32_t b = 0; b < 4; ++b) t[b] = ln_tapw(c, o0, ln_tap(q, gi, b));
       const __m128i l01 = _mm_unpacklo_epi8(t[0], t[1]), h01 = _mm_unpackhi_epi8(t[0], t[1]);
       const __m128i l23 = _mm_unpacklo_epi8(t[2], t[3]), h23 = _mm_unpackhi_epi8(t[2], t[3]);
       __m128i *d = (__m128i *)(void *)(wt + gi * g->ocs + o0);
@@ -214,107 +241,13 @@ static void ln_chunk(const tinyml_uk_params_t *p, const ln_geo_t *g, const ln_ch
   k->rows = dy + p->kh;
 }
 
-/* Channels v[0..3] of 16 pixels saturated to bytes (vpackssdw and
- * vpacksswb saturate as vpmovsdb does) and clamped; then, per 128-bit
- * lane k, pixel 4k + q's 4 channels in dword q (an in-lane vpshufb:
- * the packs leave channel c's pixels 4k..4k+3 in bytes 4c..4c+3). */
-UK_INLINE __m512i ln_quad(const __m512i *v, __m512i lo, __m512i hi) {
-  const __m512i t = _mm512_set4_epi32(0x0f0b0703, 0x0e0a0602, 0x0d090501, 0x0c080400);
-  const __m512i b =
-      _mm512_packs_epi16(_mm512_packs_epi32(v[0], v[1]), _mm512_packs_epi32(v[2], v[3]));
-  return _mm512_shuffle_epi8(_mm512_min_epi8(_mm512_max_epi8(b, lo), hi), t);
-}
-
-/* n bytes of x (n <= 64) at d: a plain store when whole. */
-UK_INLINE void ln_store(int8_t *d, __m512i x, int32_t n) {
-  if (n >= 64)
-    _mm512_storeu_si512(d, x);
-  else if (n > 0)
-    _mm512_mask_storeu_epi8(d, (__mmask64)((1ULL << n) - 1), x);
-}
-
-/* 8 channels' bytes of 16 pixels in pixel order: 8 bytes a pixel, pixels
- * 0-7 in x[0], 8-15 in x[1]. */
-UK_INLINE void ln_pix8(const __m512i *r, __m512i lo, __m512i hi, __m512i x[2]) {
-  const __m512i q0 = ln_quad(r, lo, hi), q1 = ln_quad(r + 4, lo, hi);
-  /* lane k: pixels 4k, 4k + 1 in a's qwords, 4k + 2, 4k + 3 in b's */
-  const __m512i a = _mm512_unpacklo_epi32(q0, q1), b = _mm512_unpackhi_epi32(q0, q1);
-  x[0] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), b);
-  x[1] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), b);
-}
-
-/* 16 channels' bytes of 16 pixels: pixel 4k + q in lane k of x[q]. */
-UK_INLINE void ln_pix16(const __m512i *r, __m512i lo, __m512i hi, __m512i x[4]) {
-  __m512i q[4];
-  for (int j = 0; j < 4; ++j) q[j] = ln_quad(r + 4 * j, lo, hi);
-  const __m512i al = _mm512_unpacklo_epi32(q[0], q[1]), ah = _mm512_unpackhi_epi32(q[0], q[1]);
-  const __m512i bl = _mm512_unpacklo_epi32(q[2], q[3]), bh = _mm512_unpackhi_epi32(q[2], q[3]);
-  x[0] = _mm512_unpacklo_epi64(al, bl);
-  x[1] = _mm512_unpackhi_epi64(al, bl);
-  x[2] = _mm512_unpacklo_epi64(ah, bh);
-  x[3] = _mm512_unpackhi_epi64(ah, bh);
-}
-
-/* ln_pix16's lanes as 4 pixels a vector (a 4x4 transpose of lanes). */
-UK_INLINE void ln_rows16(__m512i x[4]) {
-  const __m512i t0 = _mm512_shuffle_i64x2(x[0], x[1], 0x44),
-                t1 = _mm512_shuffle_i64x2(x[2], x[3], 0x44);
-  const __m512i t2 = _mm512_shuffle_i64x2(x[0], x[1], 0xEE),
-                t3 = _mm512_shuffle_i64x2(x[2], x[3], 0xEE);
-  x[0] = _mm512_shuffle_i64x2(t0, t1, 0x88);
-  x[1] = _mm512_shuffle_i64x2(t0, t1, 0xDD);
-  x[2] = _mm512_shuffle_i64x2(t2, t3, 0x88);
-  x[3] = _mm512_shuffle_i64x2(t2, t3, 0xDD);
-}
-
-/* The rescaled bytes r[0..nb) (channel per vector, 16 pixels) of cnt
- * pixels to NHWC at out (channel o0 of the chunk's first pixel).  When
- * the chunk's channels are all of oc (vww's 8, resnet8's 16) its pixels
- * are one run of cnt * nb bytes: whole 64-byte stores. */
-UK_DOT4 UK_INLINE void ln_out(const tinyml_uk_params_t *p, const __m512i *r, int8_t *out,
-                              int32_t cnt, int32_t o0, int nb) {
-  const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
-  __m512i x[4];
-  int8_t t[256] __attribute__((aligned(64)));
-  const __mmask16 m = rq16_live(uk_min32(nb, p->oc - o0));
-  if (nb == 8) {
-    ln_pix8(r, lo, hi, x);
-    if (p->oc == 8) {
-      ln_store(out, x[0], cnt * 8);
-      ln_store(out + 64, x[1], cnt * 8 - 64);
-      return;
-    }
-    _mm512_store_si512(t, x[0]);
-    _mm512_store_si512(t + 64, x[1]);
-    for (int32_t l = 0; l < cnt; ++l)
-      _mm_mask_storeu_epi8(out + (size_t)l * p->oc, m,
-                           _mm_loadl_epi64((const __m128i *)(const void *)(t + 8 * l)));
-    return;
-  }
-  ln_pix16(r, lo, hi, x);
-  if (p->oc == 16) {
-    ln_rows16(x);
-    for (int v = 0; v < 4; ++v) ln_store(out + 64 * v, x[v], cnt * 16 - 64 * v);
-    return;
-  }
-  for (int v = 0; v < 4; ++v) _mm512_store_si512(t + 64 * v, x[v]);
-  for (int32_t l = 0; l < cnt; ++l) {
-    const __m128i v =
-        _mm_load_si128((const __m128i *)(const void *)(t + (l % 4) * 64 + (l / 4) * 16));
-    if (m == 0xFFFF)
-      _mm_storeu_si128((__m128i *)(void *)(out + (size_t)l * p->oc), v);
-    else
-      _mm_mask_storeu_epi8(out + (size_t)l * p->oc, m, v);
-  }
-}
-
 /* Channels [o0, o0 + nb) (nb 8 or 16) of the chunk's cnt pixels. */
-UK_DOT4 UK_INLINE void ln_block(const uk_ctx_t *c, const ln_geo_t *g, const ln_rq_t *r,
+UK_DOT4 UK_INLINE void ln_block(const uk_ctx_t *c, const ln_geo_t *g, int32_t ng, const ln_rq_t *r,
                                 const int32_t *wt, const __m512i *col, int8_t *out, int32_t cnt,
                                 int32_t o0, int nb) {
   __m512i a[16];
   for (int i = 0; i < nb; ++i) a[i] = _mm512_set1_epi32(r->bias[o0 + i]);
-  for (int32_t gi = 0; gi < g->g; ++gi) {
+  for (int32_t gi = 0; gi < ng; ++gi) {
     const __m512i u = col[gi];
     const int32_t *w = wt + gi * g->ocs + o0;
 #pragma clang loop unroll(full)
@@ -334,6 +267,17 @@ UK_DOT4 UK_INLINE void ln_block(const uk_ctx_t *c, const ln_geo_t *g, const ln_r
   ln_out(c->p, a, out + o0, cnt, o0, nb);
 }
 
+/* A group's 4 bytes for every lane of chunk k from the window at s:
+ * lanes whose run starts at an odd byte from the band one byte on. */
+UK_INLINE __m512i ln_gather(const uint8_t *s, const ln_chunk_t *k) {
+  const __m512i v =
+      _mm512_permutex2var_epi16(_mm512_loadu_si512(s), k->idx, _mm512_loadu_si512(s + 64));
+  if (!k->odd) return v;
+  return _mm512_mask_mov_epi32(v, k->odd,
+                               _mm512_permutex2var_epi16(_mm512_loadu_si512(s + LN_ODD), k->idx,
+                                                         _mm512_loadu_si512(s + LN_ODD + 64)));
+}
+
 /* tinyml_uk_conv_s8's pixels [lo, hi) for a dot4 blob (c->bias is its
  * bias4), or 0 when this path does not take the layer.  Not inlined, so
  * a module's object names it (perf, objdump). */
@@ -345,7 +289,9 @@ __attribute__((noinline)) UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t
   if (!uk_conv_s8_int8_clamp(p) || !uk_ln_geo(p, &g) || !ln_rescale(c, &g, &rq)) return 0;
   int32_t wt[LN_WT];
   uint8_t buf[2 * LN_ODD] __attribute__((aligned(64)));
-  ln_weights(c, &g, wt);
+  ln_grp_t gr;
+  ln_groups(p, &g, &gr);
+  ln_weights(c, &g, &gr, wt);
   const size_t image = (size_t)p->ih * p->iw * p->ic;
   int32_t bn = -1, r0 = 0, nrows = 0; /* the band: image bn's rows [r0, r0 + nrows) */
   uk_pos_t at = uk_pos_at(p, lo);
@@ -365,21 +311,17 @@ __attribute__((noinline)) UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t
       if (g.step & 1) ln_shift(buf + 1, buf + LN_ODD, (size_t)nrows * g.prow);
     }
     const size_t base = (size_t)(first - r0) * g.prow + k.x0;
-    for (int32_t gi = 0; gi < g.g; ++gi) {
-      const uint8_t *s = buf + base + (gi / g.gpr) * g.prow + (gi % g.gpr) * 4;
-      col[gi] = _mm512_permutex2var_epi16(_mm512_loadu_si512(s), k.idx, _mm512_loadu_si512(s + 64));
-      if (k.odd)
-        col[gi] =
-            _mm512_mask_mov_epi32(col[gi], k.odd,
-                                  _mm512_permutex2var_epi16(_mm512_loadu_si512(s + LN_ODD), k.idx,
-                                                            _mm512_loadu_si512(s + LN_ODD + 64)));
+    for (int32_t gi = 0; gi < gr.n; ++gi) {
+      col[gi] = ln_gather(buf + base + gr.a[gi], &k);
+      if (gr.m[gi])
+        col[gi] = _mm512_mask_blend_epi8(gr.m[gi], col[gi], ln_gather(buf + base + gr.b[gi], &k));
     }
     int8_t *o = out + (size_t)q * p->oc;
     for (int32_t o0 = 0; o0 < p->oc; o0 += 16) {
       if (p->oc - o0 <= 8)
-        ln_block(c, &g, &rq, wt, col, o, cnt, o0, 8);
+        ln_block(c, &g, gr.n, &rq, wt, col, o, cnt, o0, 8);
       else
-        ln_block(c, &g, &rq, wt, col, o, cnt, o0, 16);
+        ln_block(c, &g, gr.n, &rq, wt, col, o, cnt, o0, 16);
     }
     q += cnt;
   }
