@@ -78,17 +78,22 @@ UK_INLINE void ln_shift(const uint8_t *src, uint8_t *dst, size_t n) {
  * and resnet8's 27 in 7 groups, not 9 of 3 per kernel row): n groups;
  * group gi reads the band a[gi] bytes on from a pixel's first tap, and,
  * where it runs over the end of a kernel row, the bytes m[gi] selects
- * b[gi] bytes on (the next row's first taps). */
+ * b[gi] bytes on (the next row's first taps; with 2 or more taps a row
+ * a group spans at most 2 rows). */
 typedef struct ln_grp {
-  int32_t n, taps;
+  int32_t n, taps, row;
   int32_t a[LN_G], b[LN_G];
   __mmask64 m[LN_G];
 } ln_grp_t;
 
 UK_INLINE void ln_groups(const tinyml_uk_params_t *p, const ln_geo_t *g, ln_grp_t *q) {
   q->taps = p->kh * g->run;
-  q->n = (q->taps + 3) / 4;
-  for (int32_t gi = 0; gi < q->n; ++gi) {
+  /* One tap a kernel row (kh x 1 on one channel): a group would span 4
+   * rows, so one group a row, its taps 1-3 of weight 0 (row = 1). */
+  q->row = g->run == 1;
+  q->n = q->row ? p->kh : (q->taps + 3) / 4;
+  for (int32_t gi = 0; gi < q->n && q->row; ++gi) q->a[gi] = gi * g->prow, q->m[gi] = 0;
+  for (int32_t gi = 0; gi < q->n && !q->row; ++gi) {
     const int32_t ky = 4 * gi / g->run, x = 4 * gi % g->run, j = g->run - x;
     q->a[gi] = ky * g->prow + x;
     q->b[gi] = (ky + 1) * g->prow - j;
@@ -99,6 +104,7 @@ UK_INLINE void ln_groups(const tinyml_uk_params_t *p, const ln_geo_t *g, ln_grp_
 
 /* Tap b of group gi in the kernel's tap order, or -1 for a padded tap. */
 UK_INLINE int32_t ln_tap(const ln_grp_t *q, int32_t gi, int32_t b) {
+  if (q->row) return b == 0 ? gi : -1;
   const int32_t t = 4 * gi + b;
   return t < q->taps ? t : -1;
 }

@@ -261,9 +261,12 @@ def main():
                   (1, 1, 1, 1), rq=HIGH_SHIFTS),
         conv_case(rng, "conv_lanes_oc24", 1, 6, 19, 4, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
                   rq=HIGH_SHIFTS),
-        # 4-tap groups over the end of a kernel row (30 taps in 8 groups)
+        # 4-tap groups over the end of a kernel row (30 taps in 8 groups);
+        # one tap a row (5x1 on one channel): a group per row
         conv_case(rng, "conv_lanes_5x3_ic2", 1, 10, 15, 2, 8, 5, 3, (1, 2), (1, 1),
                   (2, 2, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_5x1_ic1", 1, 11, 19, 1, 16, 5, 1, (2, 1), (1, 1),
+                  (2, 2, 0, 0), rq=HIGH_SHIFTS),
         # ... and the shifts rq16 does not take: dot4_conv's columns
         conv_case(rng, "conv_lanes_low_shifts", 1, 9, 21, 3, 16, 3, 3, (2, 2), (1, 1),
                   (1, 1, 1, 1)),
