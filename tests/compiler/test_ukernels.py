@@ -248,6 +248,25 @@ def main():
                   rq=HIGH_SHIFTS),
         conv_case(rng, "conv_lanes_odd_kws", 2, 12, 10, 1, 24, 10, 4, (1, 1), (1, 1),
                   (4, 5, 1, 2), rq=HIGH_SHIFTS),
+        # the packed stores (ln_out): 8 or 16 channels, all of oc, as one
+        # run of bytes with short chunks at odd widths (ic 2 and 3, pads,
+        # batch 2); 64 and 24 channels pixel by pixel, whole and masked
+        conv_case(rng, "conv_lanes_oc16_s2", 1, 11, 29, 3, 16, 3, 3, (2, 2), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_oc8_ic2_batch", 2, 9, 13, 2, 8, 3, 3, (1, 1), (1, 1),
+                  (0, 1, 2, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_oc16_ic1_batch", 2, 8, 21, 1, 16, 3, 3, (2, 2), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_oc64_s2", 1, 7, 21, 3, 64, 3, 3, (2, 2), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_oc24", 1, 6, 19, 4, 24, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+                  rq=HIGH_SHIFTS),
+        # 4-tap groups over the end of a kernel row (30 taps in 8 groups);
+        # one tap a row (5x1 on one channel): a group per row
+        conv_case(rng, "conv_lanes_5x3_ic2", 1, 10, 15, 2, 8, 5, 3, (1, 2), (1, 1),
+                  (2, 2, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_lanes_5x1_ic1", 1, 11, 19, 1, 16, 5, 1, (2, 1), (1, 1),
+                  (2, 2, 0, 0), rq=HIGH_SHIFTS),
         # ... and the shifts rq16 does not take: dot4_conv's columns
         conv_case(rng, "conv_lanes_low_shifts", 1, 9, 21, 3, 16, 3, 3, (2, 2), (1, 1),
                   (1, 1, 1, 1)),
