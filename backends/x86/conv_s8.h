@@ -112,8 +112,9 @@ UK_INLINE __m512i pw_apply(const pw_rq_t *r, __m512i v) {
                                       _mm512_and_si512(v, sign));
   const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, r->mult_hi), r->ko),
                                       _mm512_and_si512(vo, sign));
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(xe, 32), xo);
-  return _mm512_srav_epi32(h, r->sh);
+  /* the high words of xe (even lanes) and xo (odd) in one vpermt2d */
+  const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  return _mm512_srav_epi32(_mm512_permutex2var_epi32(xe, hi, xo), r->sh);
 }
 
 /* pw_apply, then out_zp where it is not in the constant term. */
