@@ -112,8 +112,9 @@ UK_INLINE __m512i pw_apply(const pw_rq_t *r, __m512i v) {
                                       _mm512_and_si512(v, sign));
   const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, r->mult_hi), r->ko),
                                       _mm512_and_si512(vo, sign));
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(xe, 32), xo);
-  return _mm512_srav_epi32(h, r->sh);
+  /* the high words of xe (even lanes) and xo (odd) in one vpermt2d */
+  const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  return _mm512_srav_epi32(_mm512_permutex2var_epi32(xe, hi, xo), r->sh);
 }
 
 /* pw_apply, then out_zp where it is not in the constant term. */
@@ -182,6 +183,9 @@ UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t
 
 /* The same for 1x1 convs, pixels streamed (conv_s8_pw.c). */
 UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
+
+/* The same for layers with shifts of 31 (uk_conv_s8_plan's PW31). */
+UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it); col is the scratch. */

@@ -13,6 +13,7 @@ typedef enum uk_conv_s8_kernel {
   UK_CONV_S8_DOT4,  /* vpdpbusd tiles on byte columns (conv_s8_vnni.c) */
   UK_CONV_S8_LANES, /* first convs, lanes as pixels (conv_s8_lanes.c) */
   UK_CONV_S8_PW,    /* 1x1 convs, pixels streamed (conv_s8_pw.c) */
+  UK_CONV_S8_PW31,  /* the same with shifts of 31 (conv_s8_pw.c, pw_conv31) */
 } uk_conv_s8_kernel_t;
 
 /* The lanes kernel's band of padded input rows on the stack (bytes), its
@@ -77,9 +78,9 @@ enum { UK_PW_WT = 32768 };
 /* Whether every shift lies in [32, 62], where the pointwise kernel's
  * rescale keeps the sum within int64 (conv_s8_pw.c, pw_make). */
 static inline int uk_pw_shifts(const tinyml_uk_params_t *p, const int32_t *shift) {
-  for (int32_t o = 0; o < p->oc; ++o)
-    if (shift[o] < 32 || shift[o] > 62) return 0;
-  return 1;
+  int ok = 1; /* no early exit: the loop vectorizes (256-channel layers) */
+  for (int32_t o = 0; o < p->oc; ++o) ok &= (shift[o] >= 32) & (shift[o] <= 62);
+  return ok;
 }
 
 /* Pixels per block of the pointwise kernel: 16 accumulators of 16
@@ -88,15 +89,44 @@ static inline int32_t uk_pw_pixels(const tinyml_uk_params_t *p) {
   return p->oc >= 64 ? 4 : 16 / (p->oc / 16);
 }
 
+/* Whether some shift is 31 and all lie in [31, 62]: TOSA rounds 31 once
+ * (2^30, no +-2^30), which pw_conv31's rescale does (vww's 128 -> 128 and
+ * 128 -> 256 1x1 convs each have such channels). */
+static inline int uk_pw31_shifts(const tinyml_uk_params_t *p, const int32_t *shift) {
+  int ok = 1, any = 0;
+  for (int32_t o = 0; o < p->oc; ++o) {
+    ok &= (shift[o] >= 31) & (shift[o] <= 62);
+    any |= shift[o] == 31;
+  }
+  return ok & any;
+}
+
+/* pw_conv31's pixels per block of 64 channels: 24 accumulators of the 32
+ * zmm, with 4 of weights and the broadcast input; 16 accumulators for 16
+ * and 32 channels, as pw_conv. */
+enum { UK_PW31_WIDE = 6, UK_PW_ACC = 24 };
+
+static inline int32_t uk_pw31_pixels(const tinyml_uk_params_t *p) {
+  return p->oc >= 64 ? UK_PW31_WIDE : uk_pw_pixels(p);
+}
+
 /* 1x1 convs without padding on whole 4-tap groups (k_padded = ic), the
  * x86 packing (8 channels x 2 taps), 16, 32 or a multiple of 64 channels. */
-static inline int uk_pw_fits(const tinyml_uk_params_t *p) {
+static inline int uk_pw_shape(const tinyml_uk_params_t *p) {
   if (p->kh != 1 || p->kw != 1 || p->pad_top != 0 || p->pad_left != 0) return 0;
   if (p->k_padded != p->ic || p->oc_block != 8 || p->k_block != 2 || p->oc_padded != p->oc)
     return 0;
   if (!uk_conv_s8_int8_clamp(p)) return 0;
-  if (!(p->oc == 16 || p->oc == 32 || (p->oc % 64 == 0 && p->oc <= UK_PW_OC))) return 0;
-  return uk_pw_pixels(p) * p->k_padded <= UK_PW_BUF;
+  return p->oc == 16 || p->oc == 32 || (p->oc % 64 == 0 && p->oc <= UK_PW_OC);
+}
+
+/* The same whose block's rows fit the buffer: pw_conv's, pw_conv31's. */
+static inline int uk_pw_fits(const tinyml_uk_params_t *p) {
+  return uk_pw_shape(p) && uk_pw_pixels(p) * p->k_padded <= UK_PW_BUF;
+}
+
+static inline int uk_pw31_fits(const tinyml_uk_params_t *p) {
+  return uk_pw_shape(p) && uk_pw31_pixels(p) * p->k_padded <= UK_PW_BUF;
 }
 
 /* The kernel for the conv blob with header p and shifts shift[oc]. */
@@ -107,6 +137,7 @@ static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
   ln_geo_t g;
   if (uk_conv_s8_rq16(p, shift) && uk_ln_geo(p, &g)) return UK_CONV_S8_LANES;
   if (uk_pw_shifts(p, shift) && uk_pw_fits(p)) return UK_CONV_S8_PW;
+  if (uk_pw31_shifts(p, shift) && uk_pw31_fits(p)) return UK_CONV_S8_PW31;
   return UK_CONV_S8_DOT4;
 }
 

@@ -6,16 +6,19 @@
  *
  * Here the rescale constants are made once per call, the accumulators
  * start at bias4 (no bias add), and a block is 16 accumulators: 4 pixels
- * x 64 channels, 8 x 32 or 16 x 16.  Each 16 outputs are rescaled in 12
+ * x 64 channels, 8 x 32 or 16 x 16.  Each 16 outputs are rescaled in 11
  * uops (pw_apply: rq16's sum with its sign-dependent rounding term as one
  * constant less the sign bit), and 64 outputs, which are then adjacent in
  * memory, are narrowed together: two vpackssdw, a vpacksswb and a vpermd,
  * the clamp on bytes, one store.  Saturating to int8 and then clamping to
  * [act_min, act_max], which lies inside int8, is the same as clamping
  * first.  Same bytes as dot4_conv (same bias4, same high words).  The
- * stack holds the rows (4 KB), the rescale constants (up to 12 KB) and the
- * weights in vpdpbusd order (up to 32 KB): 48 KB, within the runtime's
- * 256 KB worker stacks (lib/runtime/pool.c). */
+ * stack holds the rows (4 KB), the rescale constants (up to 12 KB, 8 more
+ * in pw_conv31) and the weights in vpdpbusd order (up to 32 KB): 56 KB,
+ * within the runtime's 256 KB worker stacks (lib/runtime/pool.c).
+ *
+ * Layers with shifts of 31 (vww's 128 -> 128 and 128 -> 256 ones) take
+ * pw_conv31: pw_apply31 and blocks of 6 pixels x 64 channels. */
 #include "conv_s8.h"
 #include "conv_s8_plan.h"
 
@@ -24,30 +27,70 @@
  * (pw_apply_z).  pw_make and pw_conv's zadd must agree on it. */
 enum { PW_FOLD_MAX_SHIFT = 54 };
 
-/* Channels o0..o0+15's constants; with zadd, out_zp in r->zp where
- * shift > PW_FOLD_MAX_SHIFT.  TOSA's
- * apply_scale_32 with shift s in [32, 62] adds 2^(s-1) and +-2^30 to v *
- * mult and shifts right by s: here the constant term for v >= 0 is
- * 2^(s-1) + 2^30 (+ out_zp * 2^s), below 2^62 in magnitude, so the sum
- * stays within int64, its high word within int32, shifted by s - 32. */
+/* The constant term for the shifts s (one per qword, in [31, 62]):
+ * TOSA's apply_scale_32 with s >= 32 adds 2^(s-1) and +-2^30 to v * mult
+ * and shifts right by s; here the term for v >= 0 is 2^(s-1) + 2^30 (+
+ * out_zp * 2^s up to PW_FOLD_MAX_SHIFT), below 2^62 in magnitude, so the
+ * sum stays within int64, its high word within int32, shifted by s - 32.
+ * (Made with vectors: the scalar loops were a visible part of a 9-pixel
+ * layer's time.) */
+UK_INLINE __m512i pw_k(__m512i s, int32_t out_zp) {
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i k = _mm512_add_epi64(_mm512_sllv_epi64(one, _mm512_sub_epi64(s, one)),
+                                     _mm512_set1_epi64((int64_t)1 << 30));
+  const __mmask8 fold = _mm512_cmple_epi64_mask(s, _mm512_set1_epi64(PW_FOLD_MAX_SHIFT));
+  return _mm512_mask_add_epi64(k, fold, k, _mm512_sllv_epi64(_mm512_set1_epi64(out_zp), s));
+}
+
+/* Channels o0..o0+15's constants; out_zp in r->zp where shift >
+ * PW_FOLD_MAX_SHIFT (pw_apply_z adds it). */
 UK_INLINE void pw_make(const uk_ctx_t *c, int32_t o0, pw_rq_t *r) {
-  int64_t k[16];
-  int32_t sh[16], zp[16];
-  for (int j = 0; j < 16; ++j) {
-    const int32_t s = c->shift[o0 + j], fold = s <= PW_FOLD_MAX_SHIFT;
-    k[j] = ((int64_t)1 << (s - 1)) + ((int64_t)1 << 30) +
-           (fold ? (int64_t)c->p->out_zp * ((int64_t)1 << s) : 0);
-    sh[j] = s - 32;
-    zp[j] = fold ? 0 : c->p->out_zp;
-  }
-  const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-  const __m512i lo = _mm512_loadu_si512(k), hi = _mm512_loadu_si512(k + 8);
+  const __m512i s = _mm512_loadu_si512(c->shift + o0);
+  const int32_t zp = c->p->out_zp;
   r->mult = _mm512_loadu_si512(c->mult + o0);
   r->mult_hi = _mm512_srli_epi64(r->mult, 32);
-  r->ke = _mm512_permutex2var_epi64(lo, idx, hi);
-  r->ko = _mm512_permutex2var_epi64(lo, _mm512_add_epi64(idx, _mm512_set1_epi64(1)), hi);
-  r->sh = _mm512_loadu_si512(sh);
-  r->zp = _mm512_loadu_si512(zp);
+  r->ke = pw_k(_mm512_and_si512(s, _mm512_set1_epi64(0xffffffffLL)), zp);
+  r->ko = pw_k(_mm512_srli_epi64(s, 32), zp);
+  r->sh = _mm512_sub_epi32(s, _mm512_set1_epi32(32));
+  r->zp = _mm512_maskz_mov_epi32(_mm512_cmpgt_epi32_mask(s, _mm512_set1_epi32(PW_FOLD_MAX_SHIFT)),
+                                 _mm512_set1_epi32(zp));
+}
+
+/* pw_apply31's per-lane constants, even and odd channels as qwords: the
+ * double rounding's sign bit (0 where s = 31) and the shift s. */
+typedef struct pw_x {
+  __m512i sge, sgo, she, sho;
+} pw_x_t;
+
+/* pw_make for pw_conv31: where s = 31, TOSA adds 2^30 alone (no +-2^30),
+ * so the constant term is 2^30 + out_zp * 2^31 and x has no sign term. */
+UK_INLINE void pw_make31(const uk_ctx_t *c, int32_t o0, pw_rq_t *r, pw_x_t *x) {
+  pw_make(c, o0, r);
+  const __m512i s = _mm512_loadu_si512(c->shift + o0), r30 = _mm512_set1_epi64((int64_t)1 << 30);
+  const __m512i se = _mm512_and_si512(s, _mm512_set1_epi64(0xffffffffLL));
+  const __m512i so = _mm512_srli_epi64(s, 32), s31 = _mm512_set1_epi64(31);
+  const __mmask8 e31 = _mm512_cmpeq_epi64_mask(se, s31), o31 = _mm512_cmpeq_epi64_mask(so, s31);
+  r->ke = _mm512_mask_sub_epi64(r->ke, e31, r->ke, r30);
+  r->ko = _mm512_mask_sub_epi64(r->ko, o31, r->ko, r30);
+  x->sge = _mm512_maskz_mov_epi64((__mmask8)~e31, _mm512_set1_epi64(0x80000000LL));
+  x->sgo = _mm512_maskz_mov_epi64((__mmask8)~o31, _mm512_set1_epi64(0x80000000LL));
+  x->she = se;
+  x->sho = so;
+}
+
+/* pw_apply where some shifts are 31: x >> 31 does not fit a high word, so
+ * both halves shift as qwords by s (the same low words as pw_apply's for
+ * s >= 32); 12 uops per 16 outputs against 11. */
+UK_INLINE __m512i pw_apply31(const pw_rq_t *r, const pw_x_t *x, __m512i v) {
+  const __m512i vo = _mm512_srli_epi64(v, 32);
+  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, r->mult), r->ke),
+                                      _mm512_and_si512(v, x->sge));
+  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, r->mult_hi), r->ko),
+                                      _mm512_and_si512(vo, x->sgo));
+  /* the low words of the shifted xe (even lanes) and xo (odd) */
+  const __m512i lo = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  return _mm512_permutex2var_epi32(_mm512_srav_epi64(xe, x->she), lo,
+                                   _mm512_srav_epi64(xo, x->sho));
 }
 
 /* Four vectors of int32 outputs as 64 bytes in their order, saturated,
@@ -64,20 +107,22 @@ UK_INLINE void pw_store4(const __m512i *r, int8_t *out, __mmask64 m, __m512i lo,
     _mm512_mask_storeu_epi8(out, m, b);
 }
 
-/* np (<= 16 / nz) pixels' flipped rows at col by the channels [o0, o0 +
- * 16 nz), into out (pixel 0's row).  With nz < 4, oc = 16 nz: a chunk of
- * 4 vectors is 4 / nz whole pixels. */
-UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                                const uint8_t *col, int32_t np, int32_t o0, int nz, int zadd,
-                                int8_t *out) {
+/* np (<= npix) pixels' flipped rows at col by the channels [o0, o0 +
+ * 16 nz), into out (pixel 0's row): npix * nz accumulators, a multiple of
+ * 4 (16, or 24 for pw_conv31's 6 x 64).  With nz < 4, oc = 16 nz: a chunk
+ * of 4 vectors is 4 / nz whole pixels.  xs: pw_apply31's constants, or 0
+ * for pw_apply (constants of each caller, so each gets its own code). */
+UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs,
+                                const int32_t *wt, const uint8_t *col, int32_t np, int32_t o0,
+                                int nz, int npix, int zadd, int8_t *out) {
   const tinyml_uk_params_t *p = c->p;
-  const int npix = 16 / nz;
+  const int na = npix * nz;
   const int32_t kp = p->k_padded;
   const int8_t *w = c->weights + (size_t)o0 * kp;
   const size_t panel = (size_t)8 * kp;
   const __m512i ix = dot4_index();
-  __m512i a[16], x[4];
-  for (int j = 0; j < 16; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
+  __m512i a[UK_PW_ACC], x[4];
+  for (int j = 0; j < na; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
   for (int32_t k = 0; k < kp; k += 4) {
     for (int z = 0; z < nz; ++z)
       x[z] = wt ? _mm512_loadu_si512(wt + ((size_t)(o0 / 16 + z) * kp + k) * 4)
@@ -90,9 +135,13 @@ UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const int3
     }
   }
   const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
-  for (int j = 0; j < 16; ++j) a[j] = pw_apply_z(&rq[o0 / 16 + j % nz], a[j], zadd);
+  for (int j = 0; j < na; ++j) {
+    const pw_rq_t *r = &rq[o0 / 16 + j % nz];
+    a[j] = xs ? pw_apply31(r, &xs[o0 / 16 + j % nz], a[j]) : pw_apply(r, a[j]);
+    if (zadd) a[j] = _mm512_add_epi32(a[j], r->zp);
+  }
   const int per = 4 / nz; /* pixels per chunk */
-  for (int ch = 0; ch < 4; ++ch) {
+  for (int ch = 0; ch < na / 4; ++ch) {
     const int32_t i0 = ch * per, live = np - i0 < per ? np - i0 : per;
     if (live <= 0) break;
     const int32_t bytes = live * 16 * nz;
@@ -126,12 +175,14 @@ UK_DOT4 UK_INLINE void pw_rows(const tinyml_uk_params_t *p, const int8_t *in, in
   }
 }
 
-/* The blocks of pixels [lo, hi); wt: the weights rearranged, or 0. */
-UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                              const int8_t *in, int8_t *out, int32_t lo, int32_t hi, int zadd) {
+/* The blocks of pixels [lo, hi); wt: the weights rearranged, or 0; xs as
+ * pw_block's; wide: pixels per block of 64 channels. */
+UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs,
+                              const int32_t *wt, const int8_t *in, int8_t *out, int32_t lo,
+                              int32_t hi, int wide, int zadd) {
   const tinyml_uk_params_t *p = c->p;
   uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
-  const int32_t npix = uk_pw_pixels(p), kp = p->k_padded;
+  const int32_t npix = p->oc >= 64 ? wide : uk_pw_pixels(p), kp = p->k_padded;
   const int direct = tinyml_uk_direct_1x1(p);
   uk_pos_t at = uk_pos_at(p, lo);
   for (int32_t q = lo; q < hi; q += npix) {
@@ -141,13 +192,15 @@ UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_
     if (np < npix) dot4_fill(col + (size_t)np * kp, 0, (npix - np) * kp);
     int8_t *o = out + (size_t)q * p->oc;
     if (p->oc == 16) {
-      pw_block(c, rq, 0, col, np, 0, 1, zadd, o);
+      pw_block(c, rq, xs, 0, col, np, 0, 1, 16, zadd, o);
     } else if (p->oc == 32) {
-      pw_block(c, rq, 0, col, np, 0, 2, zadd, o);
+      pw_block(c, rq, xs, 0, col, np, 0, 2, 8, zadd, o);
     } else if (wt) {
-      for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, wt, col, np, o0, 4, zadd, o);
+      for (int32_t o0 = 0; o0 < p->oc; o0 += 64)
+        pw_block(c, rq, xs, wt, col, np, o0, 4, wide, zadd, o);
     } else {
-      for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, 0, col, np, o0, 4, zadd, o);
+      for (int32_t o0 = 0; o0 < p->oc; o0 += 64)
+        pw_block(c, rq, xs, 0, col, np, o0, 4, wide, zadd, o);
     }
   }
 }
@@ -170,8 +223,34 @@ __attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *i
     wt = wbuf;
   }
   if (zadd)
-    pw_run(c, rq, wt, in, out, lo, hi, 1);
+    pw_run(c, rq, 0, wt, in, out, lo, hi, 4, 1);
   else
-    pw_run(c, rq, wt, in, out, lo, hi, 0);
+    pw_run(c, rq, 0, wt, in, out, lo, hi, 4, 0);
+  return 1;
+}
+
+/* pw_conv for a blob uk_conv_s8_plan gives UK_CONV_S8_PW31: pw_apply31
+ * and blocks of 6 pixels x 64 channels.  Its own function, so pw_conv's
+ * code stays as it was (a53ee63 put both in one and kws' 64 -> 64 steps,
+ * which have no shift of 31, went from 2.8-3.4 to 4.5-5.1 us). */
+__attribute__((noinline)) UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                                int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  if (!uk_pw31_fits(p) || !uk_pw31_shifts(p, c->shift)) return 0;
+  pw_rq_t rq[UK_PW_OC / 16];
+  pw_x_t xs[UK_PW_OC / 16];
+  int zadd = 0;
+  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
+  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
+  int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
+  const int32_t *wt = 0;
+  if (p->oc >= 64 && (int64_t)p->oc * p->k_padded <= UK_PW_WT) {
+    pw_weights(c, wbuf);
+    wt = wbuf;
+  }
+  if (zadd)
+    pw_run(c, rq, xs, wt, in, out, lo, hi, UK_PW31_WIDE, 1);
+  else
+    pw_run(c, rq, xs, wt, in, out, lo, hi, UK_PW31_WIDE, 0);
   return 1;
 }

@@ -37,11 +37,13 @@ static tinyml_uk_params_t conv(int32_t ih, int32_t iw, int32_t ic, int32_t oh, i
 /* Shifts in rq16's range ([33, 54]), as the first convs and vww's
  * shallow 1x1 convs have; in [32, 62], as vww's deep 1x1 convs have (their
  * dead channels); one below. */
-static int32_t high[512], wide[512], low[512];
+static int32_t high[512], wide[512], low[512], lower[512];
 
 static void setup_shifts(void) {
-  for (int i = 0; i < 512; ++i) high[i] = 33 + i % 22, wide[i] = 32 + i % 31, low[i] = 33;
-  low[5] = 31;
+  for (int i = 0; i < 512; ++i)
+    high[i] = 33 + i % 22, wide[i] = 32 + i % 31, low[i] = 33, lower[i] = 33;
+  low[5] = 31;   /* vww's 128 -> 128 and 128 -> 256 convs: pw_conv31 */
+  lower[5] = 30;
 }
 
 static void plan_is(tinyml_uk_params_t p, const int32_t *shift, uk_conv_s8_kernel_t want) {
@@ -72,6 +74,15 @@ static void test_pointwise(void **state) {
   /* resnet8's shortcuts: 1x1 at stride 2 */
   plan_is(conv(32, 32, 16, 16, 16, 32, 1, 1, 2, 0, 0), high, UK_CONV_S8_PW);
   plan_is(conv(16, 16, 32, 8, 8, 64, 1, 1, 2, 0, 0), high, UK_CONV_S8_PW);
+  /* a shift of 31 (TOSA's single rounding): vww's deep 1x1 convs (steps
+   * 14-24), and the other shapes */
+  plan_is(conv(6, 6, 128, 6, 6, 128, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
+  plan_is(conv(3, 3, 128, 3, 3, 256, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
+  plan_is(conv(12, 12, 32, 12, 12, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
+  plan_is(conv(48, 48, 8, 48, 48, 16, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
+  /* 6 pixels of 680 taps fit its rows' buffer; 4 of 1024 fit pw_conv's */
+  plan_is(conv(3, 2, 680, 3, 2, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
+  plan_is(conv(3, 2, 1024, 3, 2, 64, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW);
 }
 
 static void test_fallbacks(void **state) {
@@ -80,8 +91,9 @@ static void test_fallbacks(void **state) {
   tinyml_uk_params_t p = conv(12, 12, 32, 12, 12, 64, 1, 1, 1, 0, 0);
   p.dot4 = 0; /* a blob for a CPU without VNNI */
   plan_is(p, high, UK_CONV_S8_MADD);
-  /* one shift outside [33, 54] */
-  plan_is(conv(12, 12, 32, 12, 12, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_DOT4);
+  /* one shift below 31; a 31 where 6 pixels do not fit */
+  plan_is(conv(12, 12, 32, 12, 12, 64, 1, 1, 1, 0, 0), lower, UK_CONV_S8_DOT4);
+  plan_is(conv(3, 2, 684, 3, 2, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_DOT4);
   plan_is(conv(96, 96, 3, 48, 48, 8, 3, 3, 2, 0, 0), low, UK_CONV_S8_DOT4);
   plan_is(conv(96, 96, 3, 48, 48, 8, 3, 3, 2, 0, 0), wide, UK_CONV_S8_DOT4);
   /* 1x1: 12 or 48 channels, K not whole 4-tap groups, rows beyond the

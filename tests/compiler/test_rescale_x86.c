@@ -1,7 +1,8 @@
 /* White-box test of x86-64's two short AVX-512 int8 rescales against the
  * scalar reference (uk_apply_scale / uk_requant, TOSA's apply_scale_32):
  * the 1x1 convs' pw_apply (conv_s8.h, made by conv_s8_pw.c's pw_make;
- * shifts 32-62, any multiplier) and the depthwise row kernels' dwq_apply
+ * shifts 32-62, any multiplier) and pw_apply31 (conv_s8_pw.c, with
+ * pw_make31; shifts 31-62, some 31) and the depthwise row kernels' dwq_apply
  * (depthwise_s8_avx512.c; shifts 33-54, multipliers >= 0, as uk_dw_plan
  * asks).  Both fold the rounding term's sign into one 64-bit constant, so a
  * mistake shows only on some ties or extremes, which model outputs may
@@ -72,11 +73,19 @@ static int32_t some_acc(int i, int32_t mult, int32_t shift) {
   return v > INT32_MAX || v < INT32_MIN ? (int32_t)(uint32_t)r : (int32_t)v;
 }
 
-static int pw_check(const case_t *k, const int32_t *v, int zadd, long *bad) {
+/* pw_apply, or with s31 pw_apply31 (and out_zp after it with zadd). */
+static int pw_check(const case_t *k, const int32_t *v, int zadd, int s31, long *bad) {
   pw_rq_t r;
-  pw_make(&k->c, 0, &r);
+  pw_x_t x;
   int32_t got[16];
-  _mm512_storeu_si512(got, pw_apply_z(&r, _mm512_loadu_si512(v), zadd));
+  if (s31) {
+    pw_make31(&k->c, 0, &r, &x);
+    __m512i y = pw_apply31(&r, &x, _mm512_loadu_si512(v));
+    _mm512_storeu_si512(got, zadd ? _mm512_add_epi32(y, r.zp) : y);
+  } else {
+    pw_make(&k->c, 0, &r);
+    _mm512_storeu_si512(got, pw_apply_z(&r, _mm512_loadu_si512(v), zadd));
+  }
   for (int j = 0; j < 16; ++j) {
     const int32_t want = uk_apply_scale(v[j], k->mult[j], k->shift[j]) + k->p.out_zp;
     if (got[j] != want && (*bad)++ < 8)
@@ -107,12 +116,13 @@ static int dw_check(const case_t *k, const int32_t *acc, long *bad) {
 }
 
 /* Random channels: pw with shifts 32-62 (out_zp folded at <= 54, added
- * after above, as pw_conv does), dw with shifts 33-54 and mult >= 0. */
+ * after above, as pw_conv does), every fourth round 31-62 with some 31
+ * (pw_conv31's), dw with shifts 33-54 and mult >= 0. */
 static long random_cases(long *bad) {
   long n = 0;
   case_t k;
   for (int round = 0; round < ROUNDS; ++round) {
-    const int dw = round % 2;
+    const int dw = round % 2, s31 = round % 4 == 2;
     case_init(&k);
     k.p.out_zp = (int32_t)(rnd() % 256) - 128;
     if (round % 8 == 1) {
@@ -124,12 +134,13 @@ static long random_cases(long *bad) {
       k.bias[j] = dw ? (int32_t)(rnd() % 200001) - 100000 : 0;
       k.mult[j] = some_mult(!dw);
       k.shift[j] = dw ? 33 + (int32_t)(rnd() % 22) : 32 + (int32_t)(rnd() % 31);
+      if (s31 && rnd() % 3 == 0) k.shift[j] = 31;
       zadd |= k.shift[j] > PW_FOLD_MAX_SHIFT;
     }
     for (int i = 0; i < VECTORS; ++i) {
       int32_t v[16];
       for (int j = 0; j < 16; ++j) v[j] = some_acc(i, k.mult[j], k.shift[j]) - k.bias[j];
-      n += dw ? dw_check(&k, v, bad) : pw_check(&k, v, zadd, bad);
+      n += dw ? dw_check(&k, v, bad) : pw_check(&k, v, zadd, s31, bad);
     }
   }
   return n;
@@ -152,7 +163,22 @@ static long sweeps(long *bad) {
       int32_t v[16];
       for (int j = 0; j < 16; ++j) v[j] = v0 + j;
       n += dw_check(&k, v, bad);
-      n += pw_check(&k, v, 0, bad);
+      n += pw_check(&k, v, 0, 0, bad);
+    }
+  }
+  /* shift 31 in half the lanes (pw_apply31) */
+  static const int32_t mults31[] = {1 << 30, 0x7fffffff, -1518500250, 1 << 20};
+  for (unsigned t = 0; t < sizeof(mults31) / sizeof(mults31[0]); ++t) {
+    case_init(&k);
+    k.p.out_zp = 5;
+    for (int j = 0; j < 16; ++j) {
+      k.mult[j] = mults31[t];
+      k.shift[j] = j % 2 ? 31 : 32 + j;
+    }
+    for (int32_t v0 = -SWEEP; v0 < SWEEP; v0 += 16) {
+      int32_t v[16];
+      for (int j = 0; j < 16; ++j) v[j] = v0 + j;
+      n += pw_check(&k, v, 1, 1, bad);
     }
   }
   return n;

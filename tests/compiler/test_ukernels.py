@@ -75,6 +75,12 @@ WIDE_SHIFTS = {"shifts": [32, 33, 54, 55, 58, 62],
                "mults": [1 << 30, (1 << 31) - 1, 1518500250, 3, 1]}
 
 
+# 31 (TOSA's single rounding: the 1x1 kernel's pw_conv31) among others,
+# with powers of two for ties and multipliers that keep outputs in range.
+SHIFT31 = {"shifts": [31, 31, 32, 40, 58],
+           "mults": [1 << 30, 1 << 20, 1 << 12, 1518500250, 123457]}
+
+
 def conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=False, mult=1,
               w_zp=0, clamp=True, rq=None):
     oh = out_size(h, kh, stride[0], dil[0], pad[0], pad[1])
@@ -392,6 +398,26 @@ def main():
                   (0, 0, 0, 0)),
         conv_case(rng, "conv_pw_shift31", 1, 7, 6, 32, 64, 1, 1, (1, 1), (1, 1),
                   (0, 0, 0, 0), rq={"shifts": [31, 40, 58]}),
+        # pw_conv31 (shifts of 31, as vww's 128 -> 128 and 128 -> 256 convs
+        # have): 6 pixels x 64 channels a block (24 accumulators), whole and
+        # partial blocks (36, 9, 7, 13 pixels), batches, K 8-256, 16-512
+        # channels, the weights rearranged per call and (512 x 96) per block
+        conv_case(rng, "conv_pw_k128_oc128_shift31", 1, 6, 6, 128, 128, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw_k128_oc256_shift31_batch", 2, 3, 3, 128, 256, 1, 1, (1, 1),
+                  (1, 1), (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw_k256_oc256_shift31", 1, 3, 3, 256, 256, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), clamp=False, rq=SHIFT31),
+        conv_case(rng, "conv_pw_k64_oc64_7px_shift31", 1, 7, 1, 64, 64, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw_k128_oc128_13px_shift31_batch", 2, 13, 1, 128, 128, 1, 1,
+                  (1, 1), (1, 1), (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw_k96_oc512_shift31", 1, 3, 5, 96, 512, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw_k8_oc16_shift31", 1, 13, 11, 8, 16, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw_k16_oc32_shift31_batch", 2, 7, 9, 16, 32, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=SHIFT31),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
