@@ -205,16 +205,15 @@ UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t
   }
 }
 
-/* tinyml_uk_conv_s8's pixels [lo, hi) for a blob uk_conv_s8_plan gives
- * UK_CONV_S8_PW (c->bias is its bias4); 0 if it does not take it after
- * all.  Not inlined, so a module's object names it (perf, objdump). */
-__attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
-                                              int32_t lo, int32_t hi) {
+/* What pw_conv and pw_conv31 do once their rescale constants are made:
+ * the weights into pw_run's order where they fit the stack buffer, then
+ * the pixels, out_zp added after the shift if any channel's is above
+ * PW_FOLD_MAX_SHIFT.  Inlined, so each caller keeps its own code. */
+UK_DOT4 UK_INLINE void pw_finish(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs,
+                                 const int8_t *in, int8_t *out, int32_t lo, int32_t hi,
+                                 int wide) {
   const tinyml_uk_params_t *p = c->p;
-  if (!uk_pw_fits(p) || !uk_pw_shifts(p, c->shift)) return 0;
-  pw_rq_t rq[UK_PW_OC / 16];
   int zadd = 0;
-  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make(c, o0, &rq[o0 / 16]);
   for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
   int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
   const int32_t *wt = 0;
@@ -223,9 +222,21 @@ __attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *i
     wt = wbuf;
   }
   if (zadd)
-    pw_run(c, rq, 0, wt, in, out, lo, hi, 4, 1);
+    pw_run(c, rq, xs, wt, in, out, lo, hi, wide, 1);
   else
-    pw_run(c, rq, 0, wt, in, out, lo, hi, 4, 0);
+    pw_run(c, rq, xs, wt, in, out, lo, hi, wide, 0);
+}
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) for a blob uk_conv_s8_plan gives
+ * UK_CONV_S8_PW (c->bias is its bias4); 0 if it does not take it after
+ * all.  Not inlined, so a module's object names it (perf, objdump). */
+__attribute__((noinline)) UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                              int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  if (!uk_pw_fits(p) || !uk_pw_shifts(p, c->shift)) return 0;
+  pw_rq_t rq[UK_PW_OC / 16];
+  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make(c, o0, &rq[o0 / 16]);
+  pw_finish(c, rq, 0, in, out, lo, hi, 4);
   return 1;
 }
 
@@ -239,18 +250,7 @@ __attribute__((noinline)) UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t 
   if (!uk_pw31_fits(p) || !uk_pw31_shifts(p, c->shift)) return 0;
   pw_rq_t rq[UK_PW_OC / 16];
   pw_x_t xs[UK_PW_OC / 16];
-  int zadd = 0;
   for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
-  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
-  int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
-  const int32_t *wt = 0;
-  if (p->oc >= 64 && (int64_t)p->oc * p->k_padded <= UK_PW_WT) {
-    pw_weights(c, wbuf);
-    wt = wbuf;
-  }
-  if (zadd)
-    pw_run(c, rq, xs, wt, in, out, lo, hi, UK_PW31_WIDE, 1);
-  else
-    pw_run(c, rq, xs, wt, in, out, lo, hi, UK_PW31_WIDE, 0);
+  pw_finish(c, rq, xs, in, out, lo, hi, UK_PW31_WIDE);
   return 1;
 }
