@@ -1,7 +1,8 @@
 /* The f32 depthwise pixels with AVX-512 (depthwise_f32.h), in the
  * AVX-512 bitcode only: 16 channels per vector, the channel tail under a
- * mask; a row's interior runs 8 pixels x 16 channels at a time (dw_run in
- * depthwise_f32.c), the rest up to 4 vectors x 2 pixels. */
+ * mask; a row's interior runs 8 pixels x 16 channels at a time, then the
+ * 4-7 left as one chunk (dw_run in depthwise_f32.c), the rest up to 4
+ * vectors x 2 pixels. */
 #include "depthwise_f32.h"
 
 /* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
@@ -97,6 +98,6 @@ __attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np,
     case 5: dw_chunk(c, 5, x, xstep, xo, wo, taps, dst); break;
     case 6: dw_chunk(c, 6, x, xstep, xo, wo, taps, dst); break;
     case 7: dw_chunk(c, 7, x, xstep, xo, wo, taps, dst); break;
-    default: dw_chunk(c, DW_NP, x, xstep, xo, wo, taps, dst); break;
+    default: dw_chunk(c, DW_NP, x, xstep, xo, wo, taps, dst); break; /* dw_run: only 8 */
   }
 }

@@ -78,8 +78,8 @@ UK_INLINE __m512i dw_mac(__m512i acc, __m512i x, __m512i w) {
 /* A row's fields the kernels read between their byte stores, which may
  * alias anything: copied once into locals, they stay in registers. */
 typedef struct dw_rowv {
-  const int8_t *src;
-  int8_t *dst;
+  const int8_t *src; /* the row's input, borrowed from uk_dw_row_t */
+  int8_t *dst;       /* its output, borrowed the same way */
   int32_t io[UK_DW_REG_TAPS], xstep, ic, n, rows, ystep;
 } dw_rowv_t;
 

@@ -260,7 +260,7 @@ static void test_e2e_models_identical(void **state) {
   static const struct {
     const char *name;
     unsigned min_split;
-  } models[] = {{"matmul512", 1},  {"matmul", 0},          {"conv2d", 0},
+  } models[] = {{"matmul512", 1},  {"matmul", INLINE},          {"conv2d", 0},
                 {"depthwise_conv2d", 0}, {"avg_pool", 0}, {"cnn_two_results", 0},
                 {"max_pool", 0},   {"softmax", 0},         {"reshape_transpose_concat", 0},
                 {"fully_connected", 0}, {"add_mul_broadcast", 0}};

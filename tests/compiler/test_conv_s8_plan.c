@@ -36,7 +36,8 @@ static tinyml_uk_params_t conv(int32_t ih, int32_t iw, int32_t ic, int32_t oh, i
 
 /* Shifts in rq16's range ([33, 54]), as the first convs and vww's
  * shallow 1x1 convs have; in [32, 62], as vww's deep 1x1 convs have (their
- * dead channels); one below. */
+ * dead channels); one of 31 (low: pw_conv31 takes it); one of 30 (lower:
+ * below every fast path). */
 static int32_t high[512], wide[512], low[512], lower[512];
 
 static void setup_shifts(void) {

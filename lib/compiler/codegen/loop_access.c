@@ -431,7 +431,7 @@ bool tc_loop_bounds(MlirOperation loop, int64_t *lb, int64_t *ub, int64_t *step)
 int64_t tc_loop_const_trips(MlirOperation loop) {
   int64_t lb, ub, step;
   if (!const_range(loop, &lb, &ub, &step)) return -1;
-  return ub > lb ? (ub - lb + step - 1) / step : 0;
+  return ub > lb ? (ub - lb - 1) / step + 1 : 0; /* no overflow near INT64_MAX */
 }
 
 /* Collects the accesses of `loop` (constant bounds) into `s`; false when
@@ -490,7 +490,7 @@ bool tc_loops_share_phase(MlirOperation x, MlirOperation y, const tinyml_allocat
 int64_t tc_loop_exact_trips(MlirOperation loop) {
   int64_t lb, ub, step;
   if (!tc_loop_bounds(loop, &lb, &ub, &step)) return 1;
-  return (ub - lb + step - 1) / step;
+  return (ub - lb - 1) / step + 1; /* tc_loop_bounds: ub > lb */
 }
 
 /* As a workgroup count (more than 65535 are not useful). */
