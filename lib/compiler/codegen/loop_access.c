@@ -489,8 +489,7 @@ bool tc_loops_share_phase(MlirOperation x, MlirOperation y, const tinyml_allocat
 
 int64_t tc_loop_exact_trips(MlirOperation loop) {
   int64_t lb, ub, step;
-  if (!tc_loop_bounds(loop, &lb, &ub, &step)) return 1;
-  return (ub - lb - 1) / step + 1; /* tc_loop_bounds: ub > lb */
+  return tc_loop_bounds(loop, &lb, &ub, &step) ? tc_loop_const_trips(loop) : 1;
 }
 
 /* As a workgroup count (more than 65535 are not useful). */
