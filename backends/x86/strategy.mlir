@@ -45,27 +45,58 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
   // An elementwise op (marked by the compiler: lib/compiler/linalg/
-  // inplace.h says why), flattened to 1-D, 16 elements per tile, the
+  // inplace.h says why), flattened to 1-D, %ts elements per tile, the
   // remainder peeled; __transform_main then vectorizes the tiles.  Left
   // to LLVM, the loop vectorizer guards its vector loop with an overlap
   // check that fails when the memory plan puts the output exactly over an
   // input, which it does whenever it can: the scalar loop ran instead
   // (3 ns per element).
-  transform.named_sequence @elementwise_tile(%op: !transform.any_op {transform.consumed}) {
+  transform.named_sequence @elementwise_tile(%op: !transform.any_op {transform.consumed}, %ts: !transform.param<i64> {transform.readonly}) {
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %f = transform.structured.flatten_elementwise %g : (!transform.any_op) -> !transform.any_op
-      %t, %l = transform.structured.tile_using_for %f tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t, %l = transform.structured.tile_using_for %f tile_sizes [%ts] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
       transform.annotate %t "tinyml.elementwise_tile" : !transform.any_op
       transform.include @peel_suppress failures(propagate) (%l) : (!transform.any_op) -> ()
     }
     transform.yield
   }
+  // Elementwise ops whose (first) result has 32-bit elements, and the
+  // others.  Their tiles differ on AVX2: 16 f32 made two 32-byte stores,
+  // which LLVM emitted upper half first, and where the output sat 16
+  // bytes past a cache line every store then split a line behind a
+  // later one: a 14x14x576 add ran 2.5x slower on malloc's buffers than
+  // on aligned ones (docs/PERF.md, "Buffer placement").  8 f32 is one
+  // store; 16 int8 results are one 16-byte store already, and 8 would
+  // halve their loops' work per iteration (2x slower).
+  transform.named_sequence @result_bits_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %s = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%y: !transform.any_op):
+      %init = transform.match.structured.init %y[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %c32 : !transform.param<i64>
+      transform.match.structured.yield %y : !transform.any_op
+    }
+    transform.yield %s : !transform.any_op
+  }
+  transform.named_sequence @result_bits_other(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %s = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%y: !transform.any_op):
+      %init = transform.match.structured.init %y[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ne %bw, %c32 : !transform.param<i64>
+      transform.match.structured.yield %y : !transform.any_op
+    }
+    transform.yield %s : !transform.any_op
+  }
   // The tiles of @elementwise_tile, vectorized.  Where the size is not a
-  // multiple of 16 the tiles' sizes are still dynamic after the peel (an
-  // affine.min the peel has only rewritten), which vectorize refuses:
-  // canonicalizing their functions first gives static vector<16> tiles
-  // and one vector<rem> (mul_in_place in tests/e2e: 105 = 6 x 16 + 9).
+  // multiple of the tile's, the tiles' sizes are still dynamic after the
+  // peel (an affine.min the peel has only rewritten), which vectorize
+  // refuses: canonicalizing their functions first gives static vector<16>
+  // (or <8>) tiles and one vector<rem> (mul_in_place in tests/e2e with
+  // AVX-512: 105 = 6 x 16 + 9).
   // Done once, after every elementwise op is tiled, so that no pattern
   // replaces an op another handle still holds.
   transform.named_sequence @elementwise_vec(%root: !transform.any_op {transform.readonly}) {
@@ -189,9 +220,20 @@ module attributes {transform.with_named_sequence} {
       }
     }
     %elts = transform.structured.match ops{["linalg.generic"]} attributes{tinyml.elementwise} in %root : (!transform.any_op) -> !transform.any_op
+    %ts32 = transform.param.constant 8 : i64 -> !transform.param<i64>
+    %ts = transform.param.constant 16 : i64 -> !transform.param<i64>
     transform.foreach %elts : !transform.any_op {
     ^bb0(%e: !transform.any_op):
-      transform.include @elementwise_tile failures(propagate) (%e) : (!transform.any_op) -> ()
+      %w = transform.collect_matching @result_bits_32 in %e : (!transform.any_op) -> !transform.any_op
+      %n = transform.collect_matching @result_bits_other in %e : (!transform.any_op) -> !transform.any_op
+      transform.foreach %w : !transform.any_op {
+      ^bb1(%x: !transform.any_op):
+        transform.include @elementwise_tile failures(propagate) (%x, %ts32) : (!transform.any_op, !transform.param<i64>) -> ()
+      }
+      transform.foreach %n : !transform.any_op {
+      ^bb1(%x: !transform.any_op):
+        transform.include @elementwise_tile failures(propagate) (%x, %ts) : (!transform.any_op, !transform.param<i64>) -> ()
+      }
     }
     transform.include @elementwise_vec failures(propagate) (%root) : (!transform.any_op) -> ()
     %f1 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op

@@ -13,6 +13,12 @@ work, with at most n % 8 multiplies left scalar (105 = 6 x 16 + 9: a
 vector<9> becomes 8 lanes and one on x86-64).  A scalar loop, or one
 fully unrolled, has about n of them.  The models' numerics are e2e's.
 
+On x86-64 the step functions' vector stores must also go up in memory:
+16 f32 as two ymm stores came out upper half first, and on a caller's
+buffer 16 bytes past a cache line every such store split a line behind
+a later one (2.5x slower than aligned: docs/PERF.md, "Buffer
+placement"); the AVX2 strategy's f32 tiles are one ymm each.
+
 usage: test_elementwise_vec.py TINYML_COMPILE E2E_MODELS WORK_DIR TARGET...
 """
 import os
@@ -22,11 +28,15 @@ import subprocess
 import sys
 
 MODELS = (("mul_in_place", 105), ("mul_in_place16", 96))
-# target: (CPUs, llvm-objdump options, vector multiply, scalar multiply)
+# target: (CPUs, llvm-objdump options, vector multiply, scalar multiply,
+# vector store whose order is checked or None)
 TARGETS = {
-    "x86-64": (("x86-64-v3", "x86-64-v4"), [], re.compile(r"^vmulps$"), re.compile(r"^vmulss$")),
-    "rvv": (("",), ["--mattr=+v"], re.compile(r"^vfmul\.v[vf]$"), re.compile(r"^fmul\.s$")),
+    "x86-64": (("x86-64-v3", "x86-64-v4"), [], re.compile(r"^vmulps$"), re.compile(r"^vmulss$"),
+               re.compile(r"^vmov[ua]p[sd]$")),
+    "rvv": (("",), ["--mattr=+v"], re.compile(r"^vfmul\.v[vf]$"), re.compile(r"^fmul\.s$"), None),
 }
+# "%ymm1, 0x20(%rdi,%rax,4)": the displacement and the rest of the address
+STORE = re.compile(r"^%[yz]mm\d+,\s*(-?0x[0-9a-f]+|-?\d+)?(\(.*\))$")
 
 
 def run(cmd):
@@ -60,6 +70,28 @@ def step_multiplies(text, vector, scalar):
     return counts
 
 
+def descending_stores(text, store):
+    """Vector stores in the tinyml_entry_* functions that follow a store to
+    the same base and index at a higher displacement."""
+    found, last, in_step = [], None, False
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            in_step, last = m.group(1).startswith("tinyml_entry_"), None
+            continue
+        fields = line.split("\t")
+        if not in_step or len(fields) < 3 or not store.match(fields[1].strip()):
+            continue
+        a = STORE.match(fields[2].strip())
+        if not a:
+            continue
+        disp, where = int(a.group(1) or "0", 0), a.group(2)
+        if last and last[1] == where and disp < last[0]:
+            found.append(line.strip())
+        last = (disp, where)
+    return found
+
+
 def main():
     compile_exe, models, work = sys.argv[1:4]
     dump = objdump()
@@ -67,7 +99,7 @@ def main():
     os.makedirs(work)
     failed = 0
     for target in sys.argv[4:]:
-        cpus, dump_opts, vector, scalar = TARGETS[target]
+        cpus, dump_opts, vector, scalar, store = TARGETS[target]
         for cpu in cpus:
             for model, n in MODELS:
                 out = os.path.join(work, f"{model}_{target}_{cpu or 'default'}")
@@ -82,6 +114,12 @@ def main():
                 print(f"{'PASS' if ok else 'FAIL'} {model} ({n} elements) {target} "
                       f"{cpu or 'default'}: {vec} vector, {sca} scalar multiplies "
                       f"(at most {n % 8} scalar)")
+                down = descending_stores(text, store) if store else []
+                failed += bool(down)
+                if store:
+                    print(f"{'FAIL' if down else 'PASS'} {model} {target} {cpu}: "
+                          f"{len(down)} vector stores below the one before"
+                          + "".join(f"\n    {d}" for d in down))
     return 1 if failed else 0
 
 
