@@ -35,6 +35,7 @@ typedef struct run_args {
   double flops;           /* per invoke, from --flops; 0 when not given */
   long threads;           /* --threads: the context's thread count */
   long invokes;           /* --invokes: before the outputs are written; 0 = 1 */
+  long offset;            /* --offset: bytes past a 64-byte line; -1: malloc's */
   int info;
   int profile;            /* --profile: time each step of the --bench runs */
 } run_args_t;
@@ -45,6 +46,7 @@ typedef struct run_state {
   size_t input_count, output_count;
   tinyml_tensor_info_t *in_info, *out_info;
   void **in_data, **out_data; /* one malloc'd buffer per tensor */
+  unsigned char *slab;        /* with --offset: every buffer, which it owns */
 } run_state_t;
 
 /* ---------------------------------------------------------------------------
@@ -54,7 +56,7 @@ typedef struct run_state {
 static void print_usage(void) {
   printf(
       "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N [--profile]]\n"
-      "                  [--threads N] [--invokes N]\n"
+      "                  [--threads N] [--invokes N] [--offset B]\n"
       "       %s --info MODULE\n"
       "\n"
       "Runs a module made by tinyml-compile.\n"
@@ -82,6 +84,10 @@ static void print_usage(void) {
       "                        outputs, on one context: a stateful model\n"
       "                        (state_size in --info) carries its state from\n"
       "                        each invoke to the next, as over a stream\n"
+      "      --offset B        bind every input and output B bytes (0-63, a\n"
+      "                        multiple of its element size) past a 64-byte\n"
+      "                        line (default: where malloc puts it), to test\n"
+      "                        kernels on a caller's buffer at any alignment\n"
       "      --threads N       run each invoke on N threads, this one included\n"
       "                        (default 1: no thread is created); outputs are\n"
       "                        the same for every N\n"
@@ -100,7 +106,7 @@ static void print_usage(void) {
 
 enum {
   OPT_OUTPUT_DIR = 256, OPT_BENCH, OPT_FLOPS, OPT_THREADS, OPT_INFO, OPT_VERSION, OPT_PROFILE,
-  OPT_INVOKES
+  OPT_INVOKES, OPT_OFFSET
 };
 
 static const struct option kLongOptions[] = {
@@ -110,6 +116,7 @@ static const struct option kLongOptions[] = {
     {"flops", required_argument, NULL, OPT_FLOPS},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"invokes", required_argument, NULL, OPT_INVOKES},
+    {"offset", required_argument, NULL, OPT_OFFSET},
     {"info", no_argument, NULL, OPT_INFO},
     {"profile", no_argument, NULL, OPT_PROFILE},
     {"help", no_argument, NULL, 'h'},
@@ -130,6 +137,7 @@ static int apply_option(int opt, const char *value, char **argv,
       return tool_parse_long(value, "--threads", 1, TINYML_MAX_THREADS, &args->threads);
     case OPT_INVOKES:
       return tool_parse_long(value, "--invokes", 1, MAX_BENCH_RUNS, &args->invokes);
+    case OPT_OFFSET: return tool_parse_long(value, "--offset", 0, 63, &args->offset);
     case OPT_INFO: args->info = 1; return 0;
     case OPT_PROFILE: args->profile = 1; return 0;
     case 'h': print_usage(); return TOOL_DONE;
@@ -156,6 +164,7 @@ static int check_positional(int argc, char **argv, run_args_t *args) {
 static int parse_args(int argc, char **argv, run_args_t *args) {
   memset(args, 0, sizeof *args);
   args->threads = 1;
+  args->offset = -1;
   /* There cannot be more --input options than arguments. */
   args->inputs = calloc((size_t)argc, sizeof *args->inputs);
   if (args->inputs == NULL) return tool_error("out of memory");
@@ -319,8 +328,9 @@ static int print_info(const char *path, const tinyml_module_t *module) {
  * ------------------------------------------------------------------------- */
 
 static void run_state_free(run_state_t *s) {
-  for (size_t i = 0; s->in_data && i < s->input_count; ++i) free(s->in_data[i]);
-  for (size_t i = 0; s->out_data && i < s->output_count; ++i) free(s->out_data[i]);
+  for (size_t i = 0; !s->slab && s->in_data && i < s->input_count; ++i) free(s->in_data[i]);
+  for (size_t i = 0; !s->slab && s->out_data && i < s->output_count; ++i) free(s->out_data[i]);
+  free(s->slab);
   free(s->in_data);
   free(s->out_data);
   free(s->in_info);
@@ -528,10 +538,39 @@ static int bench(run_state_t *s, const tinyml_module_t *module, long runs, doubl
   return rc;
 }
 
+/* A 64-byte slot per tensor for --offset: its bytes, the offset and the
+ * one spare byte alloc_buffers leaves too. */
+static size_t slot_size(size_t bytes) { return (bytes + 64 + 1 + 63) / 64 * 64; }
+
+/* --offset: every buffer moved into one slab, `offset` bytes into its
+ * 64-byte aligned slot (inputs then outputs). */
+static int place_buffers(run_state_t *s, size_t offset) {
+  const size_t n = s->input_count + s->output_count;
+  size_t total = 64;
+  for (size_t k = 0; k < n; ++k)
+    total += slot_size(k < s->input_count ? s->in_info[k].byte_size
+                                          : s->out_info[k - s->input_count].byte_size);
+  unsigned char *slab = aligned_alloc(64, total), *at = slab;
+  if (slab == NULL) return tool_error("out of memory");
+  memset(slab, 0, total);
+  for (size_t k = 0; k < n; ++k) {
+    const int in = k < s->input_count;
+    void **data = in ? &s->in_data[k] : &s->out_data[k - s->input_count];
+    const size_t bytes = in ? s->in_info[k].byte_size : s->out_info[k - s->input_count].byte_size;
+    memcpy(at + offset, *data, bytes);
+    free(*data);
+    *data = at + offset;
+    at += slot_size(bytes);
+  }
+  s->slab = slab;
+  return 0;
+}
+
 static int prepare(run_state_t *s, const run_args_t *args) {
   int rc = args->input_count == 0 && args->bench > 0 ? random_inputs(s)
                                                      : load_inputs(s, args);
   if (rc == 0) rc = alloc_buffers(s->out_data, s->out_info, s->output_count);
+  if (rc == 0 && args->offset >= 0) rc = place_buffers(s, (size_t)args->offset);
   return rc == 0 ? bind_buffers(s) : rc;
 }
 

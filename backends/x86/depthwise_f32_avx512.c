@@ -6,18 +6,19 @@
 #include "depthwise_f32.h"
 
 /* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
- * from channel c0, over taps at x + xo[t] and weights + wo[t]; `last`
- * masks the last vector to the channels left (which also keeps its loads
- * inside the tensors).  Up to 8 independent accumulators (np x nv) hide
- * the FMA latency over the few taps of a window. */
-UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, const float *x,
-                        int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
-                        int32_t c0, float *dst, int32_t dstep) {
+ * from channel c0 (negative for the head of a shifted pixel, dw_head),
+ * over taps at x + xo[t] and weights + wo[t]; `first` and `last` mask the
+ * first and last vectors to the channels in [0, ic) (which also keeps
+ * their loads inside the tensors).  Up to 8 independent accumulators
+ * (np x nv) hide the FMA latency over the few taps of a window. */
+UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 first, __mmask16 last,
+                        const float *x, int32_t xstep, const int32_t *xo, const int32_t *wo,
+                        int32_t taps, int32_t c0, float *dst, int32_t dstep) {
   __m512 a[DW_NP][4];
   __mmask16 m[4];
   for (int v = 0; v < nv; ++v) {
-    m[v] = v == nv - 1 ? last : (__mmask16)0xffff;
-    __m512 b = _mm512_loadu_ps(c->bias + c0 + 16 * v);
+    m[v] = (v == 0 ? first : (__mmask16)0xffff) & (v == nv - 1 ? last : (__mmask16)0xffff);
+    __m512 b = _mm512_maskz_loadu_ps(m[v], c->bias + c0 + 16 * v);
     for (int i = 0; i < np; ++i) a[i][v] = b;
   }
   const float *w = c->weights + c0;
@@ -35,8 +36,8 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, cons
   /* Once per block, as the conv tile does (fepi16_v). */
   __m512 sc[4], of[4];
   for (int v = 0; v < nv; ++v) {
-    sc[v] = _mm512_loadu_ps(c->scale + c0 + 16 * v);
-    of[v] = _mm512_loadu_ps(c->offset + c0 + 16 * v);
+    sc[v] = _mm512_maskz_loadu_ps(m[v], c->scale + c0 + 16 * v);
+    of[v] = _mm512_maskz_loadu_ps(m[v], c->offset + c0 + 16 * v);
   }
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
@@ -45,16 +46,39 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 last, cons
     }
 }
 
-/* 64 channels at a time, then the 1..63 left in one block. */
+/* The channel the pixel's first 16-channel block starts at: 0, or when
+ * every pixel's channels start at the same offset in a 64-byte line
+ * (16 | ic) and that offset is not 0 (a caller's buffer at malloc's
+ * 16-byte alignment), minus the floats before channel 0 in its line: the
+ * first block, masked to the channels from 0, ends on the next line and
+ * every later load is aligned.  A 64-byte load across two
+ * lines made a 14x14x576 3x3 depthwise conv 1.57x slower (PERF.md, "Buffer
+ * placement").  Each channel's sum is the same whichever block takes it. */
+UK_INLINE int32_t dw_head(const float *x, const int32_t *xo, int32_t taps, int32_t ic) {
+  const uintptr_t at = (uintptr_t)(x + (taps ? xo[0] : 0)) & 63;
+  return ic % 16 ? 0 : -(int32_t)(at / 4);
+}
+
+/* The lanes of the block from channel c0 that hold channels [0, ic). */
+UK_INLINE __mmask16 dw_lanes(int32_t c0, int32_t ic) {
+  return mask_below(ic - c0) & (__mmask16)~mask_below(-c0);
+}
+
+/* The head (dw_head), 64 channels at a time, then the 1..63 left in one
+ * block. */
 UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
                       const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
-  int32_t c0 = 0;
+  int32_t c0 = dw_head(x, xo, taps, ic);
+  if (c0) {
+    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
+    c0 += 16;
+  }
   for (; c0 + 64 <= ic; c0 += 64)
-    dw_block(c, np, 4, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
+    dw_block(c, np, 4, 0xffff, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
   const int32_t left = ic - c0, nv = (left + 15) / 16;
   const __mmask16 last = mask_below(left - (nv - 1) * 16);
-#define DW(N) dw_block(c, np, N, last, x + c0, xstep, xo, wo, taps, c0, dst, ic)
+#define DW(N) dw_block(c, np, N, 0xffff, last, x + c0, xstep, xo, wo, taps, c0, dst, ic)
   switch (nv) {
     case 0: break;
     case 1: DW(1); break;
@@ -85,8 +109,8 @@ __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const f
 UK_INLINE void dw_chunk(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
-  for (int32_t c0 = 0; c0 < ic; c0 += 16)
-    dw_block(c, np, 1, mask_below(ic - c0), x + c0, xstep, xo, wo, taps, c0, dst, ic);
+  for (int32_t c0 = dw_head(x, xo, taps, ic); c0 < ic; c0 += 16)
+    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
 }
 
 __attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np,

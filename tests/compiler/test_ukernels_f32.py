@@ -37,6 +37,13 @@ values, zeros of both signs, NaNs of both signs and several payloads,
 infinities, and all -inf; the kernel modules on 1-4 threads.  A max pool
 that ignores NaN must keep the Linalg path.
 
+The depthwise convs' and max pools' kernel modules also run with their
+buffers at each of OFFSETS bytes past a 64-byte line (tinyml-run
+--offset) and must give the same bits as where malloc puts them: with
+16 | channels and the input off a line, the AVX-512 kernels shift their
+channel blocks onto the lines (a masked head), which a broken head or
+tail would show.
+
 usage: test_ukernels_f32.py TINYML_COMPILE TINYML_RUN NM WORK_DIR [convs|maxpools]
 (meson runs the convs and the max pools as two tests, each within its timeout)
 """
@@ -357,6 +364,17 @@ def f32_cases(rng):
         # windows' rows inside the image), the border columns alone
         c(rng, "f32_depthwise_14x14_576", 2, 14, 14, 576, 0, 3, 3, (1, 1), (1, 1),
           (1, 1, 1, 1), depthwise=d, bn=True, relu6=True),
+        # 16 | channels: off a line, a masked head and tail around the
+        # shifted blocks (check_offsets): one block; 64 + 16 channels, chunks
+        # of 4-8 pixels at stride 1 and pairs at stride 2; 5x5 window
+        c(rng, "f32_depthwise_16_shifted", 1, 5, 6, 16, 0, 3, 3, (1, 1), (1, 1),
+          (1, 1, 1, 1), depthwise=d, bn=True),
+        c(rng, "f32_depthwise_80_shifted", 1, 9, 11, 80, 0, 3, 3, (1, 1), (1, 1),
+          (1, 1, 1, 1), depthwise=d, relu6=True),
+        c(rng, "f32_depthwise_80_s2_shifted", 1, 9, 11, 80, 0, 3, 3, (2, 2), (1, 1),
+          (0, 1, 0, 1), depthwise=d, bn=True),
+        c(rng, "f32_depthwise_32_5x5_shifted", 1, 8, 8, 32, 0, 5, 5, (1, 1), (1, 1),
+          (2, 2, 2, 2), depthwise=d),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
         # 655 K multiply-adds, under split_min_work, but 2.6 MB of weights:
@@ -502,6 +520,24 @@ def check_f32_symbols(syms, kind, isa, residual=None):
         raise RuntimeError(f"want ukf_{kind}_{isa} (and not _{other}) in:\n{syms}")
 
 
+# tinyml-run --offset: aligned, a float past a line, malloc's 16, a line's
+# last float
+OFFSETS = (0, 4, 16, 60)
+
+
+def check_offsets(run_exe, mod, inp, want, threads=1):
+    """The module's output at each of OFFSETS is `want` (bytes)."""
+    for off in OFFSETS:
+        od = f"{mod}.o{off}.out"
+        run([run_exe, mod, "--input", inp, "--output-dir", od, "--offset", str(off),
+             "--threads", str(threads)])
+        got = open(os.path.join(od, "output_0.bin"), "rb").read()
+        if got != want:
+            diff = sum(got[i:i + 4] != want[i:i + 4] for i in range(0, len(want), 4))
+            raise RuntimeError(f"{mod}: {diff} of {len(want) // 4} values differ at --offset "
+                               f"{off}")
+
+
 def floats(path):
     raw = open(path, "rb").read()
     return struct.unpack(f"<{len(raw) // 4}f", raw)
@@ -574,6 +610,9 @@ def check_f32(exes, work, case, rng, have_avx512):
         run([run_exe, m, "--input", inp, "--output-dir", m + ".t3.out", "--threads", "3"])
         if floats(os.path.join(m + ".t3.out", "output_0.bin")) != outs[tag]:
             raise RuntimeError(f"{tag} kernels: 3 threads give other bits than 1")
+        if kind == "dw":
+            check_offsets(run_exe, m, inp, open(os.path.join(m + ".out", "output_0.bin"),
+                                                "rb").read(), 3 if "576" in case[0] else 1)
     ref = outs["linalg"]
     if "direct" in outs and outs["direct"] == outs["avx2"]:
         raise RuntimeError("Winograd not taken: the same bits as --no-winograd")
@@ -612,6 +651,10 @@ def maxpool_cases():
         c("maxpool_3x3s2_c64_bands", 2, 23, 21, 64, (3, 3), (2, 2), (0, 0, 0, 0)),
         c("maxpool_3x3s2_c136", 1, 11, 11, 136, (3, 3), (2, 2), (0, 0, 0, 0)),
         c("maxpool_2x2s2_c64", 1, 8, 10, 64, (2, 2), (2, 2), (0, 0, 0, 0)),
+        # 16 | channels off a line (check_offsets): a head, 128- and 64-channel
+        # blocks and the tail; 16 channels, a head and a tail
+        c("maxpool_3x3s2_c208_shifted", 1, 8, 10, 208, (3, 3), (2, 2), (0, 1, 0, 1)),
+        c("maxpool_3x3s1_c16_shifted", 2, 5, 6, 16, (3, 3), (1, 1), (1, 1, 1, 1)),
         c("maxpool_3x3s1_pad_c37_bands", 2, 15, 14, 37, (3, 3), (1, 1), (1, 1, 1, 1)),
         c("maxpool_2x3_s_2_1_pad_c3", 3, 7, 7, 3, (2, 3), (2, 1), (0, 1, 2, 0)),
         c("maxpool_9x8_window_c5", 1, 10, 9, 5, (9, 8), (1, 1), (0, 0, 0, 0)),
@@ -670,6 +713,8 @@ def check_maxpool(exes, work, case, rng, have_avx512):
                     diff = sum(got[i:i + 4] != ref[i:i + 4] for i in range(0, len(ref), 4))
                     raise RuntimeError(f"{what} input: {tag} on {threads} threads: {diff} of "
                                        f"{len(ref) // 4} values differ from Linalg")
+            if tag != "linalg":
+                check_offsets(run_exe, m, inp, ref)
 
 
 def check_maxpool_refused(exes, work, case):
