@@ -187,6 +187,9 @@ UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo
 /* The same for layers with shifts of 31 (uk_conv_s8_plan's PW31). */
 UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
 
+/* The same for 1x1 convs on 7-9 pixels an image (uk_conv_s8_plan's PW9). */
+UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
+
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it); col is the scratch. */
 UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
