@@ -156,7 +156,7 @@ static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
   if (!uk_conv_s8_int8_clamp(p)) return UK_CONV_S8_DOT4;
   ln_geo_t g;
   if (uk_conv_s8_rq16(p, shift) && uk_ln_geo(p, &g)) return UK_CONV_S8_LANES;
-  if (uk_pw9_shifts(p, shift) && uk_pw9_fits(p)) return UK_CONV_S8_PW9;
+  if (uk_pw9_fits(p) && uk_pw9_shifts(p, shift)) return UK_CONV_S8_PW9;
   if (uk_pw_shifts(p, shift) && uk_pw_fits(p)) return UK_CONV_S8_PW;
   if (uk_pw31_shifts(p, shift) && uk_pw31_fits(p)) return UK_CONV_S8_PW31;
   return UK_CONV_S8_DOT4;
