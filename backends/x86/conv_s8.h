@@ -92,6 +92,15 @@ UK_INLINE void store_tile16(const uk_ctx_t *c, __m512i a[][2], int32_t o0, int n
   }
 }
 
+/* Before a loop clang must unroll fully (its accumulators then stay in
+ * registers).  gcc builds conv_s8_pw.c too, for test_rescale_x86, where
+ * the pragma would be an unknown-pragma error. */
+#ifdef __clang__
+#define UK_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define UK_UNROLL
+#endif
+
 /* One 16-channel group's rescale constants for pw_apply (rq16's in fewer
  * uops): mult for the even lanes (vpmuldq reads the low dword of each
  * qword) and the odd ones; the sum's constant term for v >= 0 for even and
@@ -186,6 +195,9 @@ UK_DOT4 int pw_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo
 
 /* The same for layers with shifts of 31 (uk_conv_s8_plan's PW31). */
 UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
+
+/* The same for 1x1 convs on 7-9 pixels an image (uk_conv_s8_plan's PW9). */
+UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it); col is the scratch. */

@@ -14,6 +14,7 @@ typedef enum uk_conv_s8_kernel {
   UK_CONV_S8_LANES, /* first convs, lanes as pixels (conv_s8_lanes.c) */
   UK_CONV_S8_PW,    /* 1x1 convs, pixels streamed (conv_s8_pw.c) */
   UK_CONV_S8_PW31,  /* the same with shifts of 31 (conv_s8_pw.c, pw_conv31) */
+  UK_CONV_S8_PW9,   /* 1x1 convs on 7-9 pixels an image (conv_s8_pw.c, pw9_conv) */
 } uk_conv_s8_kernel_t;
 
 /* The lanes kernel's band of padded input rows on the stack (bytes), its
@@ -129,6 +130,25 @@ static inline int uk_pw31_fits(const tinyml_uk_params_t *p) {
   return uk_pw_shape(p) && uk_pw31_pixels(p) * p->k_padded <= UK_PW_BUF;
 }
 
+/* pw9_conv's block: 9 pixels x 32 channels, 18 accumulators. */
+enum { UK_PW9_PIX = 9 };
+
+/* 1x1 convs of 64 or more channels whose images have 7-9 pixels (vww's
+ * 3x3 ones): one block of 9 an image, where pw_conv's of 4 and pw_conv31's
+ * of 6 computed 12. */
+static inline int uk_pw9_fits(const tinyml_uk_params_t *p) {
+  const int32_t px = p->oh * p->ow;
+  return uk_pw_shape(p) && p->oc >= 64 && px >= 7 && px <= UK_PW9_PIX &&
+         UK_PW9_PIX * p->k_padded <= UK_PW_BUF;
+}
+
+/* Whether every shift lies in [31, 62] (pw9_conv's pw_apply31). */
+static inline int uk_pw9_shifts(const tinyml_uk_params_t *p, const int32_t *shift) {
+  int ok = 1;
+  for (int32_t o = 0; o < p->oc; ++o) ok &= (shift[o] >= 31) & (shift[o] <= 62);
+  return ok;
+}
+
 /* The kernel for the conv blob with header p and shifts shift[oc]. */
 static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
                                                   const int32_t *shift) {
@@ -136,6 +156,7 @@ static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
   if (!uk_conv_s8_int8_clamp(p)) return UK_CONV_S8_DOT4;
   ln_geo_t g;
   if (uk_conv_s8_rq16(p, shift) && uk_ln_geo(p, &g)) return UK_CONV_S8_LANES;
+  if (uk_pw9_fits(p) && uk_pw9_shifts(p, shift)) return UK_CONV_S8_PW9;
   if (uk_pw_shifts(p, shift) && uk_pw_fits(p)) return UK_CONV_S8_PW;
   if (uk_pw31_shifts(p, shift) && uk_pw31_fits(p)) return UK_CONV_S8_PW31;
   return UK_CONV_S8_DOT4;

@@ -18,7 +18,8 @@
  * within the runtime's 256 KB worker stacks (lib/runtime/pool.c).
  *
  * Layers with shifts of 31 (vww's 128 -> 128 and 128 -> 256 ones) take
- * pw_conv31: pw_apply31 and blocks of 6 pixels x 64 channels. */
+ * pw_conv31: pw_apply31 and blocks of 6 pixels x 64 channels.  Layers
+ * with 7-9 pixels an image (vww's 3x3 ones) take pw9_conv, at the end. */
 #include "conv_s8.h"
 #include "conv_s8_plan.h"
 
@@ -94,13 +95,18 @@ UK_INLINE __m512i pw_apply31(const pw_rq_t *r, const pw_x_t *x, __m512i v) {
 }
 
 /* Four vectors of int32 outputs as 64 bytes in their order, saturated,
- * clamped, stored under m.  The packs interleave 4-dword pieces per
- * 128-bit lane; vpermd puts them back. */
-UK_INLINE void pw_store4(const __m512i *r, int8_t *out, __mmask64 m, __m512i lo, __m512i hi) {
+ * clamped (pw_pack4), stored under m (pw_store4).  The packs interleave
+ * 4-dword pieces per 128-bit lane; vpermd puts them back. */
+UK_INLINE __m512i pw_pack4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, __m512i lo,
+                           __m512i hi) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(r[0], r[1]), _mm512_packs_epi32(r[2], r[3]));
+  __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
   b = _mm512_permutexvar_epi32(order, b);
-  b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+  return _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+}
+
+UK_INLINE void pw_store4(const __m512i *r, int8_t *out, __mmask64 m, __m512i lo, __m512i hi) {
+  const __m512i b = pw_pack4(r[0], r[1], r[2], r[3], lo, hi);
   if (m == ~(__mmask64)0)
     _mm512_storeu_si512(out, b);
   else
@@ -135,12 +141,17 @@ UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x
     }
   }
   const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
+  /* Unrolled, as the k loop is: as loops (clang left them so), a[] went
+   * through the stack and each rescale loaded it, its constants by a
+   * computed index, and stored it back; 10-15 % of a 64-channel layer. */
+  UK_UNROLL
   for (int j = 0; j < na; ++j) {
     const pw_rq_t *r = &rq[o0 / 16 + j % nz];
     a[j] = xs ? pw_apply31(r, &xs[o0 / 16 + j % nz], a[j]) : pw_apply(r, a[j]);
     if (zadd) a[j] = _mm512_add_epi32(a[j], r->zp);
   }
   const int per = 4 / nz; /* pixels per chunk */
+  UK_UNROLL
   for (int ch = 0; ch < na / 4; ++ch) {
     const int32_t i0 = ch * per, live = np - i0 < per ? np - i0 : per;
     if (live <= 0) break;
@@ -252,5 +263,93 @@ __attribute__((noinline)) UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t 
   pw_x_t xs[UK_PW_OC / 16];
   for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
   pw_finish(c, rq, xs, in, out, lo, hi, UK_PW31_WIDE);
+  return 1;
+}
+
+/* pw9_conv: 1x1 convs with 7-9 pixels an image (vww's 3x3 ones, 128 and
+ * 256 -> 256, steps 24 and 26).  pw_conv's 4-pixel blocks computed 12
+ * pixels for 9 and, past 32 KB of weights, rearranged every weight once
+ * per block (3 times); pw_conv31's 6-pixel ones computed 12 too.  Here a
+ * block is all 9 pixels by 32 channels (18 accumulators): every weight
+ * is loaded and put in vpdpbusd order once per block, 9 pixels' sums
+ * from it.  Shifts of 31 or not: pw_apply31 (the same bytes as pw_apply
+ * for shifts of 32 and more, one uop more; 9 x 256 outputs are few). */
+UK_DOT4 UK_INLINE void pw9_block(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs,
+                                 const uint8_t *col, int32_t np, int32_t o0, int zadd,
+                                 int8_t *out) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t kp = p->k_padded;
+  const int8_t *w = c->weights + (size_t)o0 * kp;
+  const size_t panel = (size_t)8 * kp;
+  const __m512i ix = dot4_index();
+  __m512i a[UK_PW9_PIX][2];
+  for (int i = 0; i < UK_PW9_PIX; ++i)
+    for (int z = 0; z < 2; ++z) a[i][z] = _mm512_loadu_si512(c->bias + o0 + 16 * z);
+  for (int32_t k = 0; k < kp; k += 4) {
+    const __m512i x0 = dot4_w(w + k * 8, w + panel + k * 8, ix);
+    const __m512i x1 = dot4_w(w + 2 * panel + k * 8, w + 3 * panel + k * 8, ix);
+    for (int i = 0; i < UK_PW9_PIX; ++i) {
+      int32_t v;
+      __builtin_memcpy(&v, col + (size_t)i * kp + k, 4);
+      const __m512i u = _mm512_set1_epi32(v);
+      a[i][0] = _mm512_dpbusd_epi32(a[i][0], u, x0);
+      a[i][1] = _mm512_dpbusd_epi32(a[i][1], u, x1);
+    }
+  }
+  /* unrolled, as pw_block's rescale */
+  UK_UNROLL
+  for (int i = 0; i < UK_PW9_PIX; ++i)
+    for (int z = 0; z < 2; ++z) {
+      const int32_t g = o0 / 16 + z;
+      a[i][z] = pw_apply31(&rq[g], &xs[g], a[i][z]);
+      if (zadd) a[i][z] = _mm512_add_epi32(a[i][z], rq[g].zp);
+    }
+  const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
+  /* two pixels' 32 outputs per pack (the last pixel twice) */
+  UK_UNROLL
+  for (int i = 0; i < UK_PW9_PIX && i < np; i += 2) {
+    const int j = i + 1 < UK_PW9_PIX ? i + 1 : i;
+    const __m512i b = pw_pack4(a[i][0], a[i][1], a[j][0], a[j][1], lo, hi);
+    _mm256_storeu_si256((__m256i *)(void *)(out + (size_t)i * p->oc + o0), _mm512_castsi512_si256(b));
+    if (i + 1 < np)
+      _mm256_storeu_si256((__m256i *)(void *)(out + (size_t)(i + 1) * p->oc + o0),
+                          _mm512_extracti64x4_epi64(b, 1));
+  }
+}
+
+/* pw9_conv's pixels [lo, hi) in blocks of 9 (the slots past the last
+ * pixel summed, not stored). */
+UK_DOT4 UK_INLINE void pw9_run(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs,
+                               const int8_t *in, int8_t *out, int32_t lo, int32_t hi, int zadd) {
+  const tinyml_uk_params_t *p = c->p;
+  uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
+  const int32_t kp = p->k_padded;
+  const int direct = tinyml_uk_direct_1x1(p);
+  uk_pos_t at = uk_pos_at(p, lo);
+  for (int32_t q = lo; q < hi; q += UK_PW9_PIX) {
+    const int32_t np = uk_min32(UK_PW9_PIX, hi - q);
+    pw_rows(p, in, direct, q, np, &at, col);
+    if (np < UK_PW9_PIX) dot4_fill(col + (size_t)np * kp, 0, (UK_PW9_PIX - np) * kp);
+    for (int32_t o0 = 0; o0 < p->oc; o0 += 32)
+      pw9_block(c, rq, xs, col, np, o0, zadd, out + (size_t)q * p->oc);
+  }
+}
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) for a blob uk_conv_s8_plan gives
+ * UK_CONV_S8_PW9; 0 if it does not take it after all.  Its own function,
+ * as pw_conv31 (pw_conv's code stays as it was). */
+__attribute__((noinline)) UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                               int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  if (!uk_pw9_fits(p) || !uk_pw9_shifts(p, c->shift)) return 0;
+  pw_rq_t rq[UK_PW_OC / 16];
+  pw_x_t xs[UK_PW_OC / 16];
+  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
+  int zadd = 0;
+  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
+  if (zadd)
+    pw9_run(c, rq, xs, in, out, lo, hi, 1);
+  else
+    pw9_run(c, rq, xs, in, out, lo, hi, 0);
   return 1;
 }

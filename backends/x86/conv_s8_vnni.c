@@ -120,6 +120,9 @@ UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_
   case UK_CONV_S8_PW31:
     if (pw_conv31(&c, in, out, lo, hi)) return;
     break;
+  case UK_CONV_S8_PW9:
+    if (pw9_conv(&c, in, out, lo, hi)) return;
+    break;
   default:
     break;
   }

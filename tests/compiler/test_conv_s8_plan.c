@@ -63,9 +63,8 @@ static void test_pointwise(void **state) {
   (void)state;
   setup_shifts();
   /* vww_96_int8's 1x1 convs */
-  static const int32_t vww[][3] = {{48, 8, 16},  {24, 16, 32}, {24, 32, 32},  {12, 32, 64},
-                                   {12, 64, 64}, {6, 64, 128}, {6, 128, 128}, {3, 128, 256},
-                                   {3, 256, 256}};
+  static const int32_t vww[][3] = {{48, 8, 16},  {24, 16, 32}, {24, 32, 32}, {12, 32, 64},
+                                   {12, 64, 64}, {6, 64, 128}, {6, 128, 128}};
   for (size_t i = 0; i < sizeof vww / sizeof vww[0]; ++i) {
     const int32_t s = vww[i][0], ic = vww[i][1], oc = vww[i][2];
     plan_is(conv(s, s, ic, s, s, oc, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW);
@@ -78,12 +77,32 @@ static void test_pointwise(void **state) {
   /* a shift of 31 (TOSA's single rounding): vww's deep 1x1 convs (steps
    * 14-24), and the other shapes */
   plan_is(conv(6, 6, 128, 6, 6, 128, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
-  plan_is(conv(3, 3, 128, 3, 3, 256, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
   plan_is(conv(12, 12, 32, 12, 12, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
   plan_is(conv(48, 48, 8, 48, 48, 16, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
   /* 6 pixels of 680 taps fit its rows' buffer; 4 of 1024 fit pw_conv's */
   plan_is(conv(3, 2, 680, 3, 2, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
   plan_is(conv(3, 2, 1024, 3, 2, 64, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW);
+}
+
+/* 7-9 pixels an image and 64 channels or more: pw9_conv, whatever the
+ * shifts in [31, 62] (vww's steps 24 and 26, 128 and 256 -> 256 at 3x3). */
+static void test_pointwise9(void **state) {
+  (void)state;
+  setup_shifts();
+  const int32_t *any[] = {high, wide, low};
+  for (int s = 0; s < 3; ++s) {
+    plan_is(conv(3, 3, 128, 3, 3, 256, 1, 1, 1, 0, 0), any[s], UK_CONV_S8_PW9);
+    plan_is(conv(3, 3, 256, 3, 3, 256, 1, 1, 1, 0, 0), any[s], UK_CONV_S8_PW9);
+  }
+  plan_is(conv(7, 1, 64, 7, 1, 64, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW9);
+  plan_is(conv(8, 1, 96, 8, 1, 512, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW9);
+  plan_is(conv(5, 5, 64, 3, 3, 128, 1, 1, 2, 0, 0), high, UK_CONV_S8_PW9); /* stride 2 */
+  /* 6 or 10 pixels, 32 channels, 9 rows beyond the buffer: not pw9_conv */
+  plan_is(conv(3, 2, 128, 3, 2, 128, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW);
+  plan_is(conv(5, 2, 128, 5, 2, 128, 1, 1, 1, 0, 0), low, UK_CONV_S8_PW31);
+  plan_is(conv(3, 3, 128, 3, 3, 32, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW);
+  plan_is(conv(3, 3, 512, 3, 3, 64, 1, 1, 1, 0, 0), high, UK_CONV_S8_PW);
+  plan_is(conv(3, 3, 128, 3, 3, 256, 1, 1, 1, 0, 0), lower, UK_CONV_S8_DOT4);
 }
 
 static void test_fallbacks(void **state) {
@@ -122,6 +141,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_convs),
       cmocka_unit_test(test_pointwise),
+      cmocka_unit_test(test_pointwise9),
       cmocka_unit_test(test_fallbacks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

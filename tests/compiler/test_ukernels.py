@@ -418,6 +418,20 @@ def main():
                   (0, 0, 0, 0), rq=SHIFT31),
         conv_case(rng, "conv_pw_k16_oc32_shift31_batch", 2, 7, 9, 16, 32, 1, 1, (1, 1), (1, 1),
                   (0, 0, 0, 0), rq=SHIFT31),
+        # pw9_conv (7-9 pixels an image, 64 channels or more): 9 pixels x
+        # 32 channels a block, shifts with and without 31, out_zp after
+        # the shift (WIDE_SHIFTS), batches, stride 2, bands split across
+        # workgroups (blocks starting mid-image)
+        conv_case(rng, "conv_pw9_k256_oc256", 1, 3, 3, 256, 256, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pw9_k128_oc256_wide_batch_bands", 2, 3, 3, 128, 256, 1, 1, (1, 1),
+                  (1, 1), (0, 0, 0, 0), rq=WIDE_SHIFTS),
+        conv_case(rng, "conv_pw9_k128_oc128_7px_shift31_batch_bands", 2, 7, 1, 128, 128, 1, 1,
+                  (1, 1), (1, 1), (0, 0, 0, 0), rq=SHIFT31),
+        conv_case(rng, "conv_pw9_k64_oc512_8px", 1, 2, 4, 64, 512, 1, 1, (1, 1), (1, 1),
+                  (0, 0, 0, 0), clamp=False, rq=SHIFT31),
+        conv_case(rng, "conv_pw9_k64_oc128_s2_batch", 3, 5, 5, 64, 128, 1, 1, (2, 2), (1, 1),
+                  (0, 0, 0, 0)),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
