@@ -96,58 +96,99 @@ UK_INLINE dw_rowv_t dw_rowv(const uk_ctx_t *c, const uk_dw_row_t *r) {
   return v;
 }
 
-/* The row kernels' rescale of 16 lanes: requant8's sum, v * mult plus the
- * rounding term of v's sign, 2^(s-1) +- 2^30, and out_zp * 2^s, shifted
- * right by s, in 64 bits for the even and the odd lanes (vpmuldq), one
- * vpsravq each, then the lanes' low words back together by one vpermt2d:
- * 15 uops against rq16_apply's 18, whose 32-bit high words need the low
- * words' carries.  The sign is the product's: the same as v's when mult
- * >= 0, which uk_dw_plan asks of the row kernels (mult 0: both terms give
- * out_zp, as 2^(s-1) + 2^30 < 2^s). */
+/* The row kernels' rescale of 16 lanes: rq16_apply's high words (the
+ * same numbers as requant8's) in 11 uops against the 15 of a 64-bit
+ * shift by s with the low words gathered.  v * mult + hz * 2^32 + 2^30,
+ * less 2^31 where v < 0, is rq16's (hz + (v >> 31)) * 2^32 + ((v & 2^31) |
+ * 2^30) modulo 2^64 (conv_s8_pw.c's pw_apply does the same); its high
+ * words, even and odd lanes, gathered by one vpermt2d, are shifted right
+ * by s - 32.  The folded bias starts the accumulators (dw_init) rather
+ * than being added here.  Outputs narrow with signed saturation, which
+ * with act_min = -128 and act_max = 127 (every layer of vww and kws: the
+ * relu is the zero point) is the whole clamp; otherwise the bytes are
+ * clamped too: saturating, then clamping to [act_min, act_max] inside
+ * int8, is the same as clamping first.  uk_dw_plan asks mult >= 0 of the
+ * row kernels (rq16_make the shifts in [33, 54]). */
 typedef struct dwq {
-  __m512i bias, me, mo, ke, ko, se, so, lo, hi;
+  __m512i bias, me, mo, ke, ko, sh;
+  __m128i lo, hi; /* act_min, act_max as bytes */
+  int clamp;      /* whether [act_min, act_max] is narrower than int8 */
 } dwq_t;
 
 /* From rq16's constants (shift s = sh + 32, hz * 2^32 = 2^(s-1) +
- * out_zp * 2^s) and the folded bias: even lanes' numbers in the low words
- * of the 64-bit lanes, odd lanes' in the high words. */
-UK_INLINE dwq_t dwq_make(const rq16_t *q, __m512i fb) {
+ * out_zp * 2^s) and the folded bias: even lanes' terms in the even
+ * lanes' 64-bit lanes, odd lanes' in the odd lanes'. */
+UK_INLINE dwq_t dwq_make(const tinyml_uk_params_t *p, const rq16_t *q, __m512i fb) {
   const __m512i hi32 = _mm512_set1_epi64((int64_t)0xffffffff00000000ull);
-  const __m512i r30 = _mm512_set1_epi64((int64_t)1 << 30), s32 = _mm512_set1_epi64(32);
+  const __m512i r30 = _mm512_set1_epi64((int64_t)1 << 30);
   dwq_t d;
   d.bias = fb;
   d.me = q->mult;
   d.mo = q->mult_hi;
   d.ke = _mm512_add_epi64(_mm512_slli_epi64(q->hz, 32), r30);
   d.ko = _mm512_add_epi64(_mm512_and_si512(q->hz, hi32), r30);
-  d.se = _mm512_add_epi64(_mm512_andnot_si512(hi32, q->sh), s32);
-  d.so = _mm512_add_epi64(_mm512_srli_epi64(q->sh, 32), s32);
-  d.lo = q->lo;
-  d.hi = q->hi;
+  d.sh = q->sh;
+  d.lo = _mm_set1_epi8((char)p->act_min);
+  d.hi = _mm_set1_epi8((char)p->act_max);
+  d.clamp = p->act_min > -128 || p->act_max < 127;
   return d;
 }
 
-/* One half's 64-bit lanes: (p + k, less 2^31 where p < 0) >> s. */
-UK_INLINE __m512i dwq_half(__m512i p, __m512i k, __m512i s) {
-  const __m512i x = _mm512_add_epi64(p, k);
-  const __m512i y = _mm512_mask_sub_epi64(x, _mm512_movepi64_mask(p), x,
-                                          _mm512_set1_epi64((int64_t)1 << 31));
-  return _mm512_srav_epi64(y, s);
+/* The outputs of 16 lanes' sums v (bias included) as int32, not clamped. */
+UK_INLINE __m512i dwq_r(const dwq_t *q, __m512i v) {
+  const __m512i sign = _mm512_set1_epi64(0x80000000LL);
+  const __m512i vo = _mm512_srli_epi64(v, 32);
+  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, q->me), q->ke),
+                                      _mm512_and_si512(v, sign));
+  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, q->mo), q->ko),
+                                      _mm512_and_si512(vo, sign));
+  const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  return _mm512_srav_epi32(_mm512_permutex2var_epi32(xe, hi, xo), q->sh);
 }
 
-/* The 16 lanes' outputs as int32, clamped: rq16_apply's numbers. */
-UK_INLINE __m512i dwq_apply(const dwq_t *q, __m512i acc) {
-  const __m512i v = _mm512_add_epi32(acc, q->bias);
-  const __m512i e = dwq_half(_mm512_mul_epi32(v, q->me), q->ke, q->se);
-  const __m512i o = dwq_half(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), q->mo), q->ko, q->so);
-  const __m512i idx =
-      _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
-  const __m512i r = _mm512_permutex2var_epi32(e, idx, o);
-  return _mm512_min_epi32(_mm512_max_epi32(r, q->lo), q->hi);
+/* The outputs of 16 lanes' sums v (bias included) as bytes, clamped. */
+UK_INLINE __m128i dwq_apply(const dwq_t *q, __m512i v) {
+  const __m128i b = _mm512_cvtsepi32_epi8(dwq_r(q, v));
+  return q->clamp ? _mm_min_epi8(_mm_max_epi8(b, q->lo), q->hi) : b;
+}
+
+/* Four 16-lane sums' outputs as 64 bytes, sum j's in 128-bit lane j:
+ * narrowed together, two vpackssdw, a vpacksswb and a vpermd (their
+ * 4-dword pieces interleave per 128-bit lane), against four vpmovsdb of
+ * two uops each. */
+UK_INLINE __m512i dwq_apply4(const dwq_t *q, const __m512i *s) {
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i w01 = _mm512_packs_epi32(dwq_r(q, s[0]), dwq_r(q, s[1]));
+  const __m512i w23 = _mm512_packs_epi32(dwq_r(q, s[2]), dwq_r(q, s[3]));
+  const __m512i b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23));
+  if (!q->clamp) return b;
+  return _mm512_min_epi8(_mm512_max_epi8(b, _mm512_broadcast_i32x4(q->lo)),
+                         _mm512_broadcast_i32x4(q->hi));
+}
+
+/* dwq_apply4 into 64 adjacent bytes at d (4 pairs of 8 channels). */
+UK_INLINE void dwq_store4(const dwq_t *q, const __m512i *s, int8_t *d) {
+  _mm512_storeu_si512(d, dwq_apply4(q, s));
+}
+
+/* The first n (<= 16) bytes of b at d. */
+UK_INLINE void dwq_store(__m128i b, int8_t *d, int32_t n) {
+  if (n >= 16)
+    _mm_storeu_si128((__m128i *)(void *)d, b);
+  else
+    _mm_mask_storeu_epi8(d, rq16_live(n), b);
+}
+
+/* The chains' accumulators, k pixels of n each: the first of each pixel
+ * starts at the folded bias (dwq_apply adds none). */
+UK_INLINE void dw_init(__m512i *a, int32_t k, int32_t n, const dwq_t *q) {
+  for (int32_t j = 0; j < k * n; ++j) a[j] = j % n ? _mm512_setzero_si512() : q->bias;
 }
 
 /* The block's rescale constants with the folded bias (uk_dw_row_t). */
-UK_INLINE dwq_t dw_rowq(const uk_dw_row_t *r, int32_t b) { return dwq_make(r->q + b, r->fb[b]); }
+UK_INLINE dwq_t dw_rowq(const uk_ctx_t *c, const uk_dw_row_t *r, int32_t b) {
+  return dwq_make(c->p, r->q + b, r->fb[b]);
+}
 
 /* Tap io's inputs from s, hidden from the compiler's loop strength
  * reduction: otherwise it keeps every (tap, pixel) address as its own
@@ -170,6 +211,38 @@ UK_INLINE __m512i dw_sum(const __m512i *a, int32_t n) {
   return r;
 }
 
+/* K pixels' chains (n a pixel, pixel j's from a[j * n]) rescaled, pixel
+ * j's nc bytes at d + j * step; 4 whole 16-byte outputs narrowed together
+ * (dwq_apply4) and stored a 128-bit lane each (vextracti32x4 to memory is
+ * a store alone, no shuffle uop). */
+UK_INLINE void dw_out(const dwq_t *q, const __m512i *a, int32_t n, int32_t k, int8_t *d,
+                      int32_t step, int32_t nc) {
+  if (k == 4 && nc >= 16) {
+    __m512i s[4];
+    for (int32_t j = 0; j < 4; ++j) s[j] = dw_sum(a + j * n, n);
+    const __m512i b = dwq_apply4(q, s);
+    _mm_storeu_si128((__m128i *)(void *)d, _mm512_castsi512_si128(b));
+    _mm_storeu_si128((__m128i *)(void *)(d + step), _mm512_extracti32x4_epi32(b, 1));
+    _mm_storeu_si128((__m128i *)(void *)(d + 2 * step), _mm512_extracti32x4_epi32(b, 2));
+    _mm_storeu_si128((__m128i *)(void *)(d + 3 * step), _mm512_extracti32x4_epi32(b, 3));
+    return;
+  }
+  for (int32_t j = 0; j < k; ++j) dwq_store(dwq_apply(q, dw_sum(a + j * n, n)), d + j * step, nc);
+}
+
+/* dw_out for 8-channel pairs (step 16): four whole pairs' 64 bytes are
+ * adjacent, one store (dwq_store4). */
+UK_INLINE void dw8_out(const dwq_t *q, const __m512i *a, int32_t n, int32_t k, int8_t *d,
+                       int32_t nc) {
+  if (k == 4 && nc == 16) {
+    __m512i s[4];
+    for (int32_t j = 0; j < 4; ++j) s[j] = dw_sum(a + j * n, n);
+    dwq_store4(q, s, d);
+    return;
+  }
+  for (int32_t j = 0; j < k; ++j) dwq_store(dwq_apply(q, dw_sum(a + j * n, n)), d + 16 * j, nc);
+}
+
 /* K pixels of one 16-channel block (lanes m), from s, into d: every tap's
  * product for all K before the next tap, in dw_chains(k) chains each.
  * Past taps have zero weights and offset 0. */
@@ -177,7 +250,7 @@ UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const
                          const dwq_t *q, int8_t *d, int32_t nc, int32_t k) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
-  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  dw_init(a, k, n, q);
 #pragma GCC unroll 9
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) {
     const int8_t *b = dw_tap(s, v->io[t]);
@@ -186,8 +259,7 @@ UK_INLINE void dw_pixels(const dw_rowv_t *v, const int8_t *s, __mmask16 m, const
       a[j * n + t % n] = dw_mac(a[j * n + t % n], _mm512_cvtepi8_epi32(x), w[t]);
     }
   }
-  for (int32_t j = 0; j < k; ++j)
-    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+  dw_out(q, a, n, k, d, v->ic, nc);
 }
 
 /* dw_pixels for a 3x3 window whose taps across are xstep apart (stride 1,
@@ -198,7 +270,7 @@ UK_INLINE void dw_pixels33(const dw_rowv_t *v, const int8_t *s, __mmask16 m, con
                            const dwq_t *q, int8_t *d, int32_t nc, int32_t k) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
-  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  dw_init(a, k, n, q);
   for (int32_t ky = 0; ky < 3; ++ky) {
     const int8_t *b = dw_tap(s, v->io[3 * ky]);
     __m512i x[6];
@@ -210,8 +282,7 @@ UK_INLINE void dw_pixels33(const dw_rowv_t *v, const int8_t *s, __mmask16 m, con
         a[j * n + t % n] = dw_mac(a[j * n + t % n], x[j + kx], w[t]);
       }
   }
-  for (int32_t j = 0; j < k; ++j)
-    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + j * v->ic, nc);
+  dw_out(q, a, n, k, d, v->ic, nc);
 }
 
 /* One 16-channel block of a row: 4 pixels at a time, then the 1-3 left
@@ -256,7 +327,7 @@ UK_INLINE void dw_row16(const uk_ctx_t *c, const uk_dw_row_t *r, int multi) {
     const __mmask16 m = rq16_live(v.ic - c0);
     __m512i w[UK_DW_REG_TAPS];
     for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[c0 / 16 * UK_DW_REG_TAPS + t];
-    const dwq_t q = dw_rowq(r, c0 / 16);
+    const dwq_t q = dw_rowq(c, r, c0 / 16);
     for (int32_t y = 0; y < (multi ? v.rows : 1); ++y) {
       const int8_t *src = v.src + c0 + (size_t)y * v.ystep;
       int8_t *dst = v.dst + c0 + (size_t)y * v.n * v.ic;
@@ -294,15 +365,14 @@ UK_INLINE void dw8_pairs(const dw_rowv_t *v, const int8_t *s, const __m512i *w, 
                          int8_t *d, int32_t k, int adjacent, int one) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
-  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  dw_init(a, k, n, q);
 #pragma GCC unroll 9
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t)
     for (int32_t j = 0; j < k; ++j) {
       const __m512i x = dw8_in(v, s + 2 * j * v->xstep, t, adjacent, one);
       a[j * n + t % n] = dw_mac(a[j * n + t % n], x, w[t]);
     }
-  for (int32_t j = 0; j < k; ++j)
-    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + 16 * j, one ? 8 : 16);
+  dw8_out(q, a, n, k, d, one ? 8 : 16);
 }
 
 /* dw8_pairs for a 3x3 window at stride 1 (no dilation): pair j's tap
@@ -312,7 +382,7 @@ UK_INLINE void dw8_pairs33(const dw_rowv_t *v, const int8_t *s, const __m512i *w
                            const dwq_t *q, int8_t *d, int32_t k) {
   const int32_t n = dw_chains(k);
   __m512i a[9];
-  for (int32_t j = 0; j < k * n; ++j) a[j] = _mm512_setzero_si512();
+  dw_init(a, k, n, q);
   for (int32_t ky = 0; ky < 3; ++ky) {
     const int8_t *b = dw_tap(s, v->io[3 * ky]);
     __m512i x[9];
@@ -324,8 +394,7 @@ UK_INLINE void dw8_pairs33(const dw_rowv_t *v, const int8_t *s, const __m512i *w
         a[j * n + t % n] = dw_mac(a[j * n + t % n], x[2 * j + kx], w[t]);
       }
   }
-  for (int32_t j = 0; j < k; ++j)
-    rq16_store(dwq_apply(q, dw_sum(a + j * n, n)), d + 16 * j, 16);
+  dw8_out(q, a, n, k, d, 16);
 }
 
 /* A row's 8-channel pixels, 4 pairs at a time (a 3x3 window at stride 1:
@@ -354,7 +423,7 @@ __attribute__((noinline)) void uk_dw8_row_avx512(const uk_ctx_t *c, const uk_dw_
   const dw_rowv_t v = dw_rowv(c, r);
   __m512i w[UK_DW_REG_TAPS];
   for (int32_t t = 0; t < UK_DW_REG_TAPS; ++t) w[t] = r->w[t];
-  const dwq_t q = dw_rowq(r, 0);
+  const dwq_t q = dw_rowq(c, r, 0);
   if (v.xstep == 8)
     dw8_row(c, &v, r, w, &q, 1);
   else

@@ -102,14 +102,16 @@ static int dw_check(const case_t *k, const int32_t *acc, long *bad) {
     ++*bad;
     return 0;
   }
-  const dwq_t d = dwq_make(&q, q.bias);
-  int32_t got[16];
-  _mm512_storeu_si512(got, dwq_apply(&d, _mm512_loadu_si512(acc)));
+  const dwq_t d = dwq_make(&k->p, &q, q.bias);
+  int32_t v[16];
+  int8_t got[16];
+  /* the kernels' accumulators start at the (folded) bias: v is the sum */
+  for (int j = 0; j < 16; ++j) v[j] = (int32_t)((uint32_t)acc[j] + (uint32_t)k->bias[j]);
+  _mm_storeu_si128((__m128i *)(void *)got, dwq_apply(&d, _mm512_loadu_si512(v)));
   for (int j = 0; j < 16; ++j) {
-    const int32_t v = (int32_t)((uint32_t)acc[j] + (uint32_t)k->bias[j]);
-    const int32_t want = uk_requant(&k->p, v, k->mult[j], k->shift[j]);
+    const int32_t want = uk_requant(&k->p, v[j], k->mult[j], k->shift[j]);
     if (got[j] != want && (*bad)++ < 8)
-      printf("dwq_apply: v %d mult %d shift %d out_zp %d: %d, want %d\n", v, k->mult[j],
+      printf("dwq_apply: v %d mult %d shift %d out_zp %d: %d, want %d\n", v[j], k->mult[j],
              k->shift[j], k->p.out_zp, got[j], want);
   }
   return 16;

@@ -333,6 +333,15 @@ def main():
                   (1, 1), (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
         conv_case(rng, "depthwise120_3x3_stride2_map", 1, 6, 6, 120, 0, 3, 3, (2, 2), (1, 1),
                   (0, 1, 0, 1), depthwise=True, rq=HIGH_SHIFTS),
+        # the row kernels' rescale with no clamp beyond int8 (act_min -128,
+        # act_max 127, as vww's and kws' layers): the saturating narrowing
+        # alone, at 8, 64 and 128 channels, strides 1 and 2
+        conv_case(rng, "depthwise128_6x6_map_noclamp", 2, 6, 6, 128, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, clamp=False, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise64_12x12_stride2_map_noclamp", 1, 12, 12, 64, 0, 3, 3, (2, 2),
+                  (1, 1), (0, 1, 0, 1), depthwise=True, clamp=False, rq=HIGH_SHIFTS),
+        conv_case(rng, "depthwise8_24x24_map_noclamp", 1, 24, 24, 8, 0, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), depthwise=True, clamp=False, rq=HIGH_SHIFTS),
         # ... and the bands where 3 padded rows do not fit the map's 16 KB
         conv_case(rng, "depthwise128_wide_band_rq16", 1, 5, 46, 128, 0, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), depthwise=True, rq=HIGH_SHIFTS),
