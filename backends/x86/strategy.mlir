@@ -68,7 +68,9 @@ module attributes {transform.with_named_sequence} {
   // later one: a 14x14x576 add ran 2.5x slower on malloc's buffers than
   // on aligned ones (docs/PERF.md, "Buffer placement").  8 f32 is one
   // store; 16 int8 results are one 16-byte store already, and 8 would
-  // halve their loops' work per iteration (2x slower).
+  // halve their loops' work per iteration (2x slower).  A result with no
+  // bit width (index: TOSA makes none) matches neither and is left to
+  // LLVM's vectorizer.
   transform.named_sequence @result_bits_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %s = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
     ^bb0(%y: !transform.any_op):

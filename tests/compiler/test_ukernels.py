@@ -440,7 +440,7 @@ def main():
         conv_case(rng, "conv_pw9_k64_oc512_8px", 1, 2, 4, 64, 512, 1, 1, (1, 1), (1, 1),
                   (0, 0, 0, 0), clamp=False, rq=SHIFT31),
         conv_case(rng, "conv_pw9_k64_oc128_s2_batch", 3, 5, 5, 64, 128, 1, 1, (2, 2), (1, 1),
-                  (0, 0, 0, 0)),
+                  (0, 0, 0, 0), rq=HIGH_SHIFTS),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
