@@ -30,7 +30,7 @@ must give the same bytes.
 The f32 kernels and max pools: test_ukernels_f32.py; helpers both use:
 uk_common.py.
 
-usage: test_ukernels.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
+usage: test_ukernels.py TINYML_COMPILE TINYML_RUN NM WORK_DIR [PART/PARTS]
 """
 import os
 import random
@@ -181,6 +181,9 @@ DOT4_CPUS = [("cascadelake", 1), ("znver5", 1), ("skylake-avx512", 0), ("x86-64-
 
 def main():
     compile_exe, run_exe, nm, work = sys.argv[1:5]
+    # PART/PARTS: every PARTS-th case from the PART-th, so that meson runs
+    # the parts side by side (the refused case and the CPU checks in part 1)
+    part, parts = (int(x) for x in (sys.argv[5] if len(sys.argv) > 5 else "1/1").split("/"))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     have_avx512, have_vnni = host_avx512()
@@ -445,7 +448,8 @@ def main():
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
     failures = 0
-    for case in cases + [refused]:
+    mine = [c for i, c in enumerate(cases) if i % parts == part - 1]
+    for case in mine + ([refused] if part == 1 else []):
         name, x = case[0], case[1]
         src = os.path.join(work, name + ".mlir")
         with open(src, "w") as f:
