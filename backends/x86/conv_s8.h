@@ -115,15 +115,7 @@ typedef struct pw_rq {
  * - (v < 0) * 2^31 is rq16's (hz + (v >> 31)) * 2^32 + ((v & 2^31) | 2^30)
  * modulo 2^64, so the high words and the outputs are the same. */
 UK_INLINE __m512i pw_apply(const pw_rq_t *r, __m512i v) {
-  const __m512i sign = _mm512_set1_epi64(0x80000000LL);
-  const __m512i vo = _mm512_srli_epi64(v, 32);
-  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, r->mult), r->ke),
-                                      _mm512_and_si512(v, sign));
-  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, r->mult_hi), r->ko),
-                                      _mm512_and_si512(vo, sign));
-  /* the high words of xe (even lanes) and xo (odd) in one vpermt2d */
-  const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
-  return _mm512_srav_epi32(_mm512_permutex2var_epi32(xe, hi, xo), r->sh);
+  return rq16_hi(v, r->mult, r->mult_hi, r->ke, r->ko, r->sh);
 }
 
 /* pw_apply, then out_zp where it is not in the constant term. */

@@ -136,14 +136,7 @@ UK_INLINE dwq_t dwq_make(const tinyml_uk_params_t *p, const rq16_t *q, __m512i f
 
 /* The outputs of 16 lanes' sums v (bias included) as int32, not clamped. */
 UK_INLINE __m512i dwq_r(const dwq_t *q, __m512i v) {
-  const __m512i sign = _mm512_set1_epi64(0x80000000LL);
-  const __m512i vo = _mm512_srli_epi64(v, 32);
-  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, q->me), q->ke),
-                                      _mm512_and_si512(v, sign));
-  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, q->mo), q->ko),
-                                      _mm512_and_si512(vo, sign));
-  const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
-  return _mm512_srav_epi32(_mm512_permutex2var_epi32(xe, hi, xo), q->sh);
+  return rq16_hi(v, q->me, q->mo, q->ke, q->ko, q->sh);
 }
 
 /* The outputs of 16 lanes' sums v (bias included) as bytes, clamped. */

@@ -172,6 +172,24 @@ UK_INLINE __m512i rq16_apply(const rq16_t *q, __m512i acc) {
   return _mm512_min_epi32(_mm512_max_epi32(r, q->lo), q->hi);
 }
 
+/* rq16_apply's shifted high words without its bias add and clamp, the
+ * cheaper way: v * mult + k - (v < 0) * 2^31 per 64-bit lane (even lanes
+ * mult, ke; odd lanes mult_hi, ko), their high words gathered by one
+ * vpermt2d, shifted right by sh.  With k = hz * 2^32 + 2^30 the high words
+ * are rq16's, modulo 2^64 (conv_s8.h's pw_rq_t).  The 1x1 convs' pw_apply
+ * and the depthwise row kernels' dwq_r are this. */
+UK_INLINE __m512i rq16_hi(__m512i v, __m512i mult, __m512i mult_hi, __m512i ke, __m512i ko,
+                          __m512i sh) {
+  const __m512i sign = _mm512_set1_epi64(0x80000000LL);
+  const __m512i vo = _mm512_srli_epi64(v, 32);
+  const __m512i xe = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(v, mult), ke),
+                                      _mm512_and_si512(v, sign));
+  const __m512i xo = _mm512_sub_epi64(_mm512_add_epi64(_mm512_mul_epi32(vo, mult_hi), ko),
+                                      _mm512_and_si512(vo, sign));
+  const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  return _mm512_srav_epi32(_mm512_permutex2var_epi32(xe, hi, xo), sh);
+}
+
 /* The first n (<= 16) lanes' bytes at out. */
 UK_INLINE void rq16_store(__m512i r, int8_t *out, int32_t n) {
   if (n >= 16)
