@@ -216,6 +216,19 @@ UK_DOT4 UK_INLINE void pw_run(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t
   }
 }
 
+/* Whether any channel's shift is past PW_FOLD_MAX_SHIFT, so out_zp is
+ * added after the shift (pw_apply_z) rather than in the constant term. */
+UK_INLINE int pw_zadd(const uk_ctx_t *c) {
+  int zadd = 0;
+  for (int32_t o = 0; o < c->p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
+  return zadd;
+}
+
+/* pw_make31 for every 16-channel group of the blob. */
+UK_INLINE void pw_make31_all(const uk_ctx_t *c, pw_rq_t *rq, pw_x_t *xs) {
+  for (int32_t o0 = 0; o0 < c->p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
+}
+
 /* What pw_conv and pw_conv31 do once their rescale constants are made:
  * the weights into pw_run's order where they fit the stack buffer, then
  * the pixels, out_zp added after the shift if any channel's is above
@@ -224,8 +237,7 @@ UK_DOT4 UK_INLINE void pw_finish(const uk_ctx_t *c, const pw_rq_t *rq, const pw_
                                  const int8_t *in, int8_t *out, int32_t lo, int32_t hi,
                                  int wide) {
   const tinyml_uk_params_t *p = c->p;
-  int zadd = 0;
-  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
+  const int zadd = pw_zadd(c);
   int32_t wbuf[UK_PW_WT / 4] __attribute__((aligned(64)));
   const int32_t *wt = 0;
   if (p->oc >= 64 && (int64_t)p->oc * p->k_padded <= UK_PW_WT) {
@@ -261,7 +273,7 @@ __attribute__((noinline)) UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t 
   if (!uk_pw31_fits(p) || !uk_pw31_shifts(p, c->shift)) return 0;
   pw_rq_t rq[UK_PW_OC / 16];
   pw_x_t xs[UK_PW_OC / 16];
-  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
+  pw_make31_all(c, rq, xs);
   pw_finish(c, rq, xs, in, out, lo, hi, UK_PW31_WIDE);
   return 1;
 }
@@ -344,10 +356,8 @@ __attribute__((noinline)) UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *
   if (!uk_pw9_fits(p) || !uk_pw9_shifts(p, c->shift)) return 0;
   pw_rq_t rq[UK_PW_OC / 16];
   pw_x_t xs[UK_PW_OC / 16];
-  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make31(c, o0, &rq[o0 / 16], &xs[o0 / 16]);
-  int zadd = 0;
-  for (int32_t o = 0; o < p->oc; ++o) zadd |= c->shift[o] > PW_FOLD_MAX_SHIFT;
-  if (zadd)
+  pw_make31_all(c, rq, xs);
+  if (pw_zadd(c))
     pw9_run(c, rq, xs, in, out, lo, hi, 1);
   else
     pw9_run(c, rq, xs, in, out, lo, hi, 0);
