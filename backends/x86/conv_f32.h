@@ -41,6 +41,14 @@ typedef struct fpiece {
   int32_t len;
 } fpiece_t;
 
+/* A read prefetch `floats` floats from p.  The address may lie past p's
+ * array (the next block's weights, the next tile's input rows), where
+ * pointer arithmetic would be undefined, so it is formed as an integer; a
+ * prefetch never faults. */
+UK_INLINE void ftile_prefetch_at(const float *p, ptrdiff_t floats) {
+  _mm_prefetch((const char *)((uintptr_t)p + (uintptr_t)floats * sizeof(float)), _MM_HINT_T0);
+}
+
 /* Before a tile's taps: its output rows are written only after them, and
  * the residual read then, both by then from memory unless asked for now,
  * so that the FMAs hide the latency (a prefetch for writing on the first

@@ -28,7 +28,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     const int32_t len = pc[j].len;
     for (int32_t k = 0; k < len; ++k) {
       /* The next block's row (conv_f32_avx512.c says why). */
-      _mm_prefetch((const char *)(w + (size_t)k * W + ahead), _MM_HINT_T0);
+      ftile_prefetch_at(w + (size_t)k * W, ahead);
       __m256 w0 = _mm256_loadu_ps(w + (size_t)k * W);
       __m256 w1 = nv == 2 ? _mm256_loadu_ps(w + (size_t)k * W + 8) : w0;
 #define FROW(i, ai)                                                     \

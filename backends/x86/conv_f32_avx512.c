@@ -68,9 +68,9 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     const int32_t len = pc[j].len;
     const float *w0e = w0 + (size_t)len * s0;
     do {
-      _mm_prefetch((const char *)(w0 + pw->ahead), _MM_HINT_T0);
-      if (nv == 2) _mm_prefetch((const char *)(w1 + pw->ahead), _MM_HINT_T0);
-      if (pfa) _mm_prefetch((const char *)(w0 + pw->anext), _MM_HINT_T0);
+      ftile_prefetch_at(w0, pw->ahead);
+      if (nv == 2) ftile_prefetch_at(w1, pw->ahead);
+      if (pfa) ftile_prefetch_at(w0, pw->anext);
       __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0);
       __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1) : x0;
       for (int i = 0; i < np; ++i) {

@@ -37,12 +37,12 @@ enum { UK_DW_MAP_BYTES = 16384 };
 /* A padded map row's bytes: the columns of the windows of a whole output
  * row. */
 UK_INLINE int64_t uk_dw_map_row(const tinyml_uk_params_t *p) {
-  return (int64_t)((p->ow - 1) * p->stride_w + (p->kw - 1) * p->dil_w + 1) * p->ic;
+  return ((int64_t)(p->ow - 1) * p->stride_w + (int64_t)(p->kw - 1) * p->dil_w + 1) * p->ic;
 }
 
 /* Output rows a map chunk holds (0: not one). */
 UK_INLINE int32_t uk_dw_map_rows(const tinyml_uk_params_t *p) {
-  const int64_t rows = UK_DW_MAP_BYTES / uk_dw_map_row(p) - (p->kh - 1) * p->dil_h - 1;
+  const int64_t rows = UK_DW_MAP_BYTES / uk_dw_map_row(p) - (int64_t)(p->kh - 1) * p->dil_h - 1;
   return rows < 0 ? 0 : (int32_t)(rows / p->stride_h + 1);
 }
 
