@@ -35,7 +35,9 @@ typedef struct run_args {
   double flops;           /* per invoke, from --flops; 0 when not given */
   long threads;           /* --threads: the context's thread count */
   long invokes;           /* --invokes: before the outputs are written; 0 = 1 */
-  long offset;            /* --offset: bytes past a 64-byte line; -1: malloc's */
+  long offset;            /* --offset: the inputs' bytes past a 64-byte line;
+                             -1: malloc's */
+  long offset_out;        /* the outputs' (--offset B: the same as the inputs') */
   int info;
   int profile;            /* --profile: time each step of the --bench runs */
 } run_args_t;
@@ -56,7 +58,7 @@ typedef struct run_state {
 static void print_usage(void) {
   printf(
       "Usage: %s MODULE --input FILE ... [--output-dir DIR] [--bench N [--profile]]\n"
-      "                  [--threads N] [--invokes N] [--offset B]\n"
+      "                  [--threads N] [--invokes N] [--offset B|IN,OUT]\n"
       "       %s --info MODULE\n"
       "\n"
       "Runs a module made by tinyml-compile.\n"
@@ -89,7 +91,9 @@ static void print_usage(void) {
       "                        to test kernels on a caller's buffer at any\n"
       "                        alignment; the runtime refuses a buffer not\n"
       "                        aligned to its element size (B = 4 with an\n"
-      "                        int64 tensor, say)\n"
+      "                        int64 tensor, say).  --offset IN,OUT puts the\n"
+      "                        inputs IN bytes and the outputs OUT bytes past\n"
+      "                        a line\n"
       "      --threads N       run each invoke on N threads, this one included\n"
       "                        (default 1: no thread is created); outputs are\n"
       "                        the same for every N\n"
@@ -127,6 +131,30 @@ static const struct option kLongOptions[] = {
 };
 
 /* Applies one option from getopt_long(); returns 0 to go on. */
+/* One byte offset of --offset (0..63) at text, ended by `stop`. */
+static int offset_part(const char *text, char stop, long *out, const char **rest) {
+  char *end;
+  errno = 0;
+  const long value = strtol(text, &end, 10);
+  if (end == text || *end != stop || errno != 0 || value < 0 || value > 63) return -1;
+  *out = value;
+  *rest = end;
+  return 0;
+}
+
+/* --offset B (inputs and outputs) or IN,OUT: one offset for the inputs and
+ * another for the outputs, so that a kernel meets its input and output at
+ * different places in their lines, as a caller's buffers may be. */
+static int parse_offset(const char *value, run_args_t *args) {
+  const int two = strchr(value, ',') != NULL;
+  const char *rest;
+  if (offset_part(value, two ? ',' : '\0', &args->offset, &rest) != 0 ||
+      (two && offset_part(rest + 1, '\0', &args->offset_out, &rest) != 0))
+    return tool_usage_error("--offset: '%s' is not B or IN,OUT, integers in 0..63", value);
+  if (!two) args->offset_out = args->offset;
+  return 0;
+}
+
 static int apply_option(int opt, const char *value, char **argv,
                         run_args_t *args) {
   switch (opt) {
@@ -139,7 +167,7 @@ static int apply_option(int opt, const char *value, char **argv,
       return tool_parse_long(value, "--threads", 1, TINYML_MAX_THREADS, &args->threads);
     case OPT_INVOKES:
       return tool_parse_long(value, "--invokes", 1, MAX_BENCH_RUNS, &args->invokes);
-    case OPT_OFFSET: return tool_parse_long(value, "--offset", 0, 63, &args->offset);
+    case OPT_OFFSET: return parse_offset(value, args);
     case OPT_INFO: args->info = 1; return 0;
     case OPT_PROFILE: args->profile = 1; return 0;
     case 'h': print_usage(); return TOOL_DONE;
@@ -544,9 +572,9 @@ static int bench(run_state_t *s, const tinyml_module_t *module, long runs, doubl
  * one spare byte alloc_buffers leaves too. */
 static size_t slot_size(size_t bytes) { return (bytes + 64 + 1 + 63) / 64 * 64; }
 
-/* --offset: every buffer moved into one slab, `offset` bytes into its
- * 64-byte aligned slot (inputs then outputs). */
-static int place_buffers(run_state_t *s, size_t offset) {
+/* --offset: every buffer moved into one slab, in_off (inputs) or out_off
+ * (outputs) bytes into its 64-byte aligned slot (inputs then outputs). */
+static int place_buffers(run_state_t *s, size_t in_off, size_t out_off) {
   const size_t n = s->input_count + s->output_count;
   size_t total = 64;
   for (size_t k = 0; k < n; ++k)
@@ -559,6 +587,7 @@ static int place_buffers(run_state_t *s, size_t offset) {
     const int in = k < s->input_count;
     void **data = in ? &s->in_data[k] : &s->out_data[k - s->input_count];
     const size_t bytes = in ? s->in_info[k].byte_size : s->out_info[k - s->input_count].byte_size;
+    const size_t offset = in ? in_off : out_off;
     memcpy(at + offset, *data, bytes);
     free(*data);
     *data = at + offset;
@@ -572,7 +601,7 @@ static int prepare(run_state_t *s, const run_args_t *args) {
   int rc = args->input_count == 0 && args->bench > 0 ? random_inputs(s)
                                                      : load_inputs(s, args);
   if (rc == 0) rc = alloc_buffers(s->out_data, s->out_info, s->output_count);
-  if (rc == 0 && args->offset >= 0) rc = place_buffers(s, (size_t)args->offset);
+  if (rc == 0 && args->offset >= 0) rc = place_buffers(s, (size_t)args->offset, (size_t)args->offset_out);
   return rc == 0 ? bind_buffers(s) : rc;
 }
 

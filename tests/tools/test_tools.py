@@ -136,6 +136,17 @@ class ToolsTest(unittest.TestCase):
         self.assertEqual(self.run_cnn(self.path("first")),
                          self.run_cnn(self.path("second")))
 
+    def test_offset(self):
+        # --offset B and IN,OUT move the buffers, never the outputs' bits
+        want = self.run_cnn(self.path("plain"))
+        for off in ("0", "16", "60", "16,4", "0,60", "4,0"):
+            with self.subTest(offset=off):
+                out_dir = self.path("off" + off.replace(",", "_"))
+                self.check_ok(tool(RUN, self.cnn, "--input", self.image, "--offset", off,
+                                   "--output-dir", out_dir))
+                self.assertEqual([read(os.path.join(out_dir, f"output_{i}.bin"))
+                                  for i in range(2)], want)
+
     def test_default_output_dir(self):
         cwd = self.path("cwd")
         os.makedirs(cwd)
@@ -252,6 +263,10 @@ class ToolsTest(unittest.TestCase):
             ([self.cnn, "-i", self.image, "--profile"], 2, "--profile needs --bench"),
             ([], 2, "missing MODULE"),
         ]
+        bad_offsets = ("64", "-1", "abc", "5x", "0x10", "", "16,", ",4", "16,4,2", "16,64",
+                       "16;4")
+        cases += [([self.cnn, "-i", self.image, "--offset", bad], 2,
+                   f"'{bad}' is not B or IN,OUT") for bad in bad_offsets]
         for args, code, *wanted in cases:
             with self.subTest(args=args):
                 self.check_error(RUN, args, code, *wanted)
