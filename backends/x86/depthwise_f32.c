@@ -96,10 +96,11 @@ void dw_f32(const ukf_ctx_t *c, const float *in, int32_t lo, int32_t hi, float *
 enum { DW_WCOPY = 9 * 1024 };
 
 /* Workgroup wg's band of output pixels (uk_abi.h).  On a caller's input
- * off a 64-byte line (malloc gives 16 bytes past one), the AVX-512 kernels
- * shift their channel blocks onto the lines (dw_head); the weights, in the
- * blob at a 64-byte line, are then copied to the input's offset in a line
- * so that their loads are aligned too.  With the weights' loads split,
+ * off a vector's alignment (malloc gives 16 bytes past a 64-byte line),
+ * the kernels shift their channel blocks onto it (dw_head, 16 channels on
+ * AVX-512, 8 on AVX2); the weights, in the blob at a 64-byte line, are
+ * then copied to the input's offset in a line so that their loads are
+ * aligned too.  With the weights' loads split,
  * a 14x14x576 3x3 depthwise conv at +16 took 0.048 ms, 0.041 aligned
  * (PERF.md, "Buffer placement"). */
 void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void *scratch,
@@ -110,8 +111,8 @@ void tinyml_uk_depthwise_f32(const float *in, const void *blob, float *out, void
   uk_band(c.p, wg, count, &lo, &hi);
   float wbuf[DW_WCOPY + 16] __attribute__((aligned(64)));
   const size_t n = (size_t)c.p->kh * c.p->kw * c.p->ic;
-  const uintptr_t at = (uintptr_t)in & 63;
-  if (UK_ZMM && at && c.p->ic % 16 == 0 && n <= DW_WCOPY) { /* AVX2: not shifted */
+  const uintptr_t at = (uintptr_t)in & 63, vec = UK_ZMM ? 64 : 32;
+  if (at % vec && c.p->ic % (int32_t)(vec / 4) == 0 && n <= DW_WCOPY) {
     __builtin_memcpy(wbuf + at / 4, c.weights, n * sizeof(float));
     c.weights = wbuf + at / 4;
   }

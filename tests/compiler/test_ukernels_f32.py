@@ -39,9 +39,10 @@ that ignores NaN must keep the Linalg path.
 
 The depthwise convs' and max pools' kernel modules also run with their
 buffers at each of OFFSETS bytes past a 64-byte line (tinyml-run
---offset) and must give the same bits as where malloc puts them: with
-16 | channels and the input off a line, the AVX-512 kernels shift their
-channel blocks onto the lines (a masked head), which a broken head or
+--offset, inputs and outputs together or apart) and must give the same
+bits as where malloc puts them: with the input off a line, the kernels
+shift their channel blocks onto it (a masked head; AVX-512 when 16 |
+channels, the AVX2 depthwise when 8 | channels), which a broken head or
 tail would show.
 
 usage: test_ukernels_f32.py TINYML_COMPILE TINYML_RUN NM WORK_DIR [convs|maxpools]
@@ -521,15 +522,16 @@ def check_f32_symbols(syms, kind, isa, residual=None):
 
 
 # tinyml-run --offset: aligned, a float past a line, malloc's 16, a line's
-# last float
-OFFSETS = (0, 4, 16, 60)
+# last float, for input and output alike; then input and output apart
+# (IN,OUT): the input shifted, the output not, and the other way round
+OFFSETS = ("0", "4", "16", "60", "16,0", "4,60", "0,16", "48,20")
 
 
 def check_offsets(run_exe, mod, inp, want, threads=1):
     """The module's output at each of OFFSETS is `want` (bytes)."""
     for off in OFFSETS:
-        od = f"{mod}.o{off}.out"
-        run([run_exe, mod, "--input", inp, "--output-dir", od, "--offset", str(off),
+        od = f"{mod}.o{off.replace(',', '_')}.out"
+        run([run_exe, mod, "--input", inp, "--output-dir", od, "--offset", off,
              "--threads", str(threads)])
         got = open(os.path.join(od, "output_0.bin"), "rb").read()
         if got != want:
