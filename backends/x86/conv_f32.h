@@ -41,12 +41,11 @@ typedef struct fpiece {
   int32_t len;
 } fpiece_t;
 
-/* A read prefetch `floats` floats from p.  The address may lie past p's
- * array (the next block's weights, the next tile's input rows), where
- * pointer arithmetic would be undefined, so it is formed as an integer; a
- * prefetch never faults. */
+/* A read prefetch `floats` floats from p: the next block's weights (past
+ * the array after the last block) or the next tile's input rows (another
+ * buffer), hence UK_AT; a prefetch never faults. */
 UK_INLINE void ftile_prefetch_at(const float *p, ptrdiff_t floats) {
-  _mm_prefetch((const char *)((uintptr_t)p + (uintptr_t)floats * sizeof(float)), _MM_HINT_T0);
+  _mm_prefetch((const char *)UK_AT(p, floats), _MM_HINT_T0);
 }
 
 /* Before a tile's taps: its output rows are written only after them, and

@@ -18,6 +18,13 @@
 
 #include "../../lib/ukernels/uk_common.h"
 
+/* p + n elements, formed as an integer.  For addresses that may lie
+ * outside p's array: a shifted head block starts up to a vector before
+ * channel 0 (only its lanes from channel 0 on are loaded or stored, under
+ * a mask), and a prefetch may aim past the end.  Pointer arithmetic that
+ * leaves an array is undefined in C, which an optimiser may exploit. */
+#define UK_AT(p, n) ((__typeof__(p))((uintptr_t)(p) + (uintptr_t)(intptr_t)(n) * sizeof(*(p))))
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define UK_ZMM 1
 #else
