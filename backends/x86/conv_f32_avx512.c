@@ -53,8 +53,10 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
   /* From the bias or the partial sums, by one load either way: a branch
    * here would make the compiler pass the accumulators through the stack.
    * Lanes past `valid` are never stored, so zeroing them does no harm. */
+  float *o[MR];
+  for (int i = 0; i < np; ++i) o[i] = outs[i] + o0;
   for (int i = 0; i < np; ++i) {
-    const float *src = first ? c->bias + o0 : outs[i] + o0;
+    const float *src = first ? c->bias + o0 : o[i];
     for (int v = 0; v < nv; ++v) acc[i][v] = _mm512_maskz_loadu_ps(m[v], src + 16 * v);
   }
   ftile_prefetch_out(c, np, nv, 16, outs, o0, first, last);
@@ -90,15 +92,27 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     sc[v] = _mm512_loadu_ps(c->scale + o0 + 16 * v);
     of[v] = _mm512_loadu_ps(c->offset + o0 + 16 * v);
   }
+  /* The residual test once, not per vector, and the output pointers from
+   * o[]: LLVM reloads outs[i] and c->res after every masked store (it
+   * cannot tell they do not alias), 24 loads and branches a tile. */
+  const float *res = last ? c->res : 0;
+  if (res) {
+#pragma GCC unroll 12
+    for (int i = 0; i < np; ++i)
+      for (int v = 0; v < nv; ++v) {
+        float *out = o[i] + 16 * v;
+        const float *r = res + (out - c->out0);
+        _mm512_mask_storeu_ps(out, m[v], fepi16_v(acc[i][v], sc[v], of[v], r, m[v], lo, hi));
+      }
+    return;
+  }
   /* Unrolled, or the accumulators go through the stack. */
 #pragma GCC unroll 12
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m512 r = acc[i][v];
-      float *o = outs[i] + o0 + 16 * v;
-      if (last)
-        r = fepi16_v(r, sc[v], of[v], c->res ? c->res + (o - c->out0) : 0, m[v], lo, hi);
-      _mm512_mask_storeu_ps(o, m[v], r);
+      if (last) r = fepi16_v(r, sc[v], of[v], 0, m[v], lo, hi);
+      _mm512_mask_storeu_ps(o[i] + 16 * v, m[v], r);
     }
 }
 
