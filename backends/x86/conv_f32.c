@@ -136,6 +136,27 @@ void fgemm_runs(const ukf_ctx_t *c, const frun_t *runs, int nr, int32_t lda, int
   }
 }
 
+/* A conv with channel bands (more channels than pixels, fband_channels):
+ * its n <= FB_ONCE pixels as runs of FB_MAX under one pass of the
+ * weights (fgemm_runs), not one pass per run: SqueezeNet-1.1's last conv
+ * (169 pixels, 2 MB of weights, more than L2) read them twice from L3.
+ * Such convs do not fetch the next tile's rows (c->rows_ahead 0): their
+ * few pixels' rows stay in cache while the weights stream, and fetching
+ * ahead made them 3-5% slower. */
+static void fgemm_rows_once(const ukf_ctx_t *c, const float *a, int32_t lda, int32_t n,
+                            float *dst, int32_t o_lo, int32_t o_hi) {
+  float *outs[FB_ONCE];
+  frun_t runs[FB_ONCE / FB_MAX];
+  int nr = 0;
+  for (int32_t i = 0; i < n; ++i) outs[i] = dst + (size_t)i * c->pitch;
+  for (int32_t b0 = 0; b0 < n; b0 += FB_MAX, ++nr) {
+    runs[nr].a = a + (size_t)b0 * lda;
+    runs[nr].n = n - b0 < FB_MAX ? n - b0 : FB_MAX;
+    runs[nr].outs = outs + b0;
+  }
+  fgemm_runs(c, runs, nr, lda, 0, o_lo, o_hi);
+}
+
 /* Pixels that need im2col, gathered into a block of up to `cap`. */
 typedef struct fgather {
   float *cols;
@@ -195,12 +216,14 @@ void conv_pixels(const ukf_ctx_t *c, const float *in, float *out, int32_t row0, 
   const tinyml_uk_params_t *p = c->p;
   const int32_t k = p->k, pitch = c->pitch, ic = p->ic;
   if (ccap == 0) {
-    /* Not for channel bands: their few pixels' rows stay in cache while
-     * the weights stream, and fetching ahead made them 3-5% slower. */
+    const float *a = in + (size_t)lo * k;
+    float *dst = out + (size_t)(lo - row0 * p->ow) * pitch;
     ukf_ctx_t d = *c;
     d.rows_ahead = !fband_channels(p, (int64_t)k * p->oc_padded);
-    fgemm_rows(&d, in + (size_t)lo * k, k, 0, hi - lo,
-               out + (size_t)(lo - row0 * p->ow) * pitch, o_lo, o_hi);
+    if (!d.rows_ahead && hi - lo <= FB_ONCE)
+      fgemm_rows_once(&d, a, k, hi - lo, dst, o_lo, o_hi);
+    else
+      fgemm_rows(&d, a, k, 0, hi - lo, dst, o_lo, o_hi);
     return;
   }
   fgather_t g;

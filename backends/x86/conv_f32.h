@@ -32,6 +32,10 @@ enum { MR = 6, KC = TINYML_UK_F32_KC, OC_TILE = 16 };
  * FP_MAX: pieces per tap chunk when reading in place. */
 enum { FB_MAX = TINYML_UK_F32_BLOCK, FP_MAX = 16 };
 
+/* FB_ONCE: pixels of a conv with channel bands that share one pass of the
+ * weights, at most (conv_f32.c, fgemm_rows_once). */
+enum { FB_ONCE = 4 * FB_MAX };
+
 /* A piece of a tap chunk: taps [t, t + len) of the chunk sit at
  * a + off + i * lda for pixel i (a, lda: the tile's).  An im2col column is
  * one piece; a pixel read straight from the image has one per kernel row
