@@ -7,8 +7,8 @@
 
 /* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
  * from channel c0 (negative for the head of a shifted pixel, dw_head,
- * whose addresses begin before the arrays: UK_AT), over taps at x + xo[t]
- * and weights + wo[t] (x: pixel 0's channel 0); `first` and `last` mask the
+ * whose x and arrays' addresses then lie before their starts: UK_AT),
+ * over taps at x + xo[t] and weights + wo[t]; `first` and `last` mask the
  * first and last vectors to the channels in [0, ic) (which also keeps
  * their loads inside the tensors).  Up to 8 independent accumulators
  * (np x nv) hide the FMA latency over the few taps of a window. */
@@ -17,17 +17,18 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 first, __m
                         int32_t taps, int32_t c0, float *dst, int32_t dstep) {
   __m512 a[DW_NP][4];
   __mmask16 m[4];
+  const float *bias = UK_AT(c->bias, c0), *w = UK_AT(c->weights, c0);
   for (int v = 0; v < nv; ++v) {
     m[v] = (v == 0 ? first : (__mmask16)0xffff) & (v == nv - 1 ? last : (__mmask16)0xffff);
-    __m512 b = _mm512_maskz_loadu_ps(m[v], UK_AT(c->bias, c0 + 16 * v));
+    __m512 b = _mm512_maskz_loadu_ps(m[v], bias + 16 * v);
     for (int i = 0; i < np; ++i) a[i][v] = b;
   }
   for (int32_t t = 0; t < taps; ++t) {
+    const float *xp = x + xo[t], *wp = w + wo[t];
     for (int v = 0; v < nv; ++v) {
-      __m512 wv = _mm512_maskz_loadu_ps(m[v], UK_AT(c->weights, c0 + wo[t] + 16 * v));
+      __m512 wv = _mm512_maskz_loadu_ps(m[v], wp + 16 * v);
       for (int i = 0; i < np; ++i) {
-        __m512 xv = _mm512_maskz_loadu_ps(
-            m[v], UK_AT(x, c0 + xo[t] + (ptrdiff_t)i * xstep + 16 * v));
+        __m512 xv = _mm512_maskz_loadu_ps(m[v], xp + (size_t)i * xstep + 16 * v);
         a[i][v] = _mm512_fmadd_ps(xv, wv, a[i][v]);
       }
     }
@@ -35,14 +36,16 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 first, __m
   const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
   /* Once per block, as the conv tile does (fepi16_v). */
   __m512 sc[4], of[4];
+  const float *scale = UK_AT(c->scale, c0), *offset = UK_AT(c->offset, c0);
   for (int v = 0; v < nv; ++v) {
-    sc[v] = _mm512_maskz_loadu_ps(m[v], UK_AT(c->scale, c0 + 16 * v));
-    of[v] = _mm512_maskz_loadu_ps(m[v], UK_AT(c->offset, c0 + 16 * v));
+    sc[v] = _mm512_maskz_loadu_ps(m[v], scale + 16 * v);
+    of[v] = _mm512_maskz_loadu_ps(m[v], offset + 16 * v);
   }
+  float *d = UK_AT(dst, c0);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       __m512 r = fepi16_v(a[i][v], sc[v], of[v], 0, 0, lo, hi);
-      _mm512_mask_storeu_ps(UK_AT(dst, (ptrdiff_t)i * dstep + c0 + 16 * v), m[v], r);
+      _mm512_mask_storeu_ps(d + (size_t)i * dstep + 16 * v, m[v], r);
     }
 }
 
@@ -71,14 +74,15 @@ UK_INLINE void dw_all(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
   const int32_t ic = c->p->ic;
   int32_t c0 = dw_head(x, xo, taps, ic);
   if (c0) {
-    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, x, xstep, xo, wo, taps, c0, dst, ic);
+    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, UK_AT(x, c0), xstep, xo, wo, taps, c0, dst,
+             ic);
     c0 += 16;
   }
   for (; c0 + 64 <= ic; c0 += 64)
-    dw_block(c, np, 4, 0xffff, 0xffff, x, xstep, xo, wo, taps, c0, dst, ic);
+    dw_block(c, np, 4, 0xffff, 0xffff, x + c0, xstep, xo, wo, taps, c0, dst, ic);
   const int32_t left = ic - c0, nv = (left + 15) / 16;
   const __mmask16 last = mask_below(left - (nv - 1) * 16);
-#define DW(N) dw_block(c, np, N, 0xffff, last, x, xstep, xo, wo, taps, c0, dst, ic)
+#define DW(N) dw_block(c, np, N, 0xffff, last, x + c0, xstep, xo, wo, taps, c0, dst, ic)
   switch (nv) {
     case 0: break;
     case 1: DW(1); break;
@@ -110,7 +114,8 @@ UK_INLINE void dw_chunk(const ukf_ctx_t *c, int np, const float *x, int32_t xste
                         const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
   const int32_t ic = c->p->ic;
   for (int32_t c0 = dw_head(x, xo, taps, ic); c0 < ic; c0 += 16)
-    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, x, xstep, xo, wo, taps, c0, dst, ic);
+    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, UK_AT(x, c0), xstep, xo, wo, taps, c0, dst,
+             ic);
 }
 
 __attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np,

@@ -10,14 +10,13 @@ UK_INLINE __m512 max_exact(__m512 acc, __m512 x) {
   return _mm512_mask_blend_ps(nan, _mm512_max_ps(a, b), a);
 }
 
-/* np pixels (xstep floats apart) times nv vectors of channels from
- * channel c0 of x and dst (16 each; the first vector's lanes those of
- * `first`, the last's those of `last`; c0 negative for a shifted head,
- * pool_head, whose addresses begin before the arrays: UK_AT): np * nv <= 8
- * chains, enough to hide latency. */
+/* np pixels (xstep floats apart) times nv vectors of channels from x (16
+ * each; the first vector's lanes those of `first`, the last's those of
+ * `last`): np * nv <= 8 chains, enough to hide latency.  For a shifted
+ * head (pool_head) x and dst lie before their arrays' starts (UK_AT). */
 UK_INLINE void pool_block(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
                           int np, int nv, __mmask16 first, __mmask16 last, float *dst,
-                          int32_t ic, int32_t c0) {
+                          int32_t ic) {
   const __m512 zero = _mm512_setzero_ps();
   __m512 m[8], z[8];
   __mmask16 k[8];
@@ -25,15 +24,14 @@ UK_INLINE void pool_block(const float *x, int32_t xstep, const int32_t *xo, int3
     k[v] = (v == 0 ? first : (__mmask16)0xffff) & (v == nv - 1 ? last : (__mmask16)0xffff);
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
-      const float *a = UK_AT(x, c0 + (ptrdiff_t)i * xstep + (taps ? xo[0] : 0) + 16 * v);
-      m[i * nv + v] = taps ? _mm512_maskz_loadu_ps(k[v], a) : _mm512_set1_ps(POOL_LOWEST);
+      const float *a = x + i * xstep + 16 * v;
+      m[i * nv + v] = taps ? _mm512_maskz_loadu_ps(k[v], a + xo[0]) : _mm512_set1_ps(POOL_LOWEST);
       z[i * nv + v] = _mm512_mul_ps(m[i * nv + v], zero);
     }
   for (int32_t t = 1; t < taps; ++t)
     for (int i = 0; i < np; ++i)
       for (int v = 0; v < nv; ++v) {
-        const __m512 in =
-            _mm512_maskz_loadu_ps(k[v], UK_AT(x, c0 + (ptrdiff_t)i * xstep + xo[t] + 16 * v));
+        const __m512 in = _mm512_maskz_loadu_ps(k[v], x + i * xstep + xo[t] + 16 * v);
         m[i * nv + v] = _mm512_range_ps(m[i * nv + v], in, 0x05);
         z[i * nv + v] = _mm512_fmadd_ps(in, zero, z[i * nv + v]);
       }
@@ -43,13 +41,12 @@ UK_INLINE void pool_block(const float *x, int32_t xstep, const int32_t *xo, int3
       for (int v = 0; v < nv; ++v) {
         __m512 r = _mm512_set1_ps(POOL_LOWEST);
         for (int32_t t = 0; t < taps; ++t)
-          r = max_exact(r, _mm512_maskz_loadu_ps(
-                               k[v], UK_AT(x, c0 + (ptrdiff_t)i * xstep + xo[t] + 16 * v)));
+          r = max_exact(r, _mm512_maskz_loadu_ps(k[v], x + i * xstep + xo[t] + 16 * v));
         m[i * nv + v] = r;
       }
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v)
-      _mm512_mask_storeu_ps(UK_AT(dst, c0 + (ptrdiff_t)i * ic + 16 * v), k[v], m[i * nv + v]);
+      _mm512_mask_storeu_ps(dst + (size_t)i * ic + 16 * v, k[v], m[i * nv + v]);
 }
 
 /* One pixel's channels: the head block from c0 when pool_head shifted
@@ -58,15 +55,16 @@ UK_INLINE void pool_block(const float *x, int32_t xstep, const int32_t *xo, int3
 UK_INLINE void pool_one(const float *x, const int32_t *xo, int32_t taps, int32_t ic, int32_t c0,
                         float *dst) {
   if (c0) {
-    pool_block(x, 0, xo, taps, 1, 1, (__mmask16)(0xffff << -c0), 0xffff, dst, ic, c0);
+    pool_block(UK_AT(x, c0), 0, xo, taps, 1, 1, (__mmask16)(0xffff << -c0), 0xffff,
+               UK_AT(dst, c0), ic);
     c0 += 16;
   }
   for (; c0 + 128 <= ic; c0 += 128)
-    pool_block(x, 0, xo, taps, 1, 8, 0xffff, 0xffff, dst, ic, c0);
+    pool_block(x + c0, 0, xo, taps, 1, 8, 0xffff, 0xffff, dst + c0, ic);
   for (; c0 + 64 <= ic; c0 += 64)
-    pool_block(x, 0, xo, taps, 1, 4, 0xffff, 0xffff, dst, ic, c0);
+    pool_block(x + c0, 0, xo, taps, 1, 4, 0xffff, 0xffff, dst + c0, ic);
   for (; c0 < ic; c0 += 16)
-    pool_block(x, 0, xo, taps, 1, 1, mask_below(ic - c0), 0xffff, dst, ic, c0);
+    pool_block(x + c0, 0, xo, taps, 1, 1, mask_below(ic - c0), 0xffff, dst + c0, ic);
 }
 
 /* The channel the pixels' first block starts at: 0, or on a caller's
@@ -94,14 +92,14 @@ __attribute__((noinline)) void ukf_maxpool_avx512(const float *x, int32_t xstep,
   int32_t i = 0;
   if (ic == 64 && c0)
     for (; i + 2 <= n; i += 2) {
-      const float *xi = x + (size_t)i * xstep;
-      float *di = dst + (size_t)i * ic;
-      pool_block(xi, xstep, xo, taps, 2, 4, head, 0xffff, di, ic, c0);
-      pool_block(xi, xstep, xo, taps, 2, 1, (__mmask16)~head, 0xffff, di, ic, c0 + 64);
+      const float *xi = UK_AT(x, (ptrdiff_t)i * xstep + c0);
+      float *di = UK_AT(dst, (ptrdiff_t)i * ic + c0);
+      pool_block(xi, xstep, xo, taps, 2, 4, head, 0xffff, di, ic);
+      pool_block(xi + 64, xstep, xo, taps, 2, 1, (__mmask16)~head, 0xffff, di + 64, ic);
     }
   else if (ic == 64)
     for (; i + 2 <= n; i += 2)
       pool_block(x + (size_t)i * xstep, xstep, xo, taps, 2, 4, 0xffff, 0xffff,
-                 dst + (size_t)i * ic, ic, 0);
+                 dst + (size_t)i * ic, ic);
   for (; i < n; ++i) pool_one(x + (size_t)i * xstep, xo, taps, ic, c0, dst + (size_t)i * ic);
 }
