@@ -178,6 +178,23 @@ UK_INLINE void dot4_fill(uint8_t *dst, uint8_t v, int32_t n) {
   if (i < n) _mm512_mask_storeu_epi8(dst + i, dot4_low(n - i), x);
 }
 
+UK_INLINE void col8_put(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp) {
+  (void)zp;
+  dot4_flip(src, (uint8_t *)col + t, n);
+}
+
+UK_INLINE void col8_pad(void *col, int32_t t, int32_t n, int32_t zp) {
+  dot4_fill((uint8_t *)col + t, (uint8_t)(zp + 128), n);
+}
+
+/* im2col's columns as bytes u = x + 128 (dot4_conv, pwk_conv). */
+UK_INLINE void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy,
+                           int32_t ox, uint8_t *col) {
+  im2col_walk(p, img, oy, ox, col, col8_put, col8_pad);
+  /* The padded taps' weights are 0. */
+  for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
+}
+
 /* The same with lanes as pixels, for convs with few taps (conv_s8_lanes.c);
  * 0 when it does not take the layer.  c->bias is the blob's bias4. */
 UK_DOT4 int lanes_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
@@ -190,6 +207,10 @@ UK_DOT4 int pw_conv31(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t 
 
 /* The same for 1x1 convs on 7-9 pixels an image (uk_conv_s8_plan's PW9). */
 UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
+
+/* The same for convs with more taps, pw_conv's blocks on im2col columns
+ * (uk_conv_s8_plan's PWK). */
+UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it); col is the scratch. */

@@ -15,6 +15,7 @@ typedef enum uk_conv_s8_kernel {
   UK_CONV_S8_PW,    /* 1x1 convs, pixels streamed (conv_s8_pw.c) */
   UK_CONV_S8_PW31,  /* the same with shifts of 31 (conv_s8_pw.c, pw_conv31) */
   UK_CONV_S8_PW9,   /* 1x1 convs on 7-9 pixels an image (conv_s8_pw.c, pw9_conv) */
+  UK_CONV_S8_PWK,   /* other convs on pw_conv's blocks (conv_s8_pw.c, pwk_conv) */
 } uk_conv_s8_kernel_t;
 
 /* The lanes kernel's band of padded input rows on the stack (bytes), its
@@ -149,6 +150,45 @@ static inline int uk_pw9_shifts(const tinyml_uk_params_t *p, const int32_t *shif
   return ok;
 }
 
+/* Bytes of weights pwk_conv puts in vpdpbusd order on the stack: 64 x
+ * 576, resnet8's 3x3 64 -> 64 conv. */
+enum { UK_PWK_WT = 36864 };
+
+/* Convs with more than one tap (or padding) whose im2col columns fit
+ * pw_conv's blocks (resnet8's 3x3 ones on 16-64 channels): the same
+ * packing, channels and clamp as uk_pw_shape asks. */
+static inline int uk_pwk_fits(const tinyml_uk_params_t *p) {
+  if (p->kh * p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) return 0;
+  if (p->oc_block != 8 || p->k_block != 2 || p->oc_padded != p->oc) return 0;
+  if (!uk_conv_s8_int8_clamp(p)) return 0;
+  if (!(p->oc == 16 || p->oc == 32 || (p->oc % 64 == 0 && p->oc <= UK_PW_OC))) return 0;
+  /* 64 and more channels only with their weights in vpdpbusd order on the
+   * stack: per block of 4 pixels, a vpermw per 4 vpdpbusd made resnet8's
+   * 64 -> 64 conv slower (11.4 -> 13.0 us). */
+  if (p->oc >= 64 && (int64_t)p->oc * p->k_padded > UK_PWK_WT) return 0;
+  return uk_pw_pixels(p) * p->k_padded <= UK_PW_BUF;
+}
+
+/* pwk_conv's band of padded input rows, flipped once per image (bytes):
+ * resnet8's 32x32x16 input takes 34 rows of 544. */
+enum { UK_PWK_BAND = 20480 };
+
+/* Bytes per padded row: the pixels' reach or the input's, the larger. */
+static inline int32_t uk_pwk_prow(const tinyml_uk_params_t *p) {
+  const int32_t need = ((p->ow - 1) * p->stride_w + p->kw) * p->ic;
+  const int32_t have = (p->pad_left + p->iw) * p->ic;
+  return need > have ? need : have;
+}
+
+/* Whether pwk_conv reads the taps in place from the band: whole 4-tap
+ * groups in each kernel row (ic % 4 = 0), no dilation, an image's rows
+ * within the band. */
+static inline int uk_pwk_band(const tinyml_uk_params_t *p) {
+  if (p->dil_h != 1 || p->dil_w != 1 || p->ic % 4 != 0 || p->k != p->k_padded) return 0;
+  const int32_t rows = (p->oh - 1) * p->stride_h + p->kh;
+  return (int64_t)rows * uk_pwk_prow(p) <= UK_PWK_BAND;
+}
+
 /* The kernel for the conv blob with header p and shifts shift[oc]. */
 static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
                                                   const int32_t *shift) {
@@ -159,6 +199,7 @@ static inline uk_conv_s8_kernel_t uk_conv_s8_plan(const tinyml_uk_params_t *p,
   if (uk_pw9_fits(p) && uk_pw9_shifts(p, shift)) return UK_CONV_S8_PW9;
   if (uk_pw_shifts(p, shift) && uk_pw_fits(p)) return UK_CONV_S8_PW;
   if (uk_pw31_shifts(p, shift) && uk_pw31_fits(p)) return UK_CONV_S8_PW31;
+  if (uk_pw_shifts(p, shift) && uk_pwk_fits(p)) return UK_CONV_S8_PWK;
   return UK_CONV_S8_DOT4;
 }
 

@@ -113,6 +113,9 @@ UK_INLINE void pw_store4(const __m512i *r, int8_t *out, __mmask64 m, __m512i lo,
     _mm512_mask_storeu_epi8(out, m, b);
 }
 
+UK_DOT4 UK_INLINE void pw_out(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs, __m512i *a,
+                              int32_t np, int32_t o0, int nz, int npix, int zadd, int8_t *out);
+
 /* np (<= npix) pixels' flipped rows at col by the channels [o0, o0 +
  * 16 nz), into out (pixel 0's row): npix * nz accumulators, a multiple of
  * 4 (16, or 24 for pw_conv31's 6 x 64).  With nz < 4, oc = 16 nz: a chunk
@@ -140,6 +143,14 @@ UK_DOT4 UK_INLINE void pw_block(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x
       for (int z = 0; z < nz; ++z) a[i * nz + z] = _mm512_dpbusd_epi32(a[i * nz + z], u, x[z]);
     }
   }
+  pw_out(c, rq, xs, a, np, o0, nz, npix, zadd, out);
+}
+
+/* pw_block's second half: its accumulators a rescaled, narrowed, stored. */
+UK_DOT4 UK_INLINE void pw_out(const uk_ctx_t *c, const pw_rq_t *rq, const pw_x_t *xs, __m512i *a,
+                              int32_t np, int32_t o0, int nz, int npix, int zadd, int8_t *out) {
+  const tinyml_uk_params_t *p = c->p;
+  const int na = npix * nz;
   const __m512i lo = _mm512_set1_epi8((char)p->act_min), hi = _mm512_set1_epi8((char)p->act_max);
   /* Unrolled, as the k loop is: as loops (clang left them so), a[] went
    * through the stack and each rescale loaded it, its constants by a
@@ -361,5 +372,151 @@ __attribute__((noinline)) UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *
     pw9_run(c, rq, xs, in, out, lo, hi, 1);
   else
     pw9_run(c, rq, xs, in, out, lo, hi, 0);
+  return 1;
+}
+
+/* pwk_conv: convs with more taps on pw_conv's blocks (uk_conv_s8_plan's
+ * PWK).  resnet8's 3x3 convs on 16-64 channels went through dot4_conv:
+ * per 8 pixels a call, the weights put in vpdpbusd order again (one
+ * vpermw per 8 vpdpbusd on 16 channels), the rescale constants made again
+ * and rq16 (~19 uops) per 16 outputs, and each pixel's column written
+ * by masked stores that its broadcast loads then read (on Intel a load
+ * cannot forward from a masked store).  Here the image's rows are flipped
+ * once into a padded band (uk_pwk_band) and a block of pixels of one row
+ * reads its taps there in place; the rescale and stores are pw_conv's.
+ * Layers or blocks that do not fit take dot4_im2col's columns. */
+UK_DOT4 UK_INLINE void pwk_block(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                                 const uint8_t *src, int32_t step, int32_t prow, int32_t np,
+                                 int32_t o0, int nz, int npix, int zadd, int8_t *out) {
+  const tinyml_uk_params_t *p = c->p;
+  const int na = npix * nz;
+  const int32_t kp = p->k_padded, run = p->kw * p->ic;
+  const int8_t *w = c->weights + (size_t)o0 * kp;
+  const size_t panel = (size_t)8 * kp;
+  const __m512i ix = dot4_index();
+  __m512i a[UK_PW_ACC], x[4];
+  for (int j = 0; j < na; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
+  int32_t k = 0;
+  for (int32_t ky = 0; ky < p->kh; ++ky, src += prow) {
+    for (int32_t t = 0; t < run; t += 4, k += 4) {
+      for (int z = 0; z < nz; ++z)
+        x[z] = wt ? _mm512_loadu_si512(wt + ((size_t)(o0 / 16 + z) * kp + k) * 4)
+                  : dot4_w(w + 2 * z * panel + k * 8, w + (2 * z + 1) * panel + k * 8, ix);
+      for (int i = 0; i < npix; ++i) {
+        int32_t v;
+        __builtin_memcpy(&v, src + (size_t)i * step + t, 4);
+        const __m512i u = _mm512_set1_epi32(v);
+        for (int z = 0; z < nz; ++z) a[i * nz + z] = _mm512_dpbusd_epi32(a[i * nz + z], u, x[z]);
+      }
+    }
+  }
+  pw_out(c, rq, 0, a, np, o0, nz, npix, zadd, out);
+}
+
+/* Padded rows [y0, y1) of image img as u = x + 128 at band, prow bytes
+ * each; padding in_zp + 128, as dot4_im2col's. */
+UK_DOT4 UK_INLINE void pwk_fill(const tinyml_uk_params_t *p, const int8_t *img, int32_t y0,
+                                int32_t y1, int32_t prow, uint8_t *band) {
+  const uint8_t z = (uint8_t)(p->in_zp + 128);
+  const int32_t left = p->pad_left * p->ic, row = p->iw * p->ic;
+  for (int32_t y = y0; y < y1; ++y, band += prow) {
+    const int32_t iy = y - p->pad_top;
+    if (iy < 0 || iy >= p->ih) {
+      dot4_fill(band, z, prow);
+      continue;
+    }
+    dot4_fill(band, z, left);
+    dot4_flip(img + (size_t)iy * row, band + left, row);
+    if (left + row < prow) dot4_fill(band + left + row, z, prow - left - row);
+  }
+}
+
+/* One block of np pixels from at: its columns in col (dot4_im2col),
+ * pw_block's (a block over a row's end or a layer without a band). */
+UK_DOT4 UK_INLINE void pwk_cols(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                                const int8_t *in, uk_pos_t *at, int32_t np, uint8_t *col,
+                                int zadd, int8_t *o) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t npix = uk_pw_pixels(p), kp = p->k_padded, image = p->ih * p->iw * p->ic;
+  for (int32_t i = 0; i < np; ++i, uk_pos_next(p, at))
+    dot4_im2col(p, in + (size_t)at->n * image, at->oy, at->ox, col + (size_t)i * kp);
+  /* The slots past np are summed, not stored. */
+  if (np < npix) dot4_fill(col + (size_t)np * kp, 0, (npix - np) * kp);
+  if (p->oc == 16) {
+    pw_block(c, rq, 0, 0, col, np, 0, 1, 16, zadd, o);
+  } else if (p->oc == 32) {
+    pw_block(c, rq, 0, 0, col, np, 0, 2, 8, zadd, o);
+  } else {
+    for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, 0, wt, col, np, o0, 4, 4, zadd, o);
+  }
+}
+
+/* One block of npix pixels of one output row, read in place at src. */
+UK_DOT4 UK_INLINE void pwk_row(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                               const uint8_t *src, int32_t prow, int zadd, int8_t *o) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t step = p->stride_w * p->ic, npix = uk_pw_pixels(p);
+  if (p->oc == 16) {
+    pwk_block(c, rq, 0, src, step, prow, npix, 0, 1, 16, zadd, o);
+  } else if (p->oc == 32) {
+    pwk_block(c, rq, 0, src, step, prow, npix, 0, 2, 8, zadd, o);
+  } else {
+    for (int32_t o0 = 0; o0 < p->oc; o0 += 64)
+      pwk_block(c, rq, wt, src, step, prow, npix, o0, 4, 4, zadd, o);
+  }
+}
+
+/* Pixels [lo, hi) image by image: the rows they read flipped into the
+ * band once, then blocks of one row in place, others by columns. */
+UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                               const int8_t *in, int8_t *out, int32_t lo, int32_t hi, int zadd) {
+  const tinyml_uk_params_t *p = c->p;
+  uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
+  uint8_t band[UK_PWK_BAND] __attribute__((aligned(64)));
+  const int32_t npix = uk_pw_pixels(p), per = p->oh * p->ow, prow = uk_pwk_prow(p);
+  const int use_band = uk_pwk_band(p);
+  uk_pos_t at = uk_pos_at(p, lo);
+  int32_t y0 = 0, bn = -1; /* the band's first padded row and image */
+  for (int32_t q = lo; q < hi;) {
+    if (use_band && at.n != bn) {
+      /* the rows that this image's pixels in [q, hi) read */
+      const int32_t end = uk_min32(hi, (at.n + 1) * per) - 1 - at.n * per;
+      y0 = at.oy * p->stride_h;
+      bn = at.n;
+      pwk_fill(p, in + (size_t)at.n * p->ih * p->iw * p->ic, y0,
+               end / p->ow * p->stride_h + p->kh, prow, band);
+    }
+    const int32_t np = uk_min32(npix, hi - q);
+    int8_t *o = out + (size_t)q * p->oc;
+    if (use_band && np == npix && at.ox + npix <= p->ow) {
+      pwk_row(c, rq, wt, band + (size_t)(at.oy * p->stride_h - y0) * prow +
+                             (size_t)at.ox * p->stride_w * p->ic, prow, zadd, o);
+      for (int32_t i = 0; i < npix; ++i) uk_pos_next(p, &at);
+    } else {
+      pwk_cols(c, rq, wt, in, &at, np, col, zadd, o);
+    }
+    q += np;
+  }
+}
+
+/* tinyml_uk_conv_s8's pixels [lo, hi) for a blob uk_conv_s8_plan gives
+ * UK_CONV_S8_PWK; 0 if it does not take it after all.  Its own function,
+ * as pw_conv31 (pw_conv's code stays as it was). */
+__attribute__((noinline)) UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
+                                               int32_t lo, int32_t hi) {
+  const tinyml_uk_params_t *p = c->p;
+  if (!uk_pwk_fits(p) || !uk_pw_shifts(p, c->shift)) return 0;
+  pw_rq_t rq[UK_PW_OC / 16];
+  for (int32_t o0 = 0; o0 < p->oc; o0 += 16) pw_make(c, o0, &rq[o0 / 16]);
+  int32_t wbuf[UK_PWK_WT / 4] __attribute__((aligned(64)));
+  const int32_t *wt = 0;
+  if (p->oc >= 64) {
+    pw_weights(c, wbuf);
+    wt = wbuf;
+  }
+  if (pw_zadd(c))
+    pwk_run(c, rq, wt, in, out, lo, hi, 1);
+  else
+    pwk_run(c, rq, wt, in, out, lo, hi, 0);
   return 1;
 }

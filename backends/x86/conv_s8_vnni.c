@@ -84,23 +84,6 @@ static __attribute__((noinline)) UK_DOT4 void uk_tile_dot4(const uk_ctx_t *c, co
   if (o0 < ocp) dot4_tile(c, 1, 1, col, o0, npix, outs);
 }
 
-UK_INLINE void col8_put(void *col, int32_t t, const int8_t *src, int32_t n, int32_t zp) {
-  (void)zp;
-  dot4_flip(src, (uint8_t *)col + t, n);
-}
-
-UK_INLINE void col8_pad(void *col, int32_t t, int32_t n, int32_t zp) {
-  dot4_fill((uint8_t *)col + t, (uint8_t)(zp + 128), n);
-}
-
-/* im2col's columns as bytes u = x + 128. */
-static void dot4_im2col(const tinyml_uk_params_t *p, const int8_t *img, int32_t oy, int32_t ox,
-                        uint8_t *col) {
-  im2col_walk(p, img, oy, ox, col, col8_put, col8_pad);
-  /* The padded taps' weights are 0. */
-  for (int32_t k = p->k; k < p->k_padded; ++k) col[k] = 0;
-}
-
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it). */
 UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_t *col,
@@ -122,6 +105,9 @@ UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_
     break;
   case UK_CONV_S8_PW9:
     if (pw9_conv(&c, in, out, lo, hi)) return;
+    break;
+  case UK_CONV_S8_PWK:
+    if (pwk_conv(&c, in, out, lo, hi)) return;
     break;
   default:
     break;

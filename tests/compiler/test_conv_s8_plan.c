@@ -105,6 +105,42 @@ static void test_pointwise9(void **state) {
   plan_is(conv(3, 3, 128, 3, 3, 256, 1, 1, 1, 0, 0), lower, UK_CONV_S8_DOT4);
 }
 
+/* resnet8_int8's 3x3 convs after the first: pwk_conv, read in place from
+ * the band (uk_pwk_band); layers that do not fit it by columns. */
+static void test_pwk(void **state) {
+  (void)state;
+  setup_shifts();
+  static const int32_t r8[][6] = {/* in, ic, out, oc, stride, pad */
+                                  {32, 16, 32, 16, 1, 1}, {32, 16, 16, 32, 2, 0},
+                                  {16, 32, 16, 32, 1, 1}, {16, 32, 8, 64, 2, 0},
+                                  {8, 64, 8, 64, 1, 1}};
+  for (size_t i = 0; i < sizeof r8 / sizeof r8[0]; ++i) {
+    const int32_t *l = r8[i];
+    const tinyml_uk_params_t p = conv(l[0], l[0], l[1], l[2], l[2], l[3], 3, 3, l[4], l[5], l[5]);
+    plan_is(p, high, UK_CONV_S8_PWK);
+    plan_is(p, wide, UK_CONV_S8_PWK);
+    assert_true(uk_pwk_band(&p));
+  }
+  /* by columns: an image beyond the band, 6 input channels, dilation */
+  tinyml_uk_params_t p = conv(40, 40, 16, 40, 40, 16, 3, 3, 1, 1, 1);
+  plan_is(p, high, UK_CONV_S8_PWK);
+  assert_false(uk_pwk_band(&p));
+  p = conv(7, 9, 6, 7, 9, 32, 3, 3, 1, 1, 1);
+  plan_is(p, high, UK_CONV_S8_PWK);
+  assert_false(uk_pwk_band(&p));
+  p = conv(13, 12, 8, 9, 8, 16, 3, 3, 1, 0, 0);
+  p.dil_h = p.dil_w = 2;
+  plan_is(p, high, UK_CONV_S8_PWK);
+  assert_false(uk_pwk_band(&p));
+  /* not pwk_conv: a shift of 31 or below, 48 channels, 64 -> 128 (weights
+   * beyond its 36 KB), more taps than 16 pixels' columns hold */
+  plan_is(conv(8, 8, 64, 8, 8, 64, 3, 3, 1, 1, 1), low, UK_CONV_S8_DOT4);
+  plan_is(conv(8, 8, 64, 8, 8, 64, 3, 3, 1, 1, 1), lower, UK_CONV_S8_DOT4);
+  plan_is(conv(8, 8, 16, 8, 8, 48, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
+  plan_is(conv(8, 8, 64, 8, 8, 128, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
+  plan_is(conv(8, 8, 32, 8, 8, 16, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
+}
+
 static void test_fallbacks(void **state) {
   (void)state;
   setup_shifts();
@@ -117,12 +153,12 @@ static void test_fallbacks(void **state) {
   plan_is(conv(96, 96, 3, 48, 48, 8, 3, 3, 2, 0, 0), low, UK_CONV_S8_DOT4);
   plan_is(conv(96, 96, 3, 48, 48, 8, 3, 3, 2, 0, 0), wide, UK_CONV_S8_DOT4);
   /* 1x1: 12 or 48 channels, K not whole 4-tap groups, rows beyond the
-   * block's buffer, padding, a clamp wider than int8 */
+   * block's buffer, padding (pwk_conv), a clamp wider than int8 */
   plan_is(conv(6, 7, 8, 6, 7, 12, 1, 1, 1, 0, 0), high, UK_CONV_S8_DOT4);
   plan_is(conv(5, 5, 16, 5, 5, 48, 1, 1, 1, 0, 0), high, UK_CONV_S8_DOT4);
   plan_is(conv(5, 6, 6, 5, 6, 16, 1, 1, 1, 0, 0), high, UK_CONV_S8_DOT4);
   plan_is(conv(3, 4, 264, 3, 4, 16, 1, 1, 1, 0, 0), high, UK_CONV_S8_DOT4);
-  plan_is(conv(4, 5, 16, 5, 5, 32, 1, 1, 1, 1, 0), high, UK_CONV_S8_DOT4);
+  plan_is(conv(4, 5, 16, 5, 5, 32, 1, 1, 1, 1, 0), high, UK_CONV_S8_PWK); /* by columns */
   p = conv(6, 6, 16, 6, 6, 32, 1, 1, 1, 0, 0);
   p.act_max = 300;
   plan_is(p, high, UK_CONV_S8_DOT4);
@@ -133,7 +169,7 @@ static void test_fallbacks(void **state) {
   plan_is(conv(9, 7, 5, 9, 7, 13, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
   p = conv(13, 12, 3, 9, 8, 16, 3, 3, 1, 0, 0);
   p.dil_h = p.dil_w = 2;
-  plan_is(p, high, UK_CONV_S8_DOT4);
+  plan_is(p, high, UK_CONV_S8_PWK); /* by columns */
   plan_is(conv(20, 20, 4, 12, 12, 16, 9, 9, 1, 0, 0), high, UK_CONV_S8_DOT4);
 }
 
@@ -142,6 +178,7 @@ int main(void) {
       cmocka_unit_test(test_first_convs),
       cmocka_unit_test(test_pointwise),
       cmocka_unit_test(test_pointwise9),
+      cmocka_unit_test(test_pwk),
       cmocka_unit_test(test_fallbacks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -444,6 +444,33 @@ def main():
                   (0, 0, 0, 0), clamp=False, rq=SHIFT31),
         conv_case(rng, "conv_pw9_k64_oc128_s2_batch", 3, 5, 5, 64, 128, 1, 1, (2, 2), (1, 1),
                   (0, 0, 0, 0), rq=HIGH_SHIFTS),
+        # pwk_conv (conv_s8_pw.c): resnet8's 3x3 convs on 16-64 channels,
+        # read in place from a padded band of flipped rows (blocks of one
+        # row; blocks over a row's end, 35 pixels a row, by columns),
+        # stride 2 (TFLite's SAME: no top or left padding), batches and
+        # bands (bands mid-row, blocks over two images), out_zp after the
+        # shift; and by columns only: dilation, 6 input channels (groups
+        # over kernel rows), an image beyond the band (20 KB)
+        conv_case(rng, "conv_pwk_3x3_oc16_35w", 1, 9, 35, 16, 16, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_s2_oc32_batch_bands", 2, 16, 16, 16, 32, 3, 3, (2, 2),
+                  (1, 1), (0, 1, 0, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_oc32_batch_bands", 2, 10, 13, 32, 32, 3, 3, (1, 1),
+                  (1, 1), (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_oc64_batch_bands", 2, 8, 8, 64, 64, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_s2_oc64", 1, 9, 9, 32, 64, 3, 3, (2, 2), (1, 1),
+                  (0, 1, 0, 1), clamp=False, rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_oc16_wide", 1, 7, 10, 8, 16, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), clamp=False, rq=WIDE_SHIFTS),
+        conv_case(rng, "conv_pwk_5x3_oc32_wide_batch", 2, 9, 7, 4, 32, 5, 3, (1, 1), (1, 1),
+                  (2, 2, 1, 1), rq=WIDE_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_dil2_oc16", 1, 9, 9, 8, 16, 3, 3, (1, 1), (2, 2),
+                  (2, 2, 2, 2), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_ic6_oc32", 1, 7, 9, 6, 32, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_oc16_over_band", 1, 40, 40, 16, 16, 3, 3, (1, 1), (1, 1),
+                  (1, 1, 1, 1), rq=HIGH_SHIFTS),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)
