@@ -2,6 +2,30 @@
  * channels, in the AVX2 bitcode only. */
 #include "conv_f32.h"
 
+/* A tile's epilogue and stores, `full` (every lane stored) and the
+ * residual `res` tested once a tile by the caller, not per vector: with
+ * them (and outs[i]) read inside the loop, LLVM reloaded outs[i] and
+ * c->res and tested both after every masked store (it cannot tell they do
+ * not alias), as conv_f32_avx512.c's tile did.  Unrolled, or the
+ * accumulators go through the stack. */
+UK_INLINE void ftile_store(const ukf_ctx_t *c, int np, int nv, __m256 (*acc)[2], float *const *o,
+                           const __m256 *sc, const __m256 *of, const __m256i *m, int full,
+                           const float *res, int last) {
+  const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
+  const float *out0 = c->out0;
+#pragma GCC unroll 6
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v) {
+      float *out = o[i] + 8 * v;
+      __m256 r = acc[i][v];
+      if (last) r = fepi_v(r, sc[v], of[v], res ? res + (out - out0) : 0, m[v], lo, hi);
+      if (full)
+        _mm256_storeu_ps(out, r);
+      else
+        _mm256_maskstore_ps(out, m[v], r);
+    }
+}
+
 /* np pixels (pixel i's taps at a + i * lda) x nv vectors of 8 channels,
  * over the tap chunk's pieces (fpiece_t); `valid` channels of the panel
  * exist in each outs[i] (pixel i's output row, channel 0). */
@@ -10,15 +34,17 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
                      float *const *outs, int32_t o0, int32_t valid, int first, int last) {
   __m256 acc[MR][2];
   const int full = valid >= nv * 8;
-  const __m256i m0 = lanes_below(valid), m1 = lanes_below(valid - 8);
+  const __m256i m[2] = {lanes_below(valid), lanes_below(valid - 8)};
+  float *o[MR];
+  for (int i = 0; i < np; ++i) o[i] = outs[i] + o0;
   for (int i = 0; i < np; ++i)
     for (int v = 0; v < nv; ++v) {
       if (first)
         acc[i][v] = _mm256_loadu_ps(c->bias + o0 + 8 * v);
       else if (full)
-        acc[i][v] = _mm256_loadu_ps(outs[i] + o0 + 8 * v);
+        acc[i][v] = _mm256_loadu_ps(o[i] + 8 * v);
       else
-        acc[i][v] = _mm256_maskload_ps(outs[i] + o0 + 8 * v, v ? m1 : m0);
+        acc[i][v] = _mm256_maskload_ps(o[i] + 8 * v, m[v]);
     }
   ftile_prefetch_out(c, np, nv, 8, outs, o0, first, last);
   const int W = nv * 8;
@@ -42,24 +68,19 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     }
     w += (size_t)len * W;
   }
-  const __m256 lo = _mm256_set1_ps(c->lo), hi = _mm256_set1_ps(c->hi);
   /* Once per tile (fepi_v). */
   __m256 sc[2], of[2];
   for (int v = 0; v < nv; ++v) {
     sc[v] = _mm256_loadu_ps(c->scale + o0 + 8 * v);
     of[v] = _mm256_loadu_ps(c->offset + o0 + 8 * v);
   }
-  for (int i = 0; i < np; ++i)
-    for (int v = 0; v < nv; ++v) {
-      __m256 r = acc[i][v];
-      float *o = outs[i] + o0 + 8 * v;
-      if (last)
-        r = fepi_v(r, sc[v], of[v], c->res ? c->res + (o - c->out0) : 0, v ? m1 : m0, lo, hi);
-      if (full)
-        _mm256_storeu_ps(o, r);
-      else
-        _mm256_maskstore_ps(o, v ? m1 : m0, r);
-    }
+  const float *res = last ? c->res : 0;
+  if (full && res)
+    ftile_store(c, np, nv, acc, o, sc, of, m, 1, res, last);
+  else if (full)
+    ftile_store(c, np, nv, acc, o, sc, of, m, 1, 0, last);
+  else
+    ftile_store(c, np, nv, acc, o, sc, of, m, 0, res, last);
 }
 
 /* One tile (np pixels from `a`, channels [o0, o0 + 16), taps [k0, k0 +

@@ -150,6 +150,22 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     }
 }
 
+/* Whether each tap prefetches its own panel's rows FNEAR_TAPS taps
+ * ahead rather than the next block's: in a 1x1 conv with channel bands
+ * and at least FNEAR_PIXELS pixels (SqueezeNet-1.1's last conv: 169, 15
+ * tiles a panel) every tile reads the panel's 64 KB, more than L1, from
+ * L2, and the next block's rows, fetched by every tile, helped only the
+ * first.  512 -> 1000 at 13x13 alone ran 1.5-2% faster (docs/PERF.md);
+ * with few pixels (7x7 layers, Gemms) the next block is what the tiles
+ * wait for, so they keep it. */
+enum { FNEAR_TAPS = 16, FNEAR_PIXELS = 8 * MR };
+UK_INLINE int fnear_prefetch(const ukf_ctx_t *c, int32_t lda) {
+  const tinyml_uk_params_t *p = c->p;
+  return !c->rows_ahead && p->kh == 1 && p->kw == 1 && lda == p->k &&
+         p->batch * p->oh * p->ow >= FNEAR_PIXELS &&
+         fband_channels(p, (int64_t)p->k * p->oc_padded);
+}
+
 /* One tile (np pixels from `a`, channels [o0, o0 + 32), taps [k0, k0 +
  * kc) in pieces) with np and nv as constants in each variant, so the
  * accumulators stay in registers.  Not inlined: its name in the object
@@ -169,6 +185,7 @@ __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np, const
   pw.w[0] = c->weights + (size_t)k0 * ocp + (size_t)o0 * kc;
   pw.w[1] = nv == 2 ? pw.w[0] + (size_t)16 * kc : pw.w[0];
   pw.ahead = (ptrdiff_t)(pw.width[0] + pw.width[1]) * kc;
+  if (fnear_prefetch(c, lda)) pw.ahead = (ptrdiff_t)pw.width[0] * FNEAR_TAPS;
   const int pfa = c->rows_ahead && lda == k && k == kc && pw.width[0] == 16;
   pw.anext = (ptrdiff_t)(((intptr_t)(a + (size_t)np * lda) - (intptr_t)pw.w[0]) / 4);
 #define FT(N)                                                                      \

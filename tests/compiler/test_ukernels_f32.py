@@ -64,9 +64,10 @@ def fvals(rng, n):
     return [rng.uniform(-1, 1) for _ in range(n)]
 
 
-def f32_epilogue(rng, acc, shape, oc, bn, relu6, tag=""):
-    """BatchNorm as the ONNX importer writes it (multiply, add), then ReLU6;
-    value names end in tag."""
+def f32_epilogue(rng, acc, shape, oc, bn, relu6, tag="", relu=False):
+    """BatchNorm as the ONNX importer writes it (multiply, add), then ReLU6,
+    or ReLU as it writes it (clamp 0..+inf: 0x7F800000); value names end in
+    tag."""
     ty, s, res = dims(shape), "", acc
     cshape = "x".join(["1"] * (len(shape) - 1) + [str(oc)])
     if bn:
@@ -78,8 +79,9 @@ def f32_epilogue(rng, acc, shape, oc, bn, relu6, tag=""):
         s += (f'    %a{tag} = "tosa.add"(%m{tag}, %of{tag}) : (tensor<{ty}xf32>, '
               f'tensor<{cshape}xf32>) -> tensor<{ty}xf32>\n')
         res = "a" + tag
-    if relu6:
-        s += (f'    %y{tag} = "tosa.clamp"(%{res}) <{{min_val = 0.0 : f32, max_val = 6.0 : f32}}> : '
+    if relu6 or relu:
+        hi = "6.0" if relu6 else "0x7F800000"
+        s += (f'    %y{tag} = "tosa.clamp"(%{res}) <{{min_val = 0.0 : f32, max_val = {hi} : f32}}> : '
               f'(tensor<{ty}xf32>) -> tensor<{ty}xf32>\n')
         res = "y" + tag
     return s, res
@@ -96,7 +98,7 @@ def f32_conv_op(res, op, w, b, x, wshape, y, pad, stride, dil=(1, 1), src="x"):
 
 
 def f32_conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwise=False,
-                  bn=False, relu6=False):
+                  bn=False, relu6=False, relu=False):
     oh = out_size(h, kh, stride[0], dil[0], pad[0], pad[1])
     ow = out_size(w, kw, stride[1], dil[1], pad[2], pad[3])
     pad = [pad[0], (oh - 1) * stride[0] + (kh - 1) * dil[0] + 1 - h - pad[0],
@@ -108,7 +110,7 @@ def f32_conv_case(rng, name, n, h, w, ic, oc, kh, kw, stride, dil, pad, depthwis
     body += const("b", fvals(rng, oc), oc, "f32") + scalar("z", "0.0", "f32")
     op = "tosa.depthwise_conv2d" if depthwise else "tosa.conv2d"
     body += f32_conv_op("acc", op, "w", "b", x, wshape, y, pad, stride, dil)
-    chain, res = f32_epilogue(rng, "acc", y, oc, bn, relu6)
+    chain, res = f32_epilogue(rng, "acc", y, oc, bn, relu6, relu=relu)
     return name, x, y, body + chain, res, "dw" if depthwise else "tile"
 
 
@@ -351,6 +353,14 @@ def f32_cases(rng):
         # 1 MB of weights and more channels than pixels: bands of 32 channels
         direct(c(rng, "f32_conv_channel_bands", 1, 7, 7, 120, 248, 3, 3, (1, 1), (1, 1),
                  (1, 1, 1, 1), bn=True)),
+        # 1x1, 1 MB of weights, 169 pixels: bands of 32 channels whose pixels run as
+        # two runs (120 + 49) under one pass of the weights (conv_f32.c, fgemm_rows_once)
+        direct(c(rng, "f32_conv1x1_channel_bands_runs", 1, 13, 13, 256, 1024, 1, 1, (1, 1),
+                 (1, 1), (0, 0, 0, 0))),
+        # ReLU alone (clamp 0..+inf), no BatchNorm: the AVX-512 tile's one-max epilogue
+        # (conv_f32_avx512.c), 8 channels of the last tile masked
+        c(rng, "f32_conv1x1_relu_oc40", 1, 9, 10, 48, 40, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0),
+          relu=True),
         c(rng, "f32_depthwise_19", 1, 9, 8, 19, 0, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           depthwise=d, bn=True, relu6=True),
         # AVX-512 vectors of 16 channels: 64 + 4 with the last masked; 3 with the last masked
