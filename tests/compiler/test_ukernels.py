@@ -455,6 +455,10 @@ def main():
                   (1, 1, 1, 1), rq=HIGH_SHIFTS),
         conv_case(rng, "conv_pwk_3x3_s2_oc32_batch_bands", 2, 16, 16, 16, 32, 3, 3, (2, 2),
                   (1, 1), (0, 1, 0, 1), rq=HIGH_SHIFTS),
+        # stride 2 with two band blocks a row: the second starts at column
+        # 16, 32 input columns in (resnet8's 16 -> 32 conv reads so)
+        conv_case(rng, "conv_pwk_3x3_s2_oc16_two_blocks_a_row", 1, 8, 64, 16, 16, 3, 3, (2, 2),
+                  (1, 1), (0, 1, 0, 1), rq=HIGH_SHIFTS),
         conv_case(rng, "conv_pwk_3x3_oc32_batch_bands", 2, 10, 13, 32, 32, 3, 3, (1, 1),
                   (1, 1), (1, 1, 1, 1), rq=HIGH_SHIFTS),
         conv_case(rng, "conv_pwk_3x3_oc64_batch_bands", 2, 8, 8, 64, 64, 3, 3, (1, 1), (1, 1),
