@@ -14,8 +14,10 @@
  * [act_min, act_max], which lies inside int8, is the same as clamping
  * first.  Same bytes as dot4_conv (same bias4, same high words).  The
  * stack holds the rows (4 KB), the rescale constants (up to 12 KB, 8 more
- * in pw_conv31) and the weights in vpdpbusd order (up to 32 KB): 56 KB,
- * within the runtime's 256 KB worker stacks (lib/runtime/pool.c).
+ * in pw_conv31) and the weights in vpdpbusd order (up to 32 KB): 56 KB;
+ * pwk_conv also its band of input rows (20 KB; 36 KB of weights): 76 KB.
+ * Within the 136 KiB include/tinyml.h allows kernels and the runtime's
+ * 256 KB worker stacks (lib/runtime/pool.c).
  *
  * Layers with shifts of 31 (vww's 128 -> 128 and 128 -> 256 ones) take
  * pw_conv31: pw_apply31 and blocks of 6 pixels x 64 channels.  Layers
@@ -385,32 +387,42 @@ __attribute__((noinline)) UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *
  * once into a padded band (uk_pwk_band) and a block of pixels of one row
  * reads its taps there in place; the rescale and stores are pw_conv's.
  * Layers or blocks that do not fit take dot4_im2col's columns. */
+typedef struct pwk_src {
+  const uint8_t *at; /* pixel 0's first tap */
+  int32_t step;      /* bytes from a pixel's taps to the next pixel's */
+  int32_t prow;      /* bytes from one kernel row's taps to the next's */
+  int32_t rows, run; /* kernel rows, and taps (bytes) in each */
+} pwk_src_t;
+
 UK_DOT4 UK_INLINE void pwk_block(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                                 const uint8_t *src, int32_t step, int32_t prow, int32_t np,
-                                 int32_t o0, int nz, int npix, int zadd, int8_t *out) {
+                                 const pwk_src_t *s, int32_t np, int32_t o0, int nz, int npix,
+                                 int8_t *out) {
   const tinyml_uk_params_t *p = c->p;
   const int na = npix * nz;
-  const int32_t kp = p->k_padded, run = p->kw * p->ic;
+  const int32_t kp = p->k_padded;
+  const uint8_t *src = s->at;
   const int8_t *w = c->weights + (size_t)o0 * kp;
   const size_t panel = (size_t)8 * kp;
   const __m512i ix = dot4_index();
   __m512i a[UK_PW_ACC], x[4];
   for (int j = 0; j < na; ++j) a[j] = _mm512_loadu_si512(c->bias + o0 + 16 * (j % nz));
   int32_t k = 0;
-  for (int32_t ky = 0; ky < p->kh; ++ky, src += prow) {
-    for (int32_t t = 0; t < run; t += 4, k += 4) {
+  for (int32_t ky = 0; ky < s->rows; ++ky, src += s->prow) {
+    for (int32_t t = 0; t < s->run; t += 4, k += 4) {
       for (int z = 0; z < nz; ++z)
         x[z] = wt ? _mm512_loadu_si512(wt + ((size_t)(o0 / 16 + z) * kp + k) * 4)
                   : dot4_w(w + 2 * z * panel + k * 8, w + (2 * z + 1) * panel + k * 8, ix);
       for (int i = 0; i < npix; ++i) {
         int32_t v;
-        __builtin_memcpy(&v, src + (size_t)i * step + t, 4);
+        __builtin_memcpy(&v, src + (size_t)i * s->step + t, 4);
         const __m512i u = _mm512_set1_epi32(v);
         for (int z = 0; z < nz; ++z) a[i * nz + z] = _mm512_dpbusd_epi32(a[i * nz + z], u, x[z]);
       }
     }
   }
-  pw_out(c, rq, 0, a, np, o0, nz, npix, zadd, out);
+  /* zadd 1: r->zp is 0 where out_zp was folded (pw_make), so adding it
+   * always gives the same bytes, with one copy of the blocks' code. */
+  pw_out(c, rq, 0, a, np, o0, nz, npix, 1, out);
 }
 
 /* Padded rows [y0, y1) of image img as u = x + 128 at band, prow bytes
@@ -431,45 +443,36 @@ UK_DOT4 UK_INLINE void pwk_fill(const tinyml_uk_params_t *p, const int8_t *img, 
   }
 }
 
-/* One block of np pixels from at: its columns in col (dot4_im2col),
- * pw_block's (a block over a row's end or a layer without a band). */
-UK_DOT4 UK_INLINE void pwk_cols(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                                const int8_t *in, uk_pos_t *at, int32_t np, uint8_t *col,
-                                int zadd, int8_t *o) {
-  const tinyml_uk_params_t *p = c->p;
+/* The columns of np pixels from at into col (dot4_im2col), each one row
+ * of k_padded taps: a block over a row's end, or a layer without a band. */
+UK_DOT4 UK_INLINE pwk_src_t pwk_cols(const tinyml_uk_params_t *p, const int8_t *in, uk_pos_t *at,
+                                     int32_t np, uint8_t *col) {
   const int32_t npix = uk_pw_pixels(p), kp = p->k_padded, image = p->ih * p->iw * p->ic;
   for (int32_t i = 0; i < np; ++i, uk_pos_next(p, at))
     dot4_im2col(p, in + (size_t)at->n * image, at->oy, at->ox, col + (size_t)i * kp);
   /* The slots past np are summed, not stored. */
   if (np < npix) dot4_fill(col + (size_t)np * kp, 0, (npix - np) * kp);
-  if (p->oc == 16) {
-    pw_block(c, rq, 0, 0, col, np, 0, 1, 16, zadd, o);
-  } else if (p->oc == 32) {
-    pw_block(c, rq, 0, 0, col, np, 0, 2, 8, zadd, o);
-  } else {
-    for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pw_block(c, rq, 0, wt, col, np, o0, 4, 4, zadd, o);
-  }
+  return (pwk_src_t){col, kp, 0, 1, kp};
 }
 
-/* One block of npix pixels of one output row, read in place at src. */
-UK_DOT4 UK_INLINE void pwk_row(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                               const uint8_t *src, int32_t prow, int zadd, int8_t *o) {
+/* One block of np pixels, from the band or the columns: one call site,
+ * so that each channel count's block is compiled once. */
+UK_DOT4 UK_INLINE void pwk_blocks(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
+                                  const pwk_src_t *s, int32_t np, int8_t *o) {
   const tinyml_uk_params_t *p = c->p;
-  const int32_t step = p->stride_w * p->ic, npix = uk_pw_pixels(p);
   if (p->oc == 16) {
-    pwk_block(c, rq, 0, src, step, prow, npix, 0, 1, 16, zadd, o);
+    pwk_block(c, rq, 0, s, np, 0, 1, 16, o);
   } else if (p->oc == 32) {
-    pwk_block(c, rq, 0, src, step, prow, npix, 0, 2, 8, zadd, o);
+    pwk_block(c, rq, 0, s, np, 0, 2, 8, o);
   } else {
-    for (int32_t o0 = 0; o0 < p->oc; o0 += 64)
-      pwk_block(c, rq, wt, src, step, prow, npix, o0, 4, 4, zadd, o);
+    for (int32_t o0 = 0; o0 < p->oc; o0 += 64) pwk_block(c, rq, wt, s, np, o0, 4, 4, o);
   }
 }
 
 /* Pixels [lo, hi) image by image: the rows they read flipped into the
  * band once, then blocks of one row in place, others by columns. */
 UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                               const int8_t *in, int8_t *out, int32_t lo, int32_t hi, int zadd) {
+                               const int8_t *in, int8_t *out, int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
   uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
   uint8_t band[UK_PWK_BAND] __attribute__((aligned(64)));
@@ -488,13 +491,16 @@ UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32
     }
     const int32_t np = uk_min32(npix, hi - q);
     int8_t *o = out + (size_t)q * p->oc;
+    pwk_src_t s;
     if (use_band && np == npix && at.ox + npix <= p->ow) {
-      pwk_row(c, rq, wt, band + (size_t)(at.oy * p->stride_h - y0) * prow +
-                             (size_t)at.ox * p->stride_w * p->ic, prow, zadd, o);
+      s = (pwk_src_t){band + (size_t)(at.oy * p->stride_h - y0) * prow +
+                          (size_t)at.ox * p->stride_w * p->ic,
+                      p->stride_w * p->ic, prow, p->kh, p->kw * p->ic};
       for (int32_t i = 0; i < npix; ++i) uk_pos_next(p, &at);
     } else {
-      pwk_cols(c, rq, wt, in, &at, np, col, zadd, o);
+      s = pwk_cols(p, in, &at, np, col);
     }
+    pwk_blocks(c, rq, wt, &s, np, o);
     q += np;
   }
 }
@@ -514,9 +520,6 @@ __attribute__((noinline)) UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *
     pw_weights(c, wbuf);
     wt = wbuf;
   }
-  if (pw_zadd(c))
-    pwk_run(c, rq, wt, in, out, lo, hi, 1);
-  else
-    pwk_run(c, rq, wt, in, out, lo, hi, 0);
+  pwk_run(c, rq, wt, in, out, lo, hi);
   return 1;
 }
