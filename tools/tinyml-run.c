@@ -130,9 +130,10 @@ static const struct option kLongOptions[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Applies one option from getopt_long(); returns 0 to go on. */
-/* One byte offset of --offset (0..63) at text, ended by `stop`. */
+/* One byte offset of --offset (0..63) at text, ended by `stop`: digits
+ * only (strtol alone would take " 16", "+16" and "-0"). */
 static int offset_part(const char *text, char stop, long *out, const char **rest) {
+  if (*text < '0' || *text > '9') return -1;
   char *end;
   errno = 0;
   const long value = strtol(text, &end, 10);
@@ -155,6 +156,7 @@ static int parse_offset(const char *value, run_args_t *args) {
   return 0;
 }
 
+/* Applies one option from getopt_long(); returns 0 to go on. */
 static int apply_option(int opt, const char *value, char **argv,
                         run_args_t *args) {
   switch (opt) {
@@ -601,7 +603,8 @@ static int prepare(run_state_t *s, const run_args_t *args) {
   int rc = args->input_count == 0 && args->bench > 0 ? random_inputs(s)
                                                      : load_inputs(s, args);
   if (rc == 0) rc = alloc_buffers(s->out_data, s->out_info, s->output_count);
-  if (rc == 0 && args->offset >= 0) rc = place_buffers(s, (size_t)args->offset, (size_t)args->offset_out);
+  if (rc == 0 && args->offset >= 0)
+    rc = place_buffers(s, (size_t)args->offset, (size_t)args->offset_out);
   return rc == 0 ? bind_buffers(s) : rc;
 }
 

@@ -264,7 +264,7 @@ class ToolsTest(unittest.TestCase):
             ([], 2, "missing MODULE"),
         ]
         bad_offsets = ("64", "-1", "abc", "5x", "0x10", "", "16,", ",4", "16,4,2", "16,64",
-                       "16;4")
+                       "16;4", " 16", "+16", "-0", "16, 4")
         cases += [([self.cnn, "-i", self.image, "--offset", bad], 2,
                    f"'{bad}' is not B or IN,OUT") for bad in bad_offsets]
         for args, code, *wanted in cases:
