@@ -173,10 +173,12 @@ static inline int uk_pwk_fits(const tinyml_uk_params_t *p) {
  * resnet8's 32x32x16 input takes 34 rows of 544. */
 enum { UK_PWK_BAND = 20480 };
 
-/* Bytes per padded row: the pixels' reach or the input's, the larger. */
-static inline int32_t uk_pwk_prow(const tinyml_uk_params_t *p) {
-  const int32_t need = ((p->ow - 1) * p->stride_w + p->kw) * p->ic;
-  const int32_t have = (p->pad_left + p->iw) * p->ic;
+/* Bytes per padded row: the pixels' reach or the input's, the larger
+ * (widened first, as uk_dw_map_row: a layer far past the band must not
+ * overflow before uk_pwk_band refuses it). */
+static inline int64_t uk_pwk_prow(const tinyml_uk_params_t *p) {
+  const int64_t need = ((int64_t)(p->ow - 1) * p->stride_w + p->kw) * p->ic;
+  const int64_t have = ((int64_t)p->pad_left + p->iw) * p->ic;
   return need > have ? need : have;
 }
 
@@ -185,8 +187,8 @@ static inline int32_t uk_pwk_prow(const tinyml_uk_params_t *p) {
  * within the band. */
 static inline int uk_pwk_band(const tinyml_uk_params_t *p) {
   if (p->dil_h != 1 || p->dil_w != 1 || p->ic % 4 != 0 || p->k != p->k_padded) return 0;
-  const int32_t rows = (p->oh - 1) * p->stride_h + p->kh;
-  return (int64_t)rows * uk_pwk_prow(p) <= UK_PWK_BAND;
+  const int64_t rows = (int64_t)(p->oh - 1) * p->stride_h + p->kh;
+  return rows * uk_pwk_prow(p) <= UK_PWK_BAND;
 }
 
 /* The kernel for the conv blob with header p and shifts shift[oc]. */

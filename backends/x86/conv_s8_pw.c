@@ -476,8 +476,10 @@ UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32
   const tinyml_uk_params_t *p = c->p;
   uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
   uint8_t band[UK_PWK_BAND] __attribute__((aligned(64)));
-  const int32_t npix = uk_pw_pixels(p), per = p->oh * p->ow, prow = uk_pwk_prow(p);
   const int use_band = uk_pwk_band(p);
+  /* within the band's 20 KB when it is used */
+  const int32_t npix = uk_pw_pixels(p), per = p->oh * p->ow,
+                prow = use_band ? (int32_t)uk_pwk_prow(p) : 0;
   uk_pos_t at = uk_pos_at(p, lo);
   int32_t y0 = 0, bn = -1; /* the band's first padded row and image */
   for (int32_t q = lo; q < hi;) {
