@@ -105,15 +105,17 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     of[v] = _mm512_loadu_ps(c->offset + o0 + 16 * v);
   }
   /* The residual test once, not per vector, and the output pointers from
-   * o[]: LLVM reloads outs[i] and c->res after every masked store (it
-   * cannot tell they do not alias), 24 loads and branches a tile. */
+   * o[] and out0 in locals: LLVM reloads outs[i], c->res and c->out0
+   * after every masked store (it cannot tell they do not alias), 24 loads
+   * and branches a tile. */
   const float *res = last ? c->res : 0;
   if (res) {
+    const float *const out0 = c->out0;
 #pragma GCC unroll 12
     for (int i = 0; i < np; ++i)
       for (int v = 0; v < nv; ++v) {
         float *out = o[i] + 16 * v;
-        const float *r = res + (out - c->out0);
+        const float *r = res + (out - out0);
         _mm512_mask_storeu_ps(out, m[v], fepi16_v(acc[i][v], sc[v], of[v], r, m[v], lo, hi));
       }
     return;

@@ -69,10 +69,46 @@ static void dw_large(const void *k, const dw_src_t *s, int32_t oy, int32_t ox, f
   }
 }
 
+#if defined(__AVX512F__)
+/* A whole output row of a 3-wide window at stride 1, dil 1, padding 1 on
+ * both sides (iw == ow), when its interior pixels split into chunks only
+ * (dw_run: 8s, then 4-7): the first chunk takes the left border pixel
+ * and the last the right one (ukf_dw_edges_avx512), each the same sum as
+ * alone.  Returns 0, doing nothing, for any other row. */
+static int dw_row_edges(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t oy,
+                        int32_t x0, int32_t x1, float *dst) {
+  const tinyml_uk_params_t *p = c->p;
+  const int32_t n = p->ow - 2, ic = p->ic;
+  if (p->kw != 3 || p->stride_w != 1 || p->dil_w != 1 || p->pad_left != 1 || p->iw != p->ow ||
+      x0 != 0 || x1 != p->ow || pl->x_lo != 1 || pl->x_hi != p->ow - 1 || n < DW_NP_MIN ||
+      (n % DW_NP && n % DW_NP < DW_NP_MIN) || pl->taps > UK_MAX_TAPS)
+    return 0;
+  int32_t io[UK_MAX_TAPS], iwo[UK_MAX_TAPS], y_first;
+  const int32_t taps = dw_row_taps(p, s, oy * p->stride_h - p->pad_top, pl->taps, io, iwo,
+                                   &y_first);
+  if (taps == 0) return 0;
+  const float *x = s->img + dw_at(s, y_first);
+  for (int32_t i = 0; i < n;) {
+    const int np = n - i < DW_NP ? n - i : DW_NP;
+    const int el = i == 0, er = i + np == n;
+    float *d = dst + (size_t)(1 + i) * ic;
+    if (el || er)
+      ukf_dw_edges_avx512(c, np, el, er, x + (size_t)i * ic, ic, io, iwo, taps, d);
+    else
+      ukf_dw_chunk_avx512(c, np, x + (size_t)i * ic, ic, io, iwo, taps, d);
+    i += np;
+  }
+  return 1;
+}
+#endif
+
 /* Output row oy of one image, columns [x0, x1), into dst (ic floats a
  * pixel): window_row on the kernels above. */
 void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t oy, int32_t x0,
             int32_t x1, float *dst) {
+#if defined(__AVX512F__)
+  if (dw_row_edges(c, pl, s, oy, x0, x1, dst)) return;
+#endif
   window_row(c->p, pl, s, oy, x0, x1, dst, c, dw_large, dw_run);
 }
 

@@ -18,6 +18,11 @@ void ukf_dw_avx512(const ukf_ctx_t *c, int np, const float *x, int32_t xstep, co
 enum { DW_NP = 8, DW_NP_MIN = 4 };
 void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
                          const int32_t *xo, const int32_t *wo, int32_t taps, float *dst);
+/* The same on taps in kernel rows of 3 one pixel apart, with the row's
+ * left (el) and/or right (er) border pixel next to the chunk. */
+void ukf_dw_edges_avx512(const ukf_ctx_t *c, int np, int el, int er, const float *x,
+                         int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
+                         float *dst);
 #else
 void ukf_dw_avx2(const ukf_ctx_t *c, int np, const float *x, int32_t xstep, const int32_t *xo,
                  const int32_t *wo, int32_t taps, float *dst);

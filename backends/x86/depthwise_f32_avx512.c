@@ -104,29 +104,123 @@ __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const f
     dw_all(c, 1, x, xstep, xo, wo, taps, dst);
 }
 
+/* dw_block's one-vector case where the taps come in kernel rows of 3
+ * whose input columns are one pixel apart (xo[t + 1] == xo[t] + xstep: a
+ * 3-wide window at stride 1, dil 1): each of a row's np + 2 input vectors
+ * is loaded once for the row's 3 * np FMAs, not once a FMA (dw_block's
+ * loads, a weight and np inputs a tap, bound it).  MobileNetV2's stride-1
+ * depthwise steps ran 3-5% faster; the same at stride 2 (2 * np + 1
+ * vectors a row) changed nothing (docs/PERF.md).  Each accumulator takes
+ * the same FMAs in the same (tap) order from the same addresses: the same
+ * sums.  el, er: also the row's border pixels (ukf_dw_edges_avx512). */
+UK_INLINE void dw_block3(const ukf_ctx_t *c, int np, int el, int er, __mmask16 m, const float *x,
+                         int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
+                         int32_t c0, float *dst, int32_t dstep) {
+  __m512 a[DW_NP], xv[DW_NP + 2], bl, br;
+  const float *w = UK_AT(c->weights, c0);
+  const __m512 b = _mm512_maskz_loadu_ps(m, UK_AT(c->bias, c0));
+  for (int i = 0; i < np; ++i) a[i] = b;
+  bl = br = b;
+  for (int32_t t = 0; t < taps; t += 3) {
+    const float *xp = x + xo[t];
+    const __m512 w0 = _mm512_maskz_loadu_ps(m, w + wo[t]);
+    const __m512 w1 = _mm512_maskz_loadu_ps(m, w + wo[t + 1]);
+    const __m512 w2 = _mm512_maskz_loadu_ps(m, w + wo[t + 2]);
+    for (int j = 0; j < np + 2; ++j) xv[j] = _mm512_maskz_loadu_ps(m, xp + (size_t)j * xstep);
+    for (int i = 0; i < np; ++i) {
+      a[i] = _mm512_fmadd_ps(xv[i], w0, a[i]);
+      a[i] = _mm512_fmadd_ps(xv[i + 1], w1, a[i]);
+      a[i] = _mm512_fmadd_ps(xv[i + 2], w2, a[i]);
+    }
+    if (el) bl = _mm512_fmadd_ps(xv[1], w2, _mm512_fmadd_ps(xv[0], w1, bl));
+    if (er) br = _mm512_fmadd_ps(xv[np + 1], w1, _mm512_fmadd_ps(xv[np], w0, br));
+  }
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  const __m512 sc = _mm512_maskz_loadu_ps(m, UK_AT(c->scale, c0));
+  const __m512 of = _mm512_maskz_loadu_ps(m, UK_AT(c->offset, c0));
+  float *d = UK_AT(dst, c0);
+  for (int i = 0; i < np; ++i)
+    _mm512_mask_storeu_ps(d + (size_t)i * dstep, m, fepi16_v(a[i], sc, of, 0, 0, lo, hi));
+  if (el) _mm512_mask_storeu_ps(d - dstep, m, fepi16_v(bl, sc, of, 0, 0, lo, hi));
+  if (er) _mm512_mask_storeu_ps(d + (size_t)np * dstep, m, fepi16_v(br, sc, of, 0, 0, lo, hi));
+}
+
+/* Whether the taps are kernel rows of 3 with input columns xstep apart
+ * (dw_block3). */
+UK_INLINE int dw_rows3(int32_t xstep, const int32_t *xo, int32_t taps) {
+  if (taps % 3 || xstep <= 0) return 0;
+  for (int32_t t = 0; t < taps; t += 3)
+    if (xo[t + 1] - xo[t] != xstep || xo[t + 2] - xo[t + 1] != xstep) return 0;
+  return 1;
+}
+
 /* np pixels (DW_NP_MIN..DW_NP), all channels, 16 at a time: the chunk's
  * input columns (3 x (np + 2) pixels for a 3x3 window at stride 1) stay
  * in L1 while the channel blocks pass, and np accumulators share each
  * weight load.  Against 2 pixels x 64 channels: 112x112 layers 1.27-1.29x
  * faster, others 0.95-1.12x (noisy); a whole row per 16-channel block was
- * 0.85-0.97x. */
-UK_INLINE void dw_chunk(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
-                        const int32_t *xo, const int32_t *wo, int32_t taps, float *dst) {
+ * 0.85-0.97x.  `rows3`: dw_block3's taps (dw_rows3). */
+UK_INLINE void dw_chunk(const ukf_ctx_t *c, int np, int rows3, int el, int er, const float *x,
+                        int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
+                        float *dst) {
   const int32_t ic = c->p->ic;
-  for (int32_t c0 = dw_head(x, xo, taps, ic); c0 < ic; c0 += 16)
-    dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, UK_AT(x, c0), xstep, xo, wo, taps, c0, dst,
-             ic);
+  for (int32_t c0 = dw_head(x, xo, taps, ic); c0 < ic; c0 += 16) {
+    if (rows3)
+      dw_block3(c, np, el, er, dw_lanes(c0, ic), UK_AT(x, c0), xstep, xo, wo, taps, c0, dst,
+                ic);
+    else
+      dw_block(c, np, 1, dw_lanes(c0, ic), 0xffff, UK_AT(x, c0), xstep, xo, wo, taps, c0, dst,
+               ic);
+  }
 }
 
 __attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np,
                                                    const float *x, int32_t xstep,
                                                    const int32_t *xo, const int32_t *wo,
                                                    int32_t taps, float *dst) {
-  switch (np) {
-    case 4: dw_chunk(c, 4, x, xstep, xo, wo, taps, dst); break;
-    case 5: dw_chunk(c, 5, x, xstep, xo, wo, taps, dst); break;
-    case 6: dw_chunk(c, 6, x, xstep, xo, wo, taps, dst); break;
-    case 7: dw_chunk(c, 7, x, xstep, xo, wo, taps, dst); break;
-    default: dw_chunk(c, DW_NP, x, xstep, xo, wo, taps, dst); break; /* dw_run: only 8 */
+#define DWC(N, R) dw_chunk(c, N, R, 0, 0, x, xstep, xo, wo, taps, dst)
+#define DWNP(R)                                          \
+  switch (np) {                                          \
+    case 4: DWC(4, R); break;                            \
+    case 5: DWC(5, R); break;                            \
+    case 6: DWC(6, R); break;                            \
+    case 7: DWC(7, R); break;                            \
+    default: DWC(DW_NP, R); break; /* dw_run: only 8 */ \
   }
+  if (dw_rows3(xstep, xo, taps))
+    DWNP(1)
+  else
+    DWNP(0)
+#undef DWNP
+#undef DWC
+}
+
+/* ukf_dw_chunk_avx512 on dw_rows3's taps with the row's left border
+ * pixel (the one before the chunk: its taps 1 and 2 of each kernel row are
+ * the chunk's first two input vectors) when el, the right one (after it:
+ * taps 0 and 1 on the last two) when er; a 3x3 window at stride 1 and
+ * padding 1 across.  Alone (ukf_dw_avx512, one pixel) a border pixel
+ * loads an input and a weight a FMA.  Each border pixel's sum takes its
+ * in-image taps in window order, as alone: the same bits. */
+__attribute__((noinline)) void ukf_dw_edges_avx512(const ukf_ctx_t *c, int np, int el, int er,
+                                                   const float *x, int32_t xstep,
+                                                   const int32_t *xo, const int32_t *wo,
+                                                   int32_t taps, float *dst) {
+#define DWE(N, L, R) dw_chunk(c, N, 1, L, R, x, xstep, xo, wo, taps, dst)
+#define DWNP(L, R)                          \
+  switch (np) {                             \
+    case 4: DWE(4, L, R); break;            \
+    case 5: DWE(5, L, R); break;            \
+    case 6: DWE(6, L, R); break;            \
+    case 7: DWE(7, L, R); break;            \
+    default: DWE(DW_NP, L, R); break;       \
+  }
+  if (el && er)
+    DWNP(1, 1)
+  else if (el)
+    DWNP(1, 0)
+  else
+    DWNP(0, 1)
+#undef DWNP
+#undef DWE
 }

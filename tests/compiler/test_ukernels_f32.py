@@ -386,6 +386,16 @@ def f32_cases(rng):
           (0, 1, 0, 1), depthwise=d, bn=True),
         c(rng, "f32_depthwise_32_5x5_shifted", 1, 8, 8, 32, 0, 5, 5, (1, 1), (1, 1),
           (2, 2, 2, 2), depthwise=d),
+        # stride and dilation 2 down, 1 across: kernel rows of 3 taps one pixel apart, whose
+        # input vectors a chunk loads once a row (depthwise_f32_avx512.c, dw_block3), the
+        # rows 2 apart; 11 interior pixels a row, a chunk of 8 and a pair and one after it
+        c(rng, "f32_depthwise_48_rows3_s2x1_dil2x1", 1, 11, 13, 48, 0, 3, 3, (2, 1), (2, 1),
+          (2, 2, 1, 1), depthwise=d, bn=True, relu6=True),
+        # padding 1 across, 20 interior pixels a row: chunks of 8, 8 and 4, the first and
+        # the last also computing the row's left and right border pixels
+        # (depthwise_f32.c, dw_row_edges)
+        c(rng, "f32_depthwise_32_edges", 1, 6, 22, 32, 0, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1),
+          depthwise=d, bn=True, relu6=True),
         f32_fc_case(rng, "f32_fc_one_row", 1, 37, 10, True),
         f32_fc_case(rng, "f32_fc_rows", 13, 600, 50, False),  # two tap chunks
         # 655 K multiply-adds, under split_min_work, but 2.6 MB of weights:
