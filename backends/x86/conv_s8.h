@@ -210,7 +210,8 @@ UK_DOT4 int pw9_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t l
 
 /* The same for convs with more taps, pw_conv's blocks on im2col columns
  * (uk_conv_s8_plan's PWK). */
-UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, int32_t lo, int32_t hi);
+UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out, uint8_t *scratch, int32_t lo,
+                     int32_t hi);
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) with 4-tap dot products, for a blob
  * whose dot4 is set (the caller tests it); col is the scratch. */

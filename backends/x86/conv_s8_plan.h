@@ -154,8 +154,19 @@ static inline int uk_pw9_shifts(const tinyml_uk_params_t *p, const int32_t *shif
  * 576, resnet8's 3x3 64 -> 64 conv. */
 enum { UK_PWK_WT = 36864 };
 
+/* Where pwk_conv writes a block's im2col columns (blocks over a row's
+ * end, layers off the band): its stack's 4 KB (1), else the conv's scratch
+ * (2), which x86's packing sizes for 8 pixels of int16 taps (16 k_padded
+ * bytes, lib/compiler/tosa/uk_pack.c), so 16 pixels of 288 taps fit (a
+ * 3x3 32 -> 16 conv); 0 when neither holds them. */
+static inline int uk_pwk_cols(const tinyml_uk_params_t *p) {
+  const int64_t bytes = (int64_t)uk_pw_pixels(p) * p->k_padded;
+  return bytes <= UK_PW_BUF ? 1 : bytes <= p->scratch_bytes ? 2 : 0;
+}
+
 /* Convs with more than one tap (or padding) whose im2col columns fit
- * pw_conv's blocks (resnet8's 3x3 ones on 16-64 channels): the same
+ * pw_conv's blocks (resnet8's 3x3 ones on 16-64 channels) and somewhere
+ * to be written (uk_pwk_cols): the same
  * packing, channels and clamp as uk_pw_shape asks. */
 static inline int uk_pwk_fits(const tinyml_uk_params_t *p) {
   if (p->kh * p->kw == 1 && p->pad_top == 0 && p->pad_left == 0) return 0;
@@ -166,7 +177,7 @@ static inline int uk_pwk_fits(const tinyml_uk_params_t *p) {
    * stack: per block of 4 pixels, a vpermw per 4 vpdpbusd made resnet8's
    * 64 -> 64 conv slower (11.4 -> 13.0 us). */
   if (p->oc >= 64 && (int64_t)p->oc * p->k_padded > UK_PWK_WT) return 0;
-  return uk_pw_pixels(p) * p->k_padded <= UK_PW_BUF;
+  return uk_pwk_cols(p) != 0;
 }
 
 /* pwk_conv's band of padded input rows, flipped once per image (bytes):

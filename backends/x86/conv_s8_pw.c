@@ -470,11 +470,14 @@ UK_DOT4 UK_INLINE void pwk_blocks(const uk_ctx_t *c, const pw_rq_t *rq, const in
 }
 
 /* Pixels [lo, hi) image by image: the rows they read flipped into the
- * band once, then blocks of one row in place, others by columns. */
+ * band once, then blocks of one row in place, others by columns (on the
+ * stack, or in the conv's scratch where they do not fit: uk_pwk_cols). */
 UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32_t *wt,
-                               const int8_t *in, int8_t *out, int32_t lo, int32_t hi) {
+                               const int8_t *in, int8_t *out, uint8_t *scratch, int32_t lo,
+                               int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
-  uint8_t col[UK_PW_BUF] __attribute__((aligned(64)));
+  uint8_t stack[UK_PW_BUF] __attribute__((aligned(64)));
+  uint8_t *col = uk_pwk_cols(p) == 1 ? stack : scratch;
   uint8_t band[UK_PWK_BAND] __attribute__((aligned(64)));
   const int use_band = uk_pwk_band(p);
   /* within the band's 20 KB when it is used */
@@ -508,10 +511,11 @@ UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32
 }
 
 /* tinyml_uk_conv_s8's pixels [lo, hi) for a blob uk_conv_s8_plan gives
- * UK_CONV_S8_PWK; 0 if it does not take it after all.  Its own function,
- * as pw_conv31 (pw_conv's code stays as it was). */
+ * UK_CONV_S8_PWK, scratch its workgroup's scratch; 0 if it does not take
+ * it after all.  Its own function, as pw_conv31 (pw_conv's code stays as
+ * it was). */
 __attribute__((noinline)) UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *in, int8_t *out,
-                                               int32_t lo, int32_t hi) {
+                                               uint8_t *scratch, int32_t lo, int32_t hi) {
   const tinyml_uk_params_t *p = c->p;
   if (!uk_pwk_fits(p) || !uk_pw_shifts(p, c->shift)) return 0;
   pw_rq_t rq[UK_PW_OC / 16];
@@ -522,6 +526,6 @@ __attribute__((noinline)) UK_DOT4 int pwk_conv(const uk_ctx_t *c, const int8_t *
     pw_weights(c, wbuf);
     wt = wbuf;
   }
-  pwk_run(c, rq, wt, in, out, lo, hi);
+  pwk_run(c, rq, wt, in, out, scratch, lo, hi);
   return 1;
 }

@@ -107,7 +107,7 @@ UK_DOT4 void dot4_conv(const uk_ctx_t *c0, const int8_t *in, int8_t *out, uint8_
     if (pw9_conv(&c, in, out, lo, hi)) return;
     break;
   case UK_CONV_S8_PWK:
-    if (pwk_conv(&c, in, out, lo, hi)) return;
+    if (pwk_conv(&c, in, out, col, lo, hi)) return;
     break;
   default:
     break;

@@ -31,6 +31,7 @@ static tinyml_uk_params_t conv(int32_t ih, int32_t iw, int32_t ic, int32_t oh, i
   p.oc_block = 8, p.k_block = 2;
   p.oc_padded = (oc + 7) / 8 * 8;
   p.dot4 = 4096; /* any offset: set */
+  p.scratch_bytes = 16 * p.k_padded; /* 8 pixels of int16 columns */
   return p;
 }
 
@@ -132,13 +133,27 @@ static void test_pwk(void **state) {
   p.dil_h = p.dil_w = 2;
   plan_is(p, high, UK_CONV_S8_PWK);
   assert_false(uk_pwk_band(&p));
+  /* columns beyond the stack's 4 KB in the scratch: 16 pixels of 288
+   * taps (3x3 32 -> 16, on the band), 8 of 576 (3x3 64 -> 32, by columns) */
+  p = conv(8, 8, 32, 8, 8, 16, 3, 3, 1, 1, 1);
+  assert_int_equal(uk_pwk_cols(&p), 2);
+  plan_is(p, high, UK_CONV_S8_PWK);
+  assert_true(uk_pwk_band(&p));
+  p = conv(40, 40, 64, 40, 40, 32, 3, 3, 1, 1, 1);
+  assert_int_equal(uk_pwk_cols(&p), 2);
+  plan_is(p, high, UK_CONV_S8_PWK);
+  assert_false(uk_pwk_band(&p));
   /* not pwk_conv: a shift of 31 or below, 48 channels, 64 -> 128 (weights
-   * beyond its 36 KB), more taps than 16 pixels' columns hold */
+   * beyond its 36 KB), columns that neither the stack nor the scratch
+   * holds */
   plan_is(conv(8, 8, 64, 8, 8, 64, 3, 3, 1, 1, 1), low, UK_CONV_S8_DOT4);
   plan_is(conv(8, 8, 64, 8, 8, 64, 3, 3, 1, 1, 1), lower, UK_CONV_S8_DOT4);
   plan_is(conv(8, 8, 16, 8, 8, 48, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
   plan_is(conv(8, 8, 64, 8, 8, 128, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
-  plan_is(conv(8, 8, 32, 8, 8, 16, 3, 3, 1, 1, 1), high, UK_CONV_S8_DOT4);
+  p = conv(8, 8, 32, 8, 8, 16, 3, 3, 1, 1, 1);
+  p.scratch_bytes = 8 * p.k_padded; /* 4 pixels' int16 columns (AVX2's) */
+  assert_int_equal(uk_pwk_cols(&p), 0);
+  plan_is(p, high, UK_CONV_S8_DOT4);
 }
 
 static void test_fallbacks(void **state) {
@@ -170,7 +185,8 @@ static void test_fallbacks(void **state) {
   p = conv(13, 12, 3, 9, 8, 16, 3, 3, 1, 0, 0);
   p.dil_h = p.dil_w = 2;
   plan_is(p, high, UK_CONV_S8_PWK); /* by columns */
-  plan_is(conv(20, 20, 4, 12, 12, 16, 9, 9, 1, 0, 0), high, UK_CONV_S8_DOT4);
+  /* (pwk_conv takes it: 16 pixels of 324 taps in the scratch) */
+  plan_is(conv(20, 20, 4, 12, 12, 16, 9, 9, 1, 0, 0), high, UK_CONV_S8_PWK);
 }
 
 int main(void) {

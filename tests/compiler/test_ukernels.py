@@ -475,6 +475,14 @@ def main():
                   (1, 1, 1, 1), rq=HIGH_SHIFTS),
         conv_case(rng, "conv_pwk_3x3_oc16_over_band", 1, 40, 40, 16, 16, 3, 3, (1, 1), (1, 1),
                   (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        # columns beyond pwk_conv's 4 KB on the stack, in the conv's scratch
+        # (uk_pwk_cols): 16 pixels of 288 taps on the band (19 a row: blocks
+        # over a row's end; threads: each workgroup's own scratch), 8 of 576
+        # off the band (32 KB of rows)
+        conv_case(rng, "conv_pwk_3x3_ic32_oc16_scratch_batch_bands", 2, 8, 19, 32, 16, 3, 3,
+                  (1, 1), (1, 1), (1, 1, 1, 1), rq=HIGH_SHIFTS),
+        conv_case(rng, "conv_pwk_3x3_ic64_oc32_scratch_over_band", 1, 14, 30, 64, 32, 3, 3,
+                  (1, 1), (1, 1), (1, 1, 1, 1), rq=WIDE_SHIFTS),
     ]
     refused = conv_case(rng, "weight_zero_point_refused", 1, 5, 5, 4, 8, 3, 3, (1, 1), (1, 1),
                         (1, 1, 1, 1), w_zp=3)

@@ -137,15 +137,19 @@ class ToolsTest(unittest.TestCase):
                          self.run_cnn(self.path("second")))
 
     def test_offset(self):
-        # --offset B and IN,OUT move the buffers, never the outputs' bits
+        # --offset B and IN,OUT move the buffers, never the outputs' bits;
+        # the placement it prints (from the addresses) tells IN from OUT
         want = self.run_cnn(self.path("plain"))
         for off in ("0", "16", "60", "16,4", "0,60", "4,0"):
             with self.subTest(offset=off):
                 out_dir = self.path("off" + off.replace(",", "_"))
-                self.check_ok(tool(RUN, self.cnn, "--input", self.image, "--offset", off,
-                                   "--output-dir", out_dir))
+                stdout = self.check_ok(tool(RUN, self.cnn, "--input", self.image, "--offset", off,
+                                            "--output-dir", out_dir))
                 self.assertEqual([read(os.path.join(out_dir, f"output_{i}.bin"))
                                   for i in range(2)], want)
+                b_in, b_out = (off.split(",") * 2)[:2]
+                self.assertIn(f"placed: input 0 at {b_in}, output 0 at {b_out}, "
+                              f"output 1 at {b_out} (bytes past a 64-byte line)\n", stdout)
 
     def test_default_output_dir(self):
         cwd = self.path("cwd")
