@@ -602,11 +602,12 @@ static int place_buffers(run_state_t *s, size_t in_off, size_t out_off) {
 /* --offset: each buffer's bytes past a 64-byte line, read from its address
  * (so a test sees that IN and OUT were each honoured, not just the bits). */
 static void print_placement(const run_state_t *s) {
+  const char *sep = "";
   printf("placed:");
-  for (size_t i = 0; i < s->input_count; ++i)
-    printf("%s input %zu at %u", i ? "," : "", i, (unsigned)((uintptr_t)s->in_data[i] % 64));
-  for (size_t i = 0; i < s->output_count; ++i)
-    printf(", output %zu at %u", i, (unsigned)((uintptr_t)s->out_data[i] % 64));
+  for (size_t i = 0; i < s->input_count; ++i, sep = ",")
+    printf("%s input %zu at %u", sep, i, (unsigned)((uintptr_t)s->in_data[i] % 64));
+  for (size_t i = 0; i < s->output_count; ++i, sep = ",")
+    printf("%s output %zu at %u", sep, i, (unsigned)((uintptr_t)s->out_data[i] % 64));
   printf(" (bytes past a 64-byte line)\n");
 }
 

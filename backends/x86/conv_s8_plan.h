@@ -158,7 +158,10 @@ enum { UK_PWK_WT = 36864 };
  * end, layers off the band): its stack's 4 KB (1), else the conv's scratch
  * (2), which x86's packing sizes for 8 pixels of int16 taps (16 k_padded
  * bytes, lib/compiler/tosa/uk_pack.c), so 16 pixels of 288 taps fit (a
- * 3x3 32 -> 16 conv); 0 when neither holds them. */
+ * 3x3 32 -> 16 conv); 0 when neither holds them.  With 16 or 32 output
+ * channels that scratch always holds them, so every such multi-tap conv
+ * takes pwk_conv, off the band by columns (measured level with dot4_conv
+ * there, docs/PERF.md). */
 static inline int uk_pwk_cols(const tinyml_uk_params_t *p) {
   const int64_t bytes = (int64_t)uk_pw_pixels(p) * p->k_padded;
   return bytes <= UK_PW_BUF ? 1 : bytes <= p->scratch_bytes ? 2 : 0;

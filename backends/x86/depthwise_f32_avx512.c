@@ -105,8 +105,8 @@ __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const f
 }
 
 /* dw_block's one-vector case where the taps come in kernel rows of 3
- * whose input columns are one pixel apart (xo[t + 1] == xo[t] + xstep: a
- * 3-wide window at stride 1, dil 1): each of a row's np + 2 input vectors
+ * whose input columns are xstep apart (xo[t + 1] == xo[t] + xstep: a
+ * 3-wide window at stride 1, dil 1, or stride 2, dil 2 across): each of a row's np + 2 input vectors
  * is loaded once for the row's 3 * np FMAs, not once a FMA (dw_block's
  * loads, a weight and np inputs a tap, bound it).  MobileNetV2's stride-1
  * depthwise steps ran 3-5% faster; the same at stride 2 (2 * np + 1
