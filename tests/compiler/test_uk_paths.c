@@ -341,7 +341,7 @@ static void dw_f32_check(const tinyml_uk_params_t *lp, int32_t wgs) {
   p.mult_off = p.bias_off + 4 * n16;
   p.shift_off = p.mult_off + 4 * n16;
   p.weights_off = (p.shift_off + 4 * n16 + 63) / 64 * 64;
-  float *b = aligned_alloc(64, (size_t)p.weights_off + (size_t)taps * p.ic * 4 + 64);
+  float *b = aligned_alloc(64, ((size_t)p.weights_off + (size_t)taps * p.ic * 4 + 63) / 64 * 64);
   memcpy(b, &p, sizeof(p));
   float *bias = b + p.bias_off / 4, *w = b + p.weights_off / 4;
   for (int32_t o = 0; o < n16; ++o) {
