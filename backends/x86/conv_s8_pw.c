@@ -498,11 +498,13 @@ UK_DOT4 UK_INLINE void pwk_run(const uk_ctx_t *c, const pw_rq_t *rq, const int32
     int8_t *o = out + (size_t)q * p->oc;
     pwk_src_t s;
     if (use_band && np == npix && at.ox + npix <= p->ow) {
+      UK_PATH(pwk_band);
       s = (pwk_src_t){band + (size_t)(at.oy * p->stride_h - y0) * prow +
                           (size_t)at.ox * p->stride_w * p->ic,
                       p->stride_w * p->ic, prow, p->kh, p->kw * p->ic};
       for (int32_t i = 0; i < npix; ++i) uk_pos_next(p, &at);
     } else {
+      UK_PATH(pwk_cols);
       s = pwk_cols(p, in, &at, np, col);
     }
     pwk_blocks(c, rq, wt, &s, np, o);

@@ -87,6 +87,7 @@ static int dw_row_edges(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t 
   const int32_t taps = dw_row_taps(p, s, oy * p->stride_h - p->pad_top, pl->taps, io, iwo,
                                    &y_first);
   if (taps == 0) return 0;
+  UK_PATH(dw_f32_edges);
   const float *x = s->img + dw_at(s, y_first);
   for (int32_t i = 0; i < n;) {
     const int np = n - i < DW_NP ? n - i : DW_NP;
@@ -109,6 +110,7 @@ void dw_row(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t *s, int32_t 
 #if defined(__AVX512F__)
   if (dw_row_edges(c, pl, s, oy, x0, x1, dst)) return;
 #endif
+  UK_PATH(dw_f32_window_row);
   window_row(c->p, pl, s, oy, x0, x1, dst, c, dw_large, dw_run);
 }
 

@@ -15,6 +15,7 @@
 UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 first, __mmask16 last,
                         const float *x, int32_t xstep, const int32_t *xo, const int32_t *wo,
                         int32_t taps, int32_t c0, float *dst, int32_t dstep) {
+  UK_PATH(dw_f32_block);
   __m512 a[DW_NP][4];
   __mmask16 m[4];
   const float *bias = UK_AT(c->bias, c0), *w = UK_AT(c->weights, c0);
@@ -116,6 +117,7 @@ __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const f
 UK_INLINE void dw_block3(const ukf_ctx_t *c, int np, int el, int er, __mmask16 m, const float *x,
                          int32_t xstep, const int32_t *xo, const int32_t *wo, int32_t taps,
                          int32_t c0, float *dst, int32_t dstep) {
+  UK_PATH(dw_f32_rows3);
   __m512 a[DW_NP], xv[DW_NP + 2], bl, br;
   const float *w = UK_AT(c->weights, c0);
   const __m512 b = _mm512_maskz_loadu_ps(m, UK_AT(c->bias, c0));

@@ -125,6 +125,7 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
   const tinyml_uk_params_t *p = uk_dw_start(&c, blob, wg, count, &lo, &hi);
   const uk_dw_kernel_t kernel = uk_dw_plan(p, c.mult, c.shift, UK_ZMM);
   if (kernel == UK_DW_GENERIC) {
+    UK_PATH(dw_s8_generic);
     uk_depthwise_generic(&c, in, out, lo, hi);
     return;
   }
@@ -137,9 +138,11 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
   dw_fast_t f;
   if (kernel != UK_DW_PIXELS && dw_fast(&c, pl.taps, rq, &f)) {
     if (kernel == UK_DW_MAP) {
+      UK_PATH(dw_s8_map);
       const uk_dw_row_t r = {0, 0, 0, 0, pl.taps, 0, f.q, f.fb, f.w, 1, 0};
       uk_dw_map_avx512(&c, &r, in, out, lo, hi);
     } else {
+      UK_PATH(dw_s8_rows);
       dw_fast_rows(&c, &f, &pl, in, out, lo, hi);
     }
     return;
@@ -147,6 +150,7 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
 #else
   const dw_rq_t rq = 0;
 #endif
+  UK_PATH(dw_s8_pixels);
   uk_pos_t at = uk_pos_at(p, lo);
   for (int32_t q = lo; q < hi; ++q, uk_pos_next(p, &at)) {
     const int8_t *img = in + (size_t)at.n * p->ih * p->iw * p->ic;
@@ -156,6 +160,7 @@ void tinyml_uk_depthwise_s8(const int8_t *in, const void *blob, int8_t *out, voi
       const int8_t *src = img + ((size_t)iy * p->iw + at.ox * p->stride_w - p->pad_left) * p->ic;
 #if UK_ZMM
       if (p->ic == 8 && q + 1 < hi && at.ox + 1 < pl.x_hi) {
+        UK_PATH(dw_s8_pair);
         uk_dw8x2_avx512(&c, src, p->stride_w * 8, pl.io, pl.iwo, pl.taps, dst);
         ++q; /* and the next pixel */
         uk_pos_next(p, &at);

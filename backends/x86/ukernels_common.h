@@ -25,6 +25,19 @@
  * leaves an array is undefined in C, which an optimiser may exploit. */
 #define UK_AT(p, n) ((__typeof__(p))((uintptr_t)(p) + (uintptr_t)(intptr_t)(n) * sizeof(*(p))))
 
+/* UK_PATH(name);, one line on each branch of a run-time choice between
+ * code paths that give the same bytes (depthwise_s8.c's kernels,
+ * pwk_run's band or columns, the f32 depthwise's rows of 3 and row
+ * edges): no output test can tell which one ran, so a dispatch that lost
+ * its fast path would pass them all.  Empty, and so free, unless the file
+ * including this header defines it first, as the native white-box test
+ * tests/compiler/test_uk_paths.c does to count each name's runs (its enum
+ * lists the names; a new one goes there too).  The kernels' bitcode
+ * (meson.build) never defines it. */
+#ifndef UK_PATH
+#define UK_PATH(name) ((void)0)
+#endif
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define UK_ZMM 1
 #else
