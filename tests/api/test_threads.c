@@ -99,7 +99,10 @@ static void test_thread_count_option(void **state) {
 static void test_threads_started_and_joined(void **state) {
   (void)state;
   int before = api_process_threads();
-  if (before < 0) skip();
+  if (before < 0) {
+    print_message("skipped: /proc/self/task cannot be read, so threads cannot be counted\n");
+    skip();
+  }
   tinyml_blob_t *blob = api_compile_model("conv2d", NULL);
   tinyml_module_t *m = api_load_blob(blob);
   const uint32_t counts[] = {1, 3, TINYML_MAX_THREADS};
@@ -405,6 +408,7 @@ static void test_worker_stack(void **state) {
   tinyml__pool_destroy(pool, &a);
   assert_true(g_worker_stack >= 256 * 1024);
 #else
+  print_message("skipped: the default thread stack size can be set only with glibc\n");
   skip();
 #endif
 }

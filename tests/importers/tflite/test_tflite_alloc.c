@@ -135,7 +135,10 @@ static char **extra_models;
 
 static void test_import_extra(void **state) {
   (void)state;
-  if (!extra_count) skip();
+  if (!extra_count) {
+    print_message("skipped: no extra models on the command line\n");
+    skip();
+  }
   for (int i = 0; i < extra_count; ++i) {
     size_t size, calls;
     uint8_t *bytes = tt_read_file(extra_models[i], &size);
