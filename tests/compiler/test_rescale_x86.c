@@ -8,14 +8,19 @@
  * mistake shows only on some ties or extremes, which model outputs may
  * never hit: here random accumulators over the whole int32 range, values
  * next to each rounding tie, and every accumulator in [-2^20, 2^20) for a
- * few multiplier / shift pairs.  Needs an AVX-512 CPU; skips (77) with the
- * reason where there is none. */
+ * few multiplier / shift pairs.  Needs AVX-512 and VNNI: isa_gate.c's
+ * main() checks the CPU and runs this only where it has them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/x86/conv_s8_pw.c"
 #include "backends/x86/depthwise_s8_avx512.c"
+
+#include <cmocka.h>
 
 enum { ROUNDS = 600, VECTORS = 256, SWEEP = 1 << 20 };
 
@@ -186,17 +191,17 @@ static long sweeps(long *bad) {
   return n;
 }
 
-int main(void) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512dq") ||
-      !__builtin_cpu_supports("avx512vnni")) {
-    /* built with -mavx512vnni (the 1x1 kernel's file has VNNI functions) */
-    printf("SKIP: this CPU lacks AVX-512 (F, BW, VL, DQ, VNNI), which this build needs\n");
-    return 77;
-  }
+static void test_rescales(void **state) {
+  (void)state;
   long bad = 0;
   const long n = random_cases(&bad) + sweeps(&bad);
-  printf("%ld of %ld rescaled lanes differ from uk_apply_scale / uk_requant\n", bad, n);
-  return bad ? 1 : 0;
+  print_message("%ld of %ld rescaled lanes differ from uk_apply_scale / uk_requant\n", bad, n);
+  assert_true(n > 0);
+  assert_int_equal(bad, 0);
+}
+
+int isa_tests(void);
+int isa_tests(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_rescales)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,8 @@
  * hand-made blob (pwk_conv, which tinyml_uk_conv_s8 calls, on a hand-made
  * context) and checks both the output against a scalar reference and
  * which paths counted.
- * Needs AVX-512 (F, BW, VL, DQ) and VNNI; each case skips, saying so,
- * without them. */
+ * Needs AVX-512 (F, BW, VL, DQ) and VNNI: isa_gate.c's main() checks
+ * the CPU and runs these cases only where it has them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,21 +46,7 @@ static long hits[UKP_COUNT];
 #include "backends/x86/depthwise_f32.c"
 #include "backends/x86/depthwise_f32_avx512.c"
 
-/* The build's ISA (meson.build: AVX-512 F, BW, VL, DQ and VNNI), which
- * the kernels' code assumes; without it each case says why it skips. */
-static int have_isa(void) {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vnni");
-}
-#define NEED_ISA()                                                                 \
-  do {                                                                             \
-    if (!have_isa()) {                                                             \
-      print_message("skipped: this CPU lacks AVX-512 (F, BW, VL, DQ, VNNI)\n");    \
-      skip();                                                                      \
-    }                                                                              \
-  } while (0)
+int isa_tests(void);
 
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
 static int32_t rnd(int32_t lo, int32_t hi) {
@@ -187,7 +173,6 @@ static void only(int first, int last, unsigned want) {
  * kws_ref_model's, on one and on three workgroups. */
 static void test_dw_s8_map(void **state) {
   (void)state;
-  NEED_ISA();
   tinyml_uk_params_t p = layer(48, 48, 8, 8, 3, 1);
   dw_s8_run(&p, 0, 1);
   ONLY_DW_S8(BIT(dw_s8_map));
@@ -199,7 +184,6 @@ static void test_dw_s8_map(void **state) {
 /* Rows too wide for a map chunk: the row kernels (UK_DW_ROWS, ROWS8). */
 static void test_dw_s8_rows(void **state) {
   (void)state;
-  NEED_ISA();
   tinyml_uk_params_t p = layer(5, 46, 128, 128, 3, 1);
   dw_s8_run(&p, 0, 2);
   ONLY_DW_S8(BIT(dw_s8_rows));
@@ -212,7 +196,6 @@ static void test_dw_s8_rows(void **state) {
  * (uk_dw8x2_avx512) on 8 channels. */
 static void test_dw_s8_pixels(void **state) {
   (void)state;
-  NEED_ISA();
   tinyml_uk_params_t p = layer(12, 12, 24, 24, 3, 2);
   dw_s8_run(&p, 32, 1);
   ONLY_DW_S8(BIT(dw_s8_pixels));
@@ -224,7 +207,6 @@ static void test_dw_s8_pixels(void **state) {
 /* More than UK_MAX_TAPS taps: the portable loop. */
 static void test_dw_s8_generic(void **state) {
   (void)state;
-  NEED_ISA();
   tinyml_uk_params_t p = layer(12, 12, 16, 16, 9, 1);
   dw_s8_run(&p, 0, 1);
   ONLY_DW_S8(BIT(dw_s8_generic));
@@ -301,7 +283,6 @@ static void pwk_check(tinyml_uk_params_t p, int32_t wgs) {
  * in 3 bands, some blocks cross a row's end and take columns. */
 static void test_pwk_band(void **state) {
   (void)state;
-  NEED_ISA();
   pwk_check(layer(32, 32, 16, 16, 3, 1), 1);
   only(UKP_pwk_band, UKP_pwk_cols, BIT(pwk_band));
   pwk_check(layer(32, 32, 16, 16, 3, 1), 3);
@@ -314,7 +295,6 @@ static void test_pwk_band(void **state) {
  * which the band does not take: columns only. */
 static void test_pwk_cols(void **state) {
   (void)state;
-  NEED_ISA();
   pwk_check(layer(40, 40, 16, 16, 3, 1), 1);
   only(UKP_pwk_band, UKP_pwk_cols, BIT(pwk_cols));
   tinyml_uk_params_t p = layer(20, 20, 12, 32, 3, 1);
@@ -377,7 +357,6 @@ static void dw_f32_check(const tinyml_uk_params_t *lp, int32_t wgs) {
  * chunks still take rows of 3, its border pixels dw_block). */
 static void test_dw_f32_rows3(void **state) {
   (void)state;
-  NEED_ISA();
   tinyml_uk_params_t p = layer(26, 26, 16, 16, 3, 1);
   dw_f32_check(&p, 1);
   ONLY_DW_F32(BIT(dw_f32_rows3) | BIT(dw_f32_edges));
@@ -397,13 +376,12 @@ static void test_dw_f32_rows3(void **state) {
 /* Stride 2 (MobileNetV2's other depthwise steps): window_row, dw_block. */
 static void test_dw_f32_stride2(void **state) {
   (void)state;
-  NEED_ISA();
   const tinyml_uk_params_t p = layer(28, 28, 48, 48, 3, 2);
   dw_f32_check(&p, 1);
   ONLY_DW_F32(BIT(dw_f32_block) | BIT(dw_f32_window_row));
 }
 
-int main(void) {
+int isa_tests(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dw_s8_map),     cmocka_unit_test(test_dw_s8_rows),
       cmocka_unit_test(test_dw_s8_pixels),  cmocka_unit_test(test_dw_s8_generic),
