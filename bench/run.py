@@ -16,6 +16,9 @@ Rows (model, target, ours, peer, ratio = peer / ours, > 1 means faster):
   ResNet-50 that ../shared/tools/models/gen_models.py writes (cached in
   ~/.cache/tinyml-bench), against onnxruntime-node with one thread
   (ort_run.js --bench N --threads 1);
+- --runs N is the least number of invokes per round: a model that runs
+  N times in under 50 ms runs more (both sides as many), as the medians of
+  few runs of a tens-of-microseconds model are the machine's jitter;
 - every x86-64 row is compiled with default options, as a user compiles:
   the multi-versioned module, whose loader picks the best build this CPU
   runs (--cpu NAME pins one; the target column says it), and run on input
@@ -111,12 +114,25 @@ def ours(build, module, runs, threads=1, inputs=()):
     return float(re.search(r"median_ms=([\d.]+)", out).group(1))
 
 
+# A round lasts at least this long: the median of 10 runs of a 30 us model
+# was the VM's jitter (kws_ref_model's 2-thread "0.97x" runs the same
+# inline code as 1 thread).
+MIN_ROUND_MS = 50.0
+
+
+def enough_runs(ms, runs):
+    """`runs`, or more where that many invokes of `ms` take under
+    MIN_ROUND_MS; both sides then run as many."""
+    return max(runs, int(MIN_ROUND_MS / max(ms, 1e-3)) + 1)
+
+
 def side_by_side(build, path, script, runs, rounds, tmp, extra, ours_extra=()):
     """Our median and the peer's mean, measured in alternating rounds; the
     best round of each counts, so a burst of load on a shared machine
     penalises neither side more than the other."""
     module = compile_model(build, path, tmp, ours_extra)
     inputs = input_files(build, module, tmp)
+    runs = enough_runs(ours(build, module, 5, 1, inputs), runs)
     mine, theirs, two = [], [], []
     for _ in range(rounds):
         mine.append(ours(build, module, runs, 1, inputs))
@@ -141,6 +157,7 @@ def matmul_row(build, runs, rounds, tmp, cpu):
     cpu_args = ("--cpu", cpu) if cpu else ()
     module = compile_model(build, src, tmp, cpu_args)
     inputs = input_files(build, module, tmp)
+    runs = enough_runs(ours(build, module, 5, 1, inputs), runs)
     ms, ms2 = [], []
     for _ in range(rounds):
         ms.append(ours(build, module, runs, 1, inputs))
