@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""RVV's f32 convolutions multiply and add in one instruction (vfmacc).
+"""RVV's f32 convolutions multiply and add in one instruction (vfmacc), in
+short innermost loops.
 
 backends/rvv/strategy.mlir marks the vectorized conv and depthwise bodies'
 arith.mulf / arith.addf as contractable; without that flag LLVM keeps a
@@ -9,7 +10,13 @@ inference at VLEN 128 instead of 7.30 M (docs/PERF.md, RVV).
 tests/e2e's conv2d and depthwise_conv2d models are compiled with
 `--target rvv --emit c`; in the step functions (`tinyml_entry_*`) of the
 kernels object there must be a fused multiply-add and no vector multiply
-left apart from one.  The models' numerics are e2e's (and CI's rvv stage).
+left apart from one.  The shortest loop (a backward branch) around a fused
+multiply-add must also hold at most MODELS' count of instructions, 7 for
+conv2d (a flw, a vle32, the vfmacc, two pointer steps, a branch, one
+more): backends/rvv/rvv.c tells LLVM that an entry's workgroup_count is
+never 0, without which each tap rebuilt its input address from an index
+(8, and 12 for depthwise_conv2d).  The models' numerics are e2e's (and CI's
+rvv stage).
 
 usage: test_rvv_fma.py TINYML_COMPILE E2E_MODELS WORK_DIR
 """
@@ -19,7 +26,8 @@ import shutil
 import subprocess
 import sys
 
-MODELS = ("conv2d", "depthwise_conv2d")
+# model: instructions at most in the innermost loop around the vfmacc
+MODELS = {"conv2d": 7, "depthwise_conv2d": 9}
 FUSED = re.compile(r"^vf(n?m(acc|add|sac|sub))\.v[vf]$")
 MULTIPLY = re.compile(r"^vfmul\.v[vf]$")
 
@@ -55,13 +63,32 @@ def step_counts(text):
     return counts
 
 
+def innermost_loop(text):
+    """Instructions in the shortest backward-branch loop holding a fused
+    multiply-add, or None."""
+    ins = []
+    for line in text.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+(\S+)\s*(.*)$", line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2), m.group(3)))
+    best = None
+    for addr, mnemonic, operands in ins:
+        target = re.search(r"0x([0-9a-f]+)", operands)
+        if not mnemonic.startswith("b") or not target or int(target.group(1), 16) > addr:
+            continue
+        body = [i for i in ins if int(target.group(1), 16) <= i[0] <= addr]
+        if any(FUSED.match(i[1]) for i in body) and (best is None or len(body) < best):
+            best = len(body)
+    return best
+
+
 def main():
     compile_exe, models, work = sys.argv[1:4]
     dump = objdump()
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     failed = 0
-    for model in MODELS:
+    for model, most in MODELS.items():
         out = os.path.join(work, model)
         run([compile_exe, os.path.join(models, model + ".mlir"), "-o", out,
              "--emit", "c", "--name", "m", "--target", "rvv"])
@@ -72,6 +99,11 @@ def main():
         failed += not ok
         print(f"{'PASS' if ok else 'FAIL'} {model} rvv: {fused} fused multiply-adds, "
               f"{mul} vector multiplies (want >= 1 and 0)")
+        n = innermost_loop(text)
+        ok = n is not None and n <= most
+        failed += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {model} rvv: innermost loop around the fused "
+              f"multiply-add has {n} instructions (at most {most})")
     return 1 if failed else 0
 
 
