@@ -33,6 +33,19 @@ static LLVMValueRef private_constant(LLVMModuleRef m, LLVMValueRef init, const c
   return g;
 }
 
+/* The ABI's workgroup_count is at least 1 (lib/module/executable_abi.h);
+ * the IR says so with range(i32 1, 0), i.e. [1, 2^32).  A split loop runs
+ * from wg * n / count to (wg + 1) * n / count (distribute.c), and with a
+ * count that may be 0 LLVM kept an index in the loops inside and rebuilt
+ * each address from it: on RVV (VLEN 128) resnet8_float took 7.30 M
+ * instructions per inference without the range, 5.80 M with it. */
+static void count_is_nonzero(LLVMValueRef w, const abi_types_t *t) {
+  unsigned kind = LLVMGetEnumAttributeKindForName("range", 5);
+  const uint64_t lower[] = {1}, upper[] = {0};
+  LLVMAddAttributeAtIndex(w, 4, /* parameter 3: index 1 + 3 */
+                          LLVMCreateConstantRangeAttribute(t->ctx, kind, 32, lower, upper));
+}
+
 /* void tinyml_entry_<d>(void *const *bindings, uint32_t phase,
  *                       uint32_t workgroup, uint32_t workgroup_count)
  * { d<d>(bindings[0], ..., phase, workgroup, workgroup_count); }
@@ -45,6 +58,7 @@ static LLVMValueRef make_wrapper(LLVMModuleRef m, const abi_types_t *t,
   snprintf(name, sizeof(name), "tinyml_entry_%u", d);
   LLVMValueRef w = LLVMAddFunction(m, name, wrap_type);
   LLVMSetLinkage(w, LLVMInternalLinkage);
+  count_is_nonzero(w, t);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, w, "entry"));
   unsigned n = LLVMCountParams(kernel); /* bindings, then the three indices */
