@@ -153,19 +153,21 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
 }
 
 /* Whether each tap prefetches its own panel's rows FNEAR_TAPS taps
- * ahead rather than the next block's: in a 1x1 conv with channel bands
- * and at least FNEAR_PIXELS pixels (SqueezeNet-1.1's last conv: 169, 15
- * tiles a panel) every tile reads the panel's 64 KB, more than L1, from
- * L2, and the next block's rows, fetched by every tile, helped only the
- * first.  512 -> 1000 at 13x13 alone ran 1.5-2% faster (docs/PERF.md);
- * with few pixels (7x7 layers, Gemms) the next block is what the tiles
+ * ahead rather than the next block's: in a 1x1 conv of at least
+ * FNEAR_PIXELS pixels that does not fetch the next tile's rows, every
+ * tile of a panel but the first reads its rows from L2 (or L1), and the
+ * next block's rows, fetched by every tile, helped only the first.  With
+ * channel bands, SqueezeNet-1.1's last conv (512 -> 1000 at 13x13, 15
+ * tiles a panel) ran 1.5-2% faster; in dwpw's and pwdwpw's projections
+ * (pixel bands of 2-12 tiles, 14x14 and up) MobileNetV2's steps ran
+ * 1.2-2% faster (docs/PERF.md, "Near prefetches in the projections").
+ * With few pixels (7x7 layers, Gemms) the next block is what the tiles
  * wait for, so they keep it. */
 enum { FNEAR_TAPS = 16, FNEAR_PIXELS = 8 * MR };
 UK_INLINE int fnear_prefetch(const ukf_ctx_t *c, int32_t lda) {
   const tinyml_uk_params_t *p = c->p;
   return !c->rows_ahead && p->kh == 1 && p->kw == 1 && lda == p->k &&
-         p->batch * p->oh * p->ow >= FNEAR_PIXELS &&
-         fband_channels(p, (int64_t)p->k * p->oc_padded);
+         p->batch * p->oh * p->ow >= FNEAR_PIXELS;
 }
 
 /* One tile (np pixels from `a`, channels [o0, o0 + 32), taps [k0, k0 +
