@@ -51,6 +51,16 @@ UK_INLINE int ftile_identity(int nv, const __m512 *sc, const __m512 *of, const _
   return moves == 0;
 }
 
+/* What each tap prefetches besides its panels' rows `ahead` (ftile_w_t)
+ * into L1: nothing more (FPF_NEXT), also a line of the next tile's rows
+ * (FPF_ROWS, rows_ahead), or the same rows into L2 only (FPF_L2: convs of
+ * fewer than FNEAR_PIXELS pixels, whose tiles wait for the next block's
+ * weights from L3, and in L1 those would evict the block's own rows and
+ * the pixels' taps: the Gemms ran 6-7% (MobileNetV2) and 13% (ResNet-50)
+ * faster, ResNet-50's 7x7 stage 4-6%, docs/PERF.md, "Near prefetches in
+ * the projections, L2 prefetches for few pixels"). */
+enum { FPF_NEXT, FPF_ROWS, FPF_L2 };
+
 /* np pixels (pixel i's taps at a + i * lda) x nv panels, over the tap
  * chunk's pieces (fpiece_t); `valid` channels from o0 exist in each
  * outs[i] (pixel i's output row, channel 0).  The accumulators stay in
@@ -58,7 +68,7 @@ UK_INLINE int ftile_identity(int nv, const __m512 *sc, const __m512 *of, const _
  * multiples of 16 long, so they load unmasked. */
 UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t lda,
                      const fpiece_t *pc, int npc, const ftile_w_t *pw, float *const *outs,
-                     int32_t o0, int32_t valid, int first, int last, int pfa) {
+                     int32_t o0, int32_t valid, int first, int last, int pf) {
   __m512 acc[MR][2];
   const __mmask16 m[2] = {mask_below(valid), mask_below(valid - 16)};
   const __mmask16 wm0 = mask_below(pw->width[0]), wm1 = mask_below(pw->width[1]);
@@ -82,9 +92,14 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
     const int32_t len = pc[j].len;
     const float *w0e = w0 + (size_t)len * s0;
     do {
-      ftile_prefetch_at(w0, pw->ahead);
-      if (nv == 2) ftile_prefetch_at(w1, pw->ahead);
-      if (pfa) ftile_prefetch_at(w0, pw->anext);
+      if (pf == FPF_L2) {
+        _mm_prefetch((const char *)UK_AT(w0, pw->ahead), _MM_HINT_T1);
+        if (nv == 2) _mm_prefetch((const char *)UK_AT(w1, pw->ahead), _MM_HINT_T1);
+      } else {
+        ftile_prefetch_at(w0, pw->ahead);
+        if (nv == 2) ftile_prefetch_at(w1, pw->ahead);
+      }
+      if (pf == FPF_ROWS) ftile_prefetch_at(w0, pw->anext);
       __m512 x0 = _mm512_maskz_loadu_ps(wm0, w0);
       __m512 x1 = nv == 2 ? _mm512_maskz_loadu_ps(wm1, w1) : x0;
       for (int i = 0; i < np; ++i) {
@@ -153,19 +168,21 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
 }
 
 /* Whether each tap prefetches its own panel's rows FNEAR_TAPS taps
- * ahead rather than the next block's: in a 1x1 conv with channel bands
- * and at least FNEAR_PIXELS pixels (SqueezeNet-1.1's last conv: 169, 15
- * tiles a panel) every tile reads the panel's 64 KB, more than L1, from
- * L2, and the next block's rows, fetched by every tile, helped only the
- * first.  512 -> 1000 at 13x13 alone ran 1.5-2% faster (docs/PERF.md);
- * with few pixels (7x7 layers, Gemms) the next block is what the tiles
- * wait for, so they keep it. */
+ * ahead rather than the next block's: in a 1x1 conv of at least
+ * FNEAR_PIXELS pixels that does not fetch the next tile's rows, every
+ * tile of a panel but the first reads its rows from L2 (or L1), and the
+ * next block's rows, fetched by every tile, helped only the first.  With
+ * channel bands, SqueezeNet-1.1's last conv (512 -> 1000 at 13x13, 15
+ * tiles a panel) ran 1.5-2% faster; in dwpw's and pwdwpw's projections
+ * (pixel bands of 2-12 tiles, 14x14 and up) MobileNetV2's steps ran
+ * 1.2-2% faster (docs/PERF.md, "Near prefetches in the projections, L2
+ * prefetches for few pixels").  With few pixels (7x7 layers, Gemms) the
+ * next block is what the tiles wait for, so they keep it (FPF_L2). */
 enum { FNEAR_TAPS = 16, FNEAR_PIXELS = 8 * MR };
 UK_INLINE int fnear_prefetch(const ukf_ctx_t *c, int32_t lda) {
   const tinyml_uk_params_t *p = c->p;
   return !c->rows_ahead && p->kh == 1 && p->kw == 1 && lda == p->k &&
-         p->batch * p->oh * p->ow >= FNEAR_PIXELS &&
-         fband_channels(p, (int64_t)p->k * p->oc_padded);
+         p->batch * p->oh * p->ow >= FNEAR_PIXELS;
 }
 
 /* One tile (np pixels from `a`, channels [o0, o0 + 32), taps [k0, k0 +
@@ -187,22 +204,31 @@ __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np, const
   pw.w[0] = c->weights + (size_t)k0 * ocp + (size_t)o0 * kc;
   pw.w[1] = nv == 2 ? pw.w[0] + (size_t)16 * kc : pw.w[0];
   pw.ahead = (ptrdiff_t)(pw.width[0] + pw.width[1]) * kc;
-  if (fnear_prefetch(c, lda)) pw.ahead = (ptrdiff_t)pw.width[0] * FNEAR_TAPS;
-  const int pfa = c->rows_ahead && lda == k && k == kc && pw.width[0] == 16;
+  const int near = fnear_prefetch(c, lda);
+  if (near) pw.ahead = (ptrdiff_t)pw.width[0] * FNEAR_TAPS;
+  const int pf = c->rows_ahead && lda == k && k == kc && pw.width[0] == 16 ? FPF_ROWS
+                 : !near && p->batch * p->oh * p->ow < FNEAR_PIXELS       ? FPF_L2
+                                                                           : FPF_NEXT;
   pw.anext = (ptrdiff_t)(((intptr_t)(a + (size_t)np * lda) - (intptr_t)pw.w[0]) / 4);
-#define FT(N)                                                                      \
-  case N:                                                                          \
-    if (nv == 2 && pfa)                                                            \
-      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 1);       \
-    else if (nv == 2)                                                              \
-      ftile(c, N, 2, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 0);       \
-    else if (pfa)                                                                  \
-      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 1);       \
-    else                                                                           \
-      ftile(c, N, 1, a, lda, pc, npc, &pw, outs, o0, valid, first, last, 0);       \
+#define FTV(N, V, F) ftile(c, N, V, a, lda, pc, npc, &pw, outs, o0, valid, first, last, F)
+#define FT(N)                                                 \
+  case N:                                                     \
+    if (nv == 2 && pf == FPF_ROWS)                            \
+      FTV(N, 2, FPF_ROWS);                                    \
+    else if (nv == 2 && pf == FPF_L2)                         \
+      FTV(N, 2, FPF_L2);                                      \
+    else if (nv == 2)                                         \
+      FTV(N, 2, FPF_NEXT);                                    \
+    else if (pf == FPF_ROWS)                                  \
+      FTV(N, 1, FPF_ROWS);                                    \
+    else if (pf == FPF_L2)                                    \
+      FTV(N, 1, FPF_L2);                                      \
+    else                                                      \
+      FTV(N, 1, FPF_NEXT);                                    \
     break;
   switch (np) {
     FT(12) FT(11) FT(10) FT(9) FT(8) FT(7) FT(6) FT(5) FT(4) FT(3) FT(2) default: FT(1)
   }
 #undef FT
+#undef FTV
 }

@@ -14,6 +14,15 @@ UK_INLINE void dw_pixels(const ukf_ctx_t *c, int np, const float *x, int32_t xst
 }
 
 #if defined(__AVX512F__)
+/* Whether the taps are kernel rows of 3 with input columns xstep apart
+ * (dw_block3 in depthwise_f32_avx512.c): once a span, not a chunk. */
+UK_INLINE int dw_rows3(int32_t xstep, const int32_t *xo, int32_t taps) {
+  if (taps % 3 || xstep <= 0) return 0;
+  for (int32_t t = 0; t < taps; t += 3)
+    if (xo[t + 1] - xo[t] != xstep || xo[t + 2] - xo[t + 1] != xstep) return 0;
+  return 1;
+}
+
 /* n pixels of a row (window_row's span; k: the ukf_ctx_t): DW_NP-pixel
  * chunks, then the 4-7 left as one chunk (a 7x7 image's 5 interior pixels
  * were 2 + 2 + 1: its depthwise conv 16% slower), the rest in pairs.
@@ -23,10 +32,11 @@ UK_INLINE void dw_run(const void *k, const float *x, int32_t xstep, const int32_
                       const int32_t *wo, int32_t taps, int32_t n, float *dst) {
   const ukf_ctx_t *c = (const ukf_ctx_t *)k;
   const int32_t ic = c->p->ic;
+  const int rows3 = n >= DW_NP_MIN && dw_rows3(xstep, xo, taps);
   int32_t i = 0;
   while (i + DW_NP_MIN <= n) {
     const int np = n - i < DW_NP ? n - i : DW_NP;
-    ukf_dw_chunk_avx512(c, np, x + (size_t)i * xstep, xstep, xo, wo, taps,
+    ukf_dw_chunk_avx512(c, np, rows3, x + (size_t)i * xstep, xstep, xo, wo, taps,
                         dst + (size_t)i * ic);
     i += np;
   }
@@ -96,7 +106,7 @@ static int dw_row_edges(const ukf_ctx_t *c, const dw_plan_t *pl, const dw_src_t 
     if (el || er)
       ukf_dw_edges_avx512(c, np, el, er, x + (size_t)i * ic, ic, io, iwo, taps, d);
     else
-      ukf_dw_chunk_avx512(c, np, x + (size_t)i * ic, ic, io, iwo, taps, d);
+      ukf_dw_chunk_avx512(c, np, 1, x + (size_t)i * ic, ic, io, iwo, taps, d);
     i += np;
   }
   return 1;

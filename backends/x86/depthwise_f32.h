@@ -14,9 +14,10 @@
 void ukf_dw_avx512(const ukf_ctx_t *c, int np, const float *x, int32_t xstep, const int32_t *xo,
                    const int32_t *wo, int32_t taps, float *dst);
 
-/* The same on np pixels, DW_NP_MIN <= np <= DW_NP. */
+/* The same on np pixels, DW_NP_MIN <= np <= DW_NP; rows3: the taps are
+ * kernel rows of 3 one pixel (xstep) apart (dw_rows3, depthwise_f32.c). */
 enum { DW_NP = 8, DW_NP_MIN = 4 };
-void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np, const float *x, int32_t xstep,
+void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np, int rows3, const float *x, int32_t xstep,
                          const int32_t *xo, const int32_t *wo, int32_t taps, float *dst);
 /* The same on taps in kernel rows of 3 one pixel apart, with the row's
  * left (el) and/or right (er) border pixel next to the chunk. */

@@ -147,15 +147,6 @@ UK_INLINE void dw_block3(const ukf_ctx_t *c, int np, int el, int er, __mmask16 m
   if (er) _mm512_mask_storeu_ps(d + (size_t)np * dstep, m, fepi16_v(br, sc, of, 0, 0, lo, hi));
 }
 
-/* Whether the taps are kernel rows of 3 with input columns xstep apart
- * (dw_block3). */
-UK_INLINE int dw_rows3(int32_t xstep, const int32_t *xo, int32_t taps) {
-  if (taps % 3 || xstep <= 0) return 0;
-  for (int32_t t = 0; t < taps; t += 3)
-    if (xo[t + 1] - xo[t] != xstep || xo[t + 2] - xo[t + 1] != xstep) return 0;
-  return 1;
-}
-
 /* np pixels (DW_NP_MIN..DW_NP), all channels, 16 at a time: the chunk's
  * input columns (3 x (np + 2) pixels for a 3x3 window at stride 1) stay
  * in L1 while the channel blocks pass, and np accumulators share each
@@ -176,25 +167,28 @@ UK_INLINE void dw_chunk(const ukf_ctx_t *c, int np, int rows3, int el, int er, c
   }
 }
 
-__attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np,
+/* dw_chunk with np (DW_NP_MIN..DW_NP) as a constant, which dw_block's
+ * and dw_block3's arrays need; R, L, E: its rows3, el, er, constants too.
+ * ukf_dw_chunk_avx512's and ukf_dw_edges_avx512's one switch. */
+#define DW_CHUNK_NP(R, L, E)                                           \
+  switch (np) {                                                        \
+    case 4: dw_chunk(c, 4, R, L, E, x, xstep, xo, wo, taps, dst); break; \
+    case 5: dw_chunk(c, 5, R, L, E, x, xstep, xo, wo, taps, dst); break; \
+    case 6: dw_chunk(c, 6, R, L, E, x, xstep, xo, wo, taps, dst); break; \
+    case 7: dw_chunk(c, 7, R, L, E, x, xstep, xo, wo, taps, dst); break; \
+    default: /* dw_run and dw_row_edges: only 8 */                     \
+      dw_chunk(c, DW_NP, R, L, E, x, xstep, xo, wo, taps, dst);        \
+      break;                                                           \
+  }
+
+__attribute__((noinline)) void ukf_dw_chunk_avx512(const ukf_ctx_t *c, int np, int rows3,
                                                    const float *x, int32_t xstep,
                                                    const int32_t *xo, const int32_t *wo,
                                                    int32_t taps, float *dst) {
-#define DWC(N, R) dw_chunk(c, N, R, 0, 0, x, xstep, xo, wo, taps, dst)
-#define DWNP(R)                                          \
-  switch (np) {                                          \
-    case 4: DWC(4, R); break;                            \
-    case 5: DWC(5, R); break;                            \
-    case 6: DWC(6, R); break;                            \
-    case 7: DWC(7, R); break;                            \
-    default: DWC(DW_NP, R); break; /* dw_run: only 8 */ \
-  }
-  if (dw_rows3(xstep, xo, taps))
-    DWNP(1)
+  if (rows3)
+    DW_CHUNK_NP(1, 0, 0)
   else
-    DWNP(0)
-#undef DWNP
-#undef DWC
+    DW_CHUNK_NP(0, 0, 0)
 }
 
 /* ukf_dw_chunk_avx512 on dw_rows3's taps with the row's left border
@@ -208,21 +202,11 @@ __attribute__((noinline)) void ukf_dw_edges_avx512(const ukf_ctx_t *c, int np, i
                                                    const float *x, int32_t xstep,
                                                    const int32_t *xo, const int32_t *wo,
                                                    int32_t taps, float *dst) {
-#define DWE(N, L, R) dw_chunk(c, N, 1, L, R, x, xstep, xo, wo, taps, dst)
-#define DWNP(L, R)                          \
-  switch (np) {                             \
-    case 4: DWE(4, L, R); break;            \
-    case 5: DWE(5, L, R); break;            \
-    case 6: DWE(6, L, R); break;            \
-    case 7: DWE(7, L, R); break;            \
-    default: DWE(DW_NP, L, R); break;       \
-  }
   if (el && er)
-    DWNP(1, 1)
+    DW_CHUNK_NP(1, 1, 1)
   else if (el)
-    DWNP(1, 0)
+    DW_CHUNK_NP(1, 1, 0)
   else
-    DWNP(0, 1)
-#undef DWNP
-#undef DWE
+    DW_CHUNK_NP(1, 0, 1)
 }
+#undef DW_CHUNK_NP
