@@ -80,16 +80,101 @@ UK_INLINE int32_t pool_head(const float *x, const int32_t *xo, int32_t taps, int
   return ic % 16 ? 0 : -(int32_t)(at / 4);
 }
 
+/* The taps' row width: each row of kw taps one pixel (ic floats) after the
+ * other, else 0. */
+static int32_t tap_rows(const int32_t *xo, int32_t taps, int32_t ic) {
+  int32_t kw = 1;
+  while (kw < taps && xo[kw] - xo[kw - 1] == ic) ++kw;
+  if (taps == 0 || taps % kw) return 0;
+  for (int32_t t = 1; t < taps; ++t)
+    if (t % kw && xo[t] - xo[t - 1] != ic) return 0;
+  return kw;
+}
+
+/* Line j of a row of taps (its lines b + 16 j, j = 0 .. last) into its
+ * accumulator v = j % 4: 64 channels from s floats before a line span 5 lines
+ * a pixel, and a row of kw side by side 4 kw + 1, so acc[v]'s lanes are
+ * channels 16 v - s + lane (mod 64) of every pixel in the row. */
+UK_INLINE void line_max(__m512 *acc, int v, int j, int last, __mmask16 head, __m512 l) {
+  const __mmask16 k = j == 0 ? head : j == last ? (__mmask16)~head : (__mmask16)0xffff;
+  acc[v] = _mm512_mask_range_ps(acc[v], k, acc[v], l, 0x05);
+}
+
+/* Stores a pixel's 4 line-shaped accumulators (line_max) at dst. */
+UK_INLINE void lines_store(const __m512 *acc, int32_t s, __mmask16 head, float *dst) {
+  _mm512_mask_storeu_ps(UK_AT(dst, -s), head, acc[0]);
+  _mm512_mask_storeu_ps(UK_AT(dst, 64 - s), (__mmask16)~head, acc[0]);
+  for (int v = 1; v < 4; ++v) _mm512_storeu_ps(UK_AT(dst, 16 * v - s), acc[v]);
+}
+
+UK_INLINE __m512 any_nan(const __m512 *z) {
+  return _mm512_add_ps(_mm512_add_ps(z[0], z[1]), _mm512_add_ps(z[2], z[3]));
+}
+
+/* np pixels (1, or 2 at xstep = 128: 3-wide rows share 5 lines) of 64
+ * channels s floats past a line (head: the lanes from s), their taps in
+ * rows of kw: each line loaded once per row, 4 kw + 1 (+ 8) aligned loads
+ * where the shifted blocks load 5 kw.  A NaN or infinity among the lines
+ * (tap * 0, pool_f32.c) sends the pixels to pool_one. */
+UK_INLINE void lines_px(const float *x, const int32_t *xo, int32_t taps, int32_t kw, int np,
+                        int32_t s, __mmask16 head, float *dst) {
+  const __m512 zero = _mm512_setzero_ps();
+  __m512 a[4], b[4], z[4];
+  const int last = 4 * kw, n = last + 8 * (np - 1);
+  for (int v = 0; v < 4; ++v) a[v] = b[v] = _mm512_set1_ps(POOL_LOWEST), z[v] = zero;
+  for (int32_t t = 0; t < taps; t += kw) {
+    const float *row = UK_AT(x, xo[t] - s);
+    for (int g = 0; 4 * g <= n; ++g)
+      for (int v = 0; v < 4; ++v) { /* constant v: the accumulators stay in registers */
+        const int j = 4 * g + v;
+        if (j > n) break;
+        const __mmask16 k = j == 0 ? head : j == n ? (__mmask16)~head : (__mmask16)0xffff;
+        const __m512 l = _mm512_maskz_load_ps(k, row + 16 * j);
+        z[v] = _mm512_fmadd_ps(l, zero, z[v]);
+        if (j <= last) line_max(a, v, j, last, head, l);
+        if (np == 2 && j >= 8) line_max(b, v, j - 8, last, head, l);
+      }
+  }
+  const __m512 nan = any_nan(z);
+  if (_mm512_cmp_ps_mask(nan, nan, _CMP_UNORD_Q)) {
+    for (int i = 0; i < np; ++i) pool_one(x + 128 * i, xo, taps, 64, -s, dst + 64 * i);
+    return;
+  }
+  lines_store(a, s, head, dst);
+  if (np == 2) lines_store(b, s, head, dst + 64);
+}
+
+/* 64 channels off a line, taps in rows of kw >= 2: lines_px, with the 3x3
+ * stride-2 pool's pixels two at a time and its loop unrolled (kw and
+ * xstep constant).  At +16, 56x56x64 -> 28x28: the shifted blocks (2 x 4
+ * then 2 x 1, 5 loads a tap) took 1.25-1.30x the aligned time; this
+ * 1.03-1.06 in a harness, 1.13 in the module (PERF.md, "Buffer
+ * placement"). */
+static void pool_lines64(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
+                         int32_t n, int32_t kw, int32_t s, float *dst) {
+  const __mmask16 head = (__mmask16)(0xffff << s);
+  int32_t i = 0;
+  if (kw == 3 && xstep == 128)
+    for (; i + 2 <= n; i += 2)
+      lines_px(x + (size_t)i * 128, xo, taps, 3, 2, s, head, dst + (size_t)i * 64);
+  for (; i < n; ++i)
+    lines_px(x + (size_t)i * xstep, xo, taps, kw, 1, s, head, dst + (size_t)i * 64);
+}
+
 /* n pixels xstep floats apart, two at a time when 64 channels would leave
- * too few chains (shifted, the 5th vector as a 2 x 1 block: one 2 x 5
- * block was no faster).  Not inlined: the tests look for its name to tell
- * the bitcodes apart. */
+ * too few chains; 64 channels off a line in rows of taps by pool_lines64.
+ * Not inlined: the tests look for its name to tell the bitcodes apart. */
 __attribute__((noinline)) void ukf_maxpool_avx512(const float *x, int32_t xstep,
                                                   const int32_t *xo, int32_t taps, int32_t n,
                                                   int32_t ic, float *dst) {
   const int32_t c0 = pool_head(x, xo, taps, ic);
   const __mmask16 head = (__mmask16)(0xffff << -c0);
+  const int32_t kw = ic == 64 && c0 ? tap_rows(xo, taps, ic) : 0;
   int32_t i = 0;
+  if (kw >= 2) {
+    pool_lines64(x, xstep, xo, taps, n, kw, -c0, dst);
+    return;
+  }
   if (ic == 64 && c0)
     for (; i + 2 <= n; i += 2) {
       const float *xi = UK_AT(x, (ptrdiff_t)i * xstep + c0);
