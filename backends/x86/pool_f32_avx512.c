@@ -111,6 +111,27 @@ UK_INLINE __m512 any_nan(const __m512 *z) {
   return _mm512_add_ps(_mm512_add_ps(z[0], z[1]), _mm512_add_ps(z[2], z[3]));
 }
 
+/* Line j of a row of np pixels' taps (the last, n, masked; j = last the
+ * first pixel's last) into accumulator v = j % 4 of each pixel it is in,
+ * and its tap * 0 into z[v]. */
+UK_INLINE void line_in(__m512 *a, __m512 *b, __m512 *z, const float *row, int v, int j, int n,
+                       int last, int np, __mmask16 head) {
+  const __mmask16 k = j == 0 ? head : j == n ? (__mmask16)~head : (__mmask16)0xffff;
+  const __m512 l = _mm512_maskz_load_ps(k, row + 16 * j);
+  z[v] = _mm512_fmadd_ps(l, _mm512_setzero_ps(), z[v]);
+  if (j <= last) line_max(a, v, j, last, head, l);
+  if (np == 2 && j >= 8) line_max(b, v, j - 8, last, head, l);
+}
+
+/* Unrolls the next loop when its trip count is a constant (the pairs of
+ * lines_px: their masks fold; 12.8 against 12.9-13.3 us at +16 in the
+ * harness of PERF.md). */
+#if defined(__clang__)
+#define UK_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define UK_UNROLL
+#endif
+
 /* np pixels (1, or 2 at xstep = 128: 3-wide rows share 5 lines) of 64
  * channels s floats past a line (head: the lanes from s), their taps in
  * rows of kw: each line loaded once per row, 4 kw + 1 (+ 8) aligned loads
@@ -118,22 +139,19 @@ UK_INLINE __m512 any_nan(const __m512 *z) {
  * (tap * 0, pool_f32.c) sends the pixels to pool_one. */
 UK_INLINE void lines_px(const float *x, const int32_t *xo, int32_t taps, int32_t kw, int np,
                         int32_t s, __mmask16 head, float *dst) {
-  const __m512 zero = _mm512_setzero_ps();
   __m512 a[4], b[4], z[4];
   const int last = 4 * kw, n = last + 8 * (np - 1);
-  for (int v = 0; v < 4; ++v) a[v] = b[v] = _mm512_set1_ps(POOL_LOWEST), z[v] = zero;
+  for (int v = 0; v < 4; ++v) a[v] = b[v] = _mm512_set1_ps(POOL_LOWEST), z[v] = _mm512_setzero_ps();
   for (int32_t t = 0; t < taps; t += kw) {
     const float *row = UK_AT(x, xo[t] - s);
-    for (int g = 0; 4 * g <= n; ++g)
-      for (int v = 0; v < 4; ++v) { /* constant v: the accumulators stay in registers */
-        const int j = 4 * g + v;
-        if (j > n) break;
-        const __mmask16 k = j == 0 ? head : j == n ? (__mmask16)~head : (__mmask16)0xffff;
-        const __m512 l = _mm512_maskz_load_ps(k, row + 16 * j);
-        z[v] = _mm512_fmadd_ps(l, zero, z[v]);
-        if (j <= last) line_max(a, v, j, last, head, l);
-        if (np == 2 && j >= 8) line_max(b, v, j - 8, last, head, l);
-      }
+    if (np == 2) {
+      UK_UNROLL
+      for (int j = 0; j <= 20; ++j) line_in(a, b, z, row, j & 3, j, 20, 12, 2, head);
+    } else {
+      for (int g = 0; 4 * g <= n; ++g)
+        for (int v = 0; v < 4 && 4 * g + v <= n; ++v) /* constant v: in registers */
+          line_in(a, b, z, row, v, 4 * g + v, n, last, 1, head);
+    }
   }
   const __m512 nan = any_nan(z);
   if (_mm512_cmp_ps_mask(nan, nan, _CMP_UNORD_Q)) {
@@ -147,9 +165,8 @@ UK_INLINE void lines_px(const float *x, const int32_t *xo, int32_t taps, int32_t
 /* 64 channels off a line, taps in rows of kw >= 2: lines_px, with the 3x3
  * stride-2 pool's pixels two at a time and its loop unrolled (kw and
  * xstep constant).  At +16, 56x56x64 -> 28x28: the shifted blocks (2 x 4
- * then 2 x 1, 5 loads a tap) took 1.25-1.30x the aligned time; this
- * 1.03-1.06 in a harness, 1.13 in the module (PERF.md, "Buffer
- * placement"). */
+ * then 2 x 1, 5 loads a tap) took 1.25-1.33x the aligned time; this
+ * 1.03 in a harness, 1.09 in the module (PERF.md, "Buffer placement"). */
 static void pool_lines64(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
                          int32_t n, int32_t kw, int32_t s, float *dst) {
   const __mmask16 head = (__mmask16)(0xffff << s);
