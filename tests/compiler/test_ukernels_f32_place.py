@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The AVX-512 f32 max pool's 64-channel pixels off a 64-byte line
-(pool_f32_avx512.c: pool_lines64, each line loaded once per row of taps),
+"""The AVX-512 f32 max pool's 16-, 32- and 64-channel pixels off a 64-byte
+line (pool_f32_avx512.c: pool_lines, each line loaded once per row of taps),
 bit for bit against the Linalg path at every tinyml-run --offset of
 test_ukernels_f32.check_offsets, on plain values, signed zeros, NaNs and
 infinities (pool_inputs).  The cases: 3x3/2 with an odd number of
 columns (pairs of pixels and a last one alone) and clipped windows (rows of
-2 taps, fewer rows); 3x3/1 (pixels one column apart); 2x2/2 (rows of 2).
+2 taps, fewer rows); 3x3/1 (pixels one column apart); 2x2/2 (rows of 2);
+16 and 32 channels, pairs and clipped windows.
 
   test_ukernels_f32_place.py TINYML_COMPILE TINYML_RUN NM WORKDIR
 """
@@ -25,6 +26,8 @@ def cases():
         c("maxpool_3x3s2_c64_place_pad", 2, 9, 10, 64, (3, 3), (2, 2), (1, 1, 1, 0)),
         c("maxpool_3x3s1_c64_place", 1, 6, 7, 64, (3, 3), (1, 1), (1, 1, 1, 1)),
         c("maxpool_2x2s2_c64_place", 1, 6, 8, 64, (2, 2), (2, 2), (0, 0, 0, 0)),
+        c("maxpool_3x3s2_c32_place_pad", 1, 9, 11, 32, (3, 3), (2, 2), (1, 1, 1, 1)),
+        c("maxpool_3x3s2_c16_place_pad", 2, 8, 10, 16, (3, 3), (2, 2), (0, 1, 1, 0)),
     ]
 
 
