@@ -80,16 +80,130 @@ UK_INLINE int32_t pool_head(const float *x, const int32_t *xo, int32_t taps, int
   return ic % 16 ? 0 : -(int32_t)(at / 4);
 }
 
+/* The taps' row width: each row of kw taps one pixel (ic floats) after the
+ * other, else 0. */
+static int32_t tap_rows(const int32_t *xo, int32_t taps, int32_t ic) {
+  int32_t kw = 1;
+  while (kw < taps && xo[kw] - xo[kw - 1] == ic) ++kw;
+  if (taps == 0 || taps % kw) return 0;
+  for (int32_t t = 1; t < taps; ++t)
+    if (t % kw && xo[t] - xo[t - 1] != ic) return 0;
+  return kw;
+}
+
+/* Line j of a row of taps (its lines b + 16 j, j = 0 .. last) into its
+ * accumulator v = j % q: q * 16 channels from s floats before a line span
+ * q + 1 lines a pixel, and a row of kw side by side q kw + 1, so acc[v]'s
+ * lanes are channels 16 v - s + lane (mod 16 q) of every pixel in the row. */
+UK_INLINE void line_max(__m512 *acc, int v, int j, int last, __mmask16 head, __m512 l) {
+  const __mmask16 k = j == 0 ? head : j == last ? (__mmask16)~head : (__mmask16)0xffff;
+  acc[v] = _mm512_mask_range_ps(acc[v], k, acc[v], l, 0x05);
+}
+
+/* Stores a pixel's q line-shaped accumulators (line_max) at dst. */
+UK_INLINE void lines_store(const __m512 *acc, int q, int32_t s, __mmask16 head, float *dst) {
+  _mm512_mask_storeu_ps(UK_AT(dst, -s), head, acc[0]);
+  _mm512_mask_storeu_ps(UK_AT(dst, 16 * q - s), (__mmask16)~head, acc[0]);
+  for (int v = 1; v < q; ++v) _mm512_storeu_ps(UK_AT(dst, 16 * v - s), acc[v]);
+}
+
+/* Line j of a row of np pixels' taps (the last, n, masked; j = last the
+ * first pixel's last; the second pixel's from 2 q) into accumulator
+ * v = j % q of each pixel it is in, and its tap * 0 into z[v]. */
+UK_INLINE void line_in(__m512 *a, __m512 *b, __m512 *z, const float *row, int q, int v, int j,
+                       int n, int last, int np, __mmask16 head) {
+  const __mmask16 k = j == 0 ? head : j == n ? (__mmask16)~head : (__mmask16)0xffff;
+  const __m512 l = _mm512_maskz_load_ps(k, row + 16 * j);
+  z[v] = _mm512_fmadd_ps(l, _mm512_setzero_ps(), z[v]);
+  if (j <= last) line_max(a, v, j, last, head, l);
+  if (np == 2 && j >= 2 * q) line_max(b, v, j - 2 * q, last, head, l);
+}
+
+/* Unrolls the next loop when its trip count is a constant (the pairs of
+ * lines_px: their masks fold; 12.8 against 12.9-13.3 us at +16 in the
+ * harness of PERF.md). */
+#if defined(__clang__)
+#define UK_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define UK_UNROLL
+#endif
+
+/* np pixels (1, or 2 at xstep = 2 ic: 3-wide rows share q + 1 lines) of
+ * ic = 16 q channels s floats past a line (head: the lanes from s), their
+ * taps in rows of kw: each line loaded once per row, q kw + 1 (+ 2 q)
+ * aligned loads where the shifted blocks load (q + 1) kw.  A NaN or
+ * infinity among the lines (tap * 0, pool_f32.c) sends the pixels to
+ * pool_one.  q is a constant (pool_lines): the accumulators stay in
+ * registers only when indexed by constants. */
+UK_INLINE void lines_px(const float *x, const int32_t *xo, int32_t taps, int32_t kw, int np,
+                        int q, int32_t s, __mmask16 head, float *dst) {
+  __m512 a[4], b[4], z[4];
+  const int last = q * kw, n = last + 2 * q * (np - 1);
+  for (int v = 0; v < q; ++v) a[v] = b[v] = _mm512_set1_ps(POOL_LOWEST), z[v] = _mm512_setzero_ps();
+  for (int32_t t = 0; t < taps; t += kw) {
+    const float *row = UK_AT(x, xo[t] - s);
+    if (np == 2) {
+      UK_UNROLL
+      for (int j = 0; j <= 5 * q; ++j) line_in(a, b, z, row, q, j % q, j, 5 * q, 3 * q, 2, head);
+    } else {
+      for (int g = 0; q * g <= n; ++g)
+        for (int v = 0; v < q && q * g + v <= n; ++v)
+          line_in(a, b, z, row, q, v, q * g + v, n, last, 1, head);
+    }
+  }
+  for (int v = 1; v < q; ++v) z[0] = _mm512_add_ps(z[0], z[v]);
+  if (_mm512_cmp_ps_mask(z[0], z[0], _CMP_UNORD_Q)) {
+    for (int i = 0; i < np; ++i)
+      pool_one(x + 32 * q * i, xo, taps, 16 * q, -s, dst + 16 * q * i);
+    return;
+  }
+  lines_store(a, q, s, head, dst);
+  if (np == 2) lines_store(b, q, s, head, dst + 16 * q);
+}
+
+/* ic = 16 q channels off a line, taps in rows of kw >= 2: lines_px, with
+ * the 3x3 stride-2 pool's pixels two at a time and its loop unrolled (kw
+ * and xstep constant).  At +16, 56x56x64 -> 28x28: the shifted blocks (2 x
+ * 4 then 2 x 1, 5 loads a tap) took 1.25-1.33x the aligned time; this 1.03
+ * in a harness, 1.09 in the module (PERF.md, "Buffer placement"). */
+UK_INLINE void pool_lines_q(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
+                            int32_t n, int32_t kw, int q, int32_t s, float *dst) {
+  const __mmask16 head = (__mmask16)(0xffff << s);
+  int32_t i = 0;
+  if (kw == 3 && xstep == 32 * q)
+    for (; i + 2 <= n; i += 2)
+      lines_px(x + (size_t)i * xstep, xo, taps, 3, 2, q, s, head, dst + (size_t)i * 16 * q);
+  for (; i < n; ++i)
+    lines_px(x + (size_t)i * xstep, xo, taps, kw, 1, q, s, head, dst + (size_t)i * 16 * q);
+}
+
+/* pool_lines_q for 16, 32 or 64 channels (128 took 1.06x aligned in the
+ * shifted blocks, 16 and 32 1.7x and 1.4x). */
+static void pool_lines(const float *x, int32_t xstep, const int32_t *xo, int32_t taps,
+                       int32_t n, int32_t kw, int32_t ic, int32_t s, float *dst) {
+  if (ic == 16)
+    pool_lines_q(x, xstep, xo, taps, n, kw, 1, s, dst);
+  else if (ic == 32)
+    pool_lines_q(x, xstep, xo, taps, n, kw, 2, s, dst);
+  else
+    pool_lines_q(x, xstep, xo, taps, n, kw, 4, s, dst);
+}
+
 /* n pixels xstep floats apart, two at a time when 64 channels would leave
- * too few chains (shifted, the 5th vector as a 2 x 1 block: one 2 x 5
- * block was no faster).  Not inlined: the tests look for its name to tell
- * the bitcodes apart. */
+ * too few chains; 16, 32 or 64 channels off a line in rows of taps by
+ * pool_lines.
+ * Not inlined: the tests look for its name to tell the bitcodes apart. */
 __attribute__((noinline)) void ukf_maxpool_avx512(const float *x, int32_t xstep,
                                                   const int32_t *xo, int32_t taps, int32_t n,
                                                   int32_t ic, float *dst) {
   const int32_t c0 = pool_head(x, xo, taps, ic);
   const __mmask16 head = (__mmask16)(0xffff << -c0);
+  const int32_t kw = (ic == 16 || ic == 32 || ic == 64) && c0 ? tap_rows(xo, taps, ic) : 0;
   int32_t i = 0;
+  if (kw >= 2) {
+    pool_lines(x, xstep, xo, taps, n, kw, ic, -c0, dst);
+    return;
+  }
   if (ic == 64 && c0)
     for (; i + 2 <= n; i += 2) {
       const float *xi = UK_AT(x, (ptrdiff_t)i * xstep + c0);
