@@ -34,8 +34,7 @@ const tinyml_backend_t tinyml__backend_rvv = {
     .lowering_pipeline = tinyml__rvv_lowering,
     .vector_feature = "+v",
     .scalar_transform_script = tinyml__rvv_strategy_scalar,
-    .object = {.schedule_cflags = schedule_cflags,
-               .lld_emulation = "elf64lriscv"},
+    .object = {.schedule_cflags = schedule_cflags, .lld_emulation = "elf64lriscv"},
     .ukernels = {
         .builds = ukernel_builds,
         .build_count = 1,

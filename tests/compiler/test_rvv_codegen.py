@@ -13,8 +13,8 @@ kernels object there must be a fused multiply-add and no vector multiply
 left apart from one.  The shortest loop (a backward branch) around a fused
 multiply-add must also hold at most MODELS' count of instructions, 7 for
 conv2d (a flw, a vle32, the vfmacc, two pointer steps, a branch, one
-more): backends/rvv/rvv.c tells LLVM that an entry's workgroup_count is
-never 0, without which each tap rebuilt its input address from an index
+more): lib/compiler/codegen/exe_abi.c tells LLVM that an entry's
+workgroup_count is never 0, without which each tap rebuilt its input address from an index
 (8, and 12 for depthwise_conv2d).  The models' numerics are e2e's (and CI's
 rvv stage).
 
