@@ -57,7 +57,7 @@ UK_INLINE int ftile_identity(int nv, const __m512 *sc, const __m512 *of, const _
  * fewer than FNEAR_PIXELS pixels, whose tiles wait for the next block's
  * weights from L3, and in L1 those would evict the block's own rows and
  * the pixels' taps: the Gemms ran 6-7% (MobileNetV2) and 13% (ResNet-50)
- * faster, ResNet-50's 7x7 stage 4-6%, docs/PERF.md, "Near prefetches in
+ * faster, ResNet-50's 7x7 stage 3-6%, docs/PERF.md, "Near prefetches in
  * the projections, L2 prefetches for few pixels"). */
 enum { FPF_NEXT, FPF_ROWS, FPF_L2 };
 
@@ -207,7 +207,7 @@ __attribute__((noinline)) void ukf_tile_avx512(const ukf_ctx_t *c, int np, const
   const int near = fnear_prefetch(c, lda);
   if (near) pw.ahead = (ptrdiff_t)pw.width[0] * FNEAR_TAPS;
   const int pf = c->rows_ahead && lda == k && k == kc && pw.width[0] == 16 ? FPF_ROWS
-                 : !near && p->batch * p->oh * p->ow < FNEAR_PIXELS       ? FPF_L2
+                 : p->batch * p->oh * p->ow < FNEAR_PIXELS                ? FPF_L2
                                                                            : FPF_NEXT;
   pw.anext = (ptrdiff_t)(((intptr_t)(a + (size_t)np * lda) - (intptr_t)pw.w[0]) / 4);
 #define FTV(N, V, F) ftile(c, N, V, a, lda, pc, npc, &pw, outs, o0, valid, first, last, F)

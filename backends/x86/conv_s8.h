@@ -92,14 +92,6 @@ UK_INLINE void store_tile16(const uk_ctx_t *c, __m512i a[][2], int32_t o0, int n
   }
 }
 
-/* Before a loop clang must unroll fully (its accumulators then stay in
- * registers).  gcc builds conv_s8_pw.c too, for test_rescale_x86, where
- * the pragma would be an unknown-pragma error. */
-#ifdef __clang__
-#define UK_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define UK_UNROLL
-#endif
 
 /* One 16-channel group's rescale constants for pw_apply (rq16's in fewer
  * uops): mult for the even lanes (vpmuldq reads the low dword of each

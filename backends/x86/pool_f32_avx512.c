@@ -119,15 +119,6 @@ UK_INLINE void line_in(__m512 *a, __m512 *b, __m512 *z, const float *row, int q,
   if (np == 2 && j >= 2 * q) line_max(b, v, j - 2 * q, last, head, l);
 }
 
-/* Unrolls the next loop when its trip count is a constant (the pairs of
- * lines_px: their masks fold; 12.8 against 12.9-13.3 us at +16 in the
- * harness of PERF.md). */
-#if defined(__clang__)
-#define UK_UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define UK_UNROLL
-#endif
-
 /* np pixels (1, or 2 at xstep = 2 ic: 3-wide rows share q + 1 lines) of
  * ic = 16 q channels s floats past a line (head: the lanes from s), their
  * taps in rows of kw: each line loaded once per row, q kw + 1 (+ 2 q)

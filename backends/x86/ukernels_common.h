@@ -38,6 +38,17 @@
 #define UK_PATH(name) ((void)0)
 #endif
 
+/* Before a loop clang must unroll fully: conv_s8_pw.c's accumulators then
+ * stay in registers, and the max pool's pairs of lines (lines_px) fold
+ * their masks (12.8 against 12.9-13.3 us at +16, docs/PERF.md).  gcc
+ * builds these files too, for the native white-box tests, where the
+ * pragma would be an unknown-pragma error. */
+#ifdef __clang__
+#define UK_UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define UK_UNROLL
+#endif
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define UK_ZMM 1
 #else

@@ -2,12 +2,9 @@
  * VNNI (test_rescale_x86.c, test_uk_paths.c): the CPU is checked here, in
  * a file built for the baseline ISA, because the compiler may use AVX-512
  * anywhere in the other file, main's set-up of its test table included.
- * Without the ISA one case says why and skips. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-
-#include <cmocka.h>
+ * Without the ISA it says why and exits 77, meson's skip (a cmocka skip
+ * exits 0, which meson would count as a pass). */
+#include <stdio.h>
 
 /* The test file's cmocka group; called only where the CPU runs its code. */
 int isa_tests(void);
@@ -19,15 +16,9 @@ static int have_isa(void) {
          __builtin_cpu_supports("avx512vnni");
 }
 
-static void no_isa(void **state) {
-  (void)state;
-  print_message("skipped: this CPU lacks AVX-512 (F, BW, VL, DQ, VNNI), which this "
-                "test's build needs\n");
-  skip();
-}
-
 int main(void) {
   if (have_isa()) return isa_tests();
-  const struct CMUnitTest tests[] = {cmocka_unit_test(no_isa)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  printf("skipped: this CPU lacks AVX-512 (F, BW, VL, DQ, VNNI), which this test's build "
+         "needs\n");
+  return 77;
 }
