@@ -748,17 +748,24 @@ def check_maxpool_refused(exes, work, case):
         raise RuntimeError("a NaN-ignoring max pool got the kernel")
 
 
-def run_maxpools(exes, work, have_avx512):
-    """The max pool cases; returns how many failed."""
-    rng = random.Random(11)
+def run_cases(check, cases, exes, work, rng, have_avx512):
+    """check(exes, work, case, rng, have_avx512) on each case, a line each;
+    returns how many failed."""
     failures = 0
-    for case in maxpool_cases():
+    for case in cases:
         try:
-            check_maxpool(exes, work, case, rng, have_avx512)
+            check(exes, work, case, rng, have_avx512)
             print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
         except RuntimeError as e:
             failures += 1
             print(f"FAIL {case[0]}: {e}")
+    return failures
+
+
+def run_maxpools(exes, work, have_avx512):
+    """The max pool cases; returns how many failed."""
+    rng = random.Random(11)
+    failures = run_cases(check_maxpool, maxpool_cases(), exes, work, rng, have_avx512)
     refused = maxpool_case("maxpool_nan_ignore_refused", 1, 6, 6, 8, (2, 2), (2, 2),
                            (0, 0, 0, 0), nan_mode="IGNORE")
     try:
@@ -782,14 +789,7 @@ def main():
         print(f"ukernels (max pools): {failures} failure(s)")
         return 1 if failures else 0
     rng = random.Random(7)
-    failures = 0
-    for case in f32_cases(rng):
-        try:
-            check_f32(exes, work, case, rng, have_avx512)
-            print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
-        except RuntimeError as e:
-            failures += 1
-            print(f"FAIL {case[0]}: {e}")
+    failures = run_cases(check_f32, f32_cases(rng), exes, work, rng, have_avx512)
     print(f"ukernels (f32): {failures} failure(s)")
     return 1 if failures else 0
 

@@ -16,7 +16,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_ukernels_f32 import check_maxpool, host_avx512, maxpool_case  # noqa: E402
+from test_ukernels_f32 import check_maxpool, host_avx512, maxpool_case, run_cases  # noqa: E402
 
 
 def cases():
@@ -36,15 +36,8 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     have_avx512, _ = host_avx512()
-    rng = random.Random(27)
-    failures = 0
-    for case in cases():
-        try:
-            check_maxpool((compile_exe, run_exe, nm), work, case, rng, have_avx512)
-            print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
-        except RuntimeError as e:
-            failures += 1
-            print(f"FAIL {case[0]}: {e}")
+    failures = run_cases(check_maxpool, cases(), (compile_exe, run_exe, nm), work,
+                         random.Random(27), have_avx512)
     print(f"ukernels (max pools off a line): {failures} failure(s)")
     return 1 if failures else 0
 
