@@ -5,7 +5,7 @@
 // vectors (vector<[8]xi32>: 8 * vscale lanes, i.e. LMUL 4 at any VLEN),
 // tiled by [8] * vscale channels and masked for the remainder.  For regular
 // convolutions the accumulator is kept in registers across the reduction
-// loops (kh, kw, c); depthwise ones still read and write it per (kh, kw).
+// loops (kh, kw, c), and for depthwise ones across (kh, kw).
 // Elementwise ops are vectorized by 16 elements, once bufferized, and
 // rank-4 copies of at least 16 innermost elements one row at a time.
 // Everything else is bufferized, lowered to loops and left to LLVM's loop
@@ -103,7 +103,27 @@ module attributes {transform.with_named_sequence} {
       %t1, %l0, %l1, %l2 = transform.structured.tile_using_for %i tile_sizes [1, 1, 0, 0, [8]] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       %t2, %l3, %l4 = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       transform.include @fold_vectorize failures(propagate) (%t2) : (!transform.any_op) -> ()
+      transform.include @dw_hoist_acc failures(propagate) (%l3, %l4) : (!transform.any_op, !transform.any_op) -> ()
     }
+    transform.yield
+  }
+  // The depthwise accumulator into registers across (kh, kw), on tensors:
+  // after bufferization hoist_redundant_vector_transfers cannot, as the
+  // output buffer is a collapse_shape view (the unit-dim reshapes) and it
+  // gives up on views.  The masked transfers are unmasked-with-operand
+  // first and the mask made loop-invariant (its size is the tile's), so
+  // that the read/write pair of the accumulator is a subset pair.
+  transform.named_sequence @dw_hoist_acc(%kh: !transform.any_op {transform.readonly},
+                                         %kw: !transform.any_op {transform.readonly}) {
+    transform.apply_patterns to %kh {
+      transform.apply_patterns.memref.resolve_ranked_shaped_type_result_dims
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_licm to %kw : !transform.any_op
+    transform.apply_licm to %kh : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %kw : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %kh : !transform.any_op
     transform.yield
   }
   // Elementwise ops (marked by the compiler: lib/compiler/linalg/
