@@ -24,8 +24,10 @@ usage: test_elementwise_vec.py TINYML_COMPILE E2E_MODELS WORK_DIR TARGET...
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from uk_common import objdump, run, step_instructions  # noqa: E402
 
 MODELS = (("mul_in_place", 105), ("mul_in_place16", 96))
 # target: (CPUs, llvm-objdump options, vector multiply, scalar multiply,
@@ -39,50 +41,25 @@ TARGETS = {
 STORE = re.compile(r"^%[yz]mm\d+,\s*(-?0x[0-9a-f]+|-?\d+)?(\(.*\))$")
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd)}: exit {p.returncode}\n{p.stdout}")
-    return p.stdout
-
-
-def objdump():
-    for name in ("llvm-objdump-22", "llvm-objdump"):
-        if shutil.which(name):
-            return name
-    raise SystemExit("FAIL: no llvm-objdump-22 or llvm-objdump on PATH")
-
-
 def step_multiplies(text, vector, scalar):
-    """(vector, scalar) multiply counts in the tinyml_entry_* functions."""
-    counts, in_step = [0, 0], False
-    for line in text.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
-        if m:
-            in_step = m.group(1).startswith("tinyml_entry_")
-            continue
-        fields = line.split("\t")
-        if not in_step or len(fields) < 2:
-            continue
-        mnemonic = fields[1].strip()
+    """(vector, scalar) multiply counts in the step functions."""
+    counts = [0, 0]
+    for _, mnemonic, _, _ in step_instructions(text):
         counts[0] += bool(vector.match(mnemonic))
         counts[1] += bool(scalar.match(mnemonic))
     return counts
 
 
 def descending_stores(text, store):
-    """Vector stores in the tinyml_entry_* functions that follow a store to
-    the same base and index at a higher displacement."""
-    found, last, in_step = [], None, False
-    for line in text.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
-        if m:
-            in_step, last = m.group(1).startswith("tinyml_entry_"), None
+    """Vector stores in the step functions that follow a store to the same
+    base and index at a higher displacement."""
+    found, last, where_fn = [], None, None
+    for function, mnemonic, operands, line in step_instructions(text):
+        if function != where_fn:
+            where_fn, last = function, None
+        if not store.match(mnemonic):
             continue
-        fields = line.split("\t")
-        if not in_step or len(fields) < 3 or not store.match(fields[1].strip()):
-            continue
-        a = STORE.match(fields[2].strip())
+        a = STORE.match(operands)
         if not a:
             continue
         disp, where = int(a.group(1) or "0", 0), a.group(2)

@@ -10,7 +10,7 @@ inference at VLEN 128 instead of 7.30 M (docs/PERF.md, RVV).
 tests/e2e's conv2d and depthwise_conv2d models are compiled with
 `--target rvv --emit c`; in the step functions (`tinyml_entry_*`) of the
 kernels object there must be a fused multiply-add and no vector multiply
-left apart from one.  The shortest loop (a backward branch) around a fused
+(vfmul) at all.  The shortest loop (a backward branch) around a fused
 multiply-add must also hold at most MODELS' count of instructions, 7 for
 conv2d (a flw, a vle32, the vfmacc, two pointer steps, a branch, one
 more): lib/compiler/codegen/exe_abi.c tells LLVM that an entry's
@@ -30,8 +30,10 @@ usage: test_rvv_codegen.py TINYML_COMPILE E2E_MODELS PAD_COPY_MODEL WORK_DIR
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from uk_common import objdump, run, step_instructions  # noqa: E402
 
 # model: instructions at most in the innermost loop around the vfmacc
 MODELS = {"conv2d": 7, "depthwise_conv2d": 7}
@@ -39,33 +41,11 @@ FUSED = re.compile(r"^vf(n?m(acc|add|sac|sub))\.v[vf]$")
 MULTIPLY = re.compile(r"^vfmul\.v[vf]$")
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd)}: exit {p.returncode}\n{p.stdout}")
-    return p.stdout
-
-
-def objdump():
-    for name in ("llvm-objdump-22", "llvm-objdump"):
-        if shutil.which(name):
-            return name
-    raise SystemExit("FAIL: no llvm-objdump-22 or llvm-objdump on PATH")
-
-
 def step_counts(text):
     """(fused multiply-adds, vector multiplies, scalar f32 stores) in the
-    tinyml_entry_* functions."""
-    counts, in_step = [0, 0, 0], False
-    for line in text.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
-        if m:
-            in_step = m.group(1).startswith("tinyml_entry_")
-            continue
-        fields = line.split("\t")
-        if not in_step or len(fields) < 2:
-            continue
-        mnemonic = fields[1].strip()
+    step functions."""
+    counts = [0, 0, 0]
+    for _, mnemonic, _, _ in step_instructions(text):
         counts[0] += bool(FUSED.match(mnemonic))
         counts[1] += bool(MULTIPLY.match(mnemonic))
         counts[2] += mnemonic == "fsw"

@@ -1,7 +1,10 @@
 """What the microkernel tests share (test_ukernels.py, the int8 kernels;
 test_ukernels_f32.py, the f32 kernels and max pools): TOSA text, running
-the tools, split checks, kernel symbols and the host's AVX-512."""
+the tools, split checks, kernel symbols and the host's AVX-512; and the
+codegen tests (test_elementwise_vec.py, test_rvv_codegen.py): objdump and
+the step functions' instructions."""
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -68,3 +71,26 @@ def kernel_symbols(compile_exe, nm, src, work, extra):
     shutil.rmtree(out, ignore_errors=True)
     run([compile_exe, src, "--emit", "c", "--name", "m", "-o", out, *extra])
     return run([nm, os.path.join(out, "m_kernels.o")])
+
+
+def objdump():
+    """llvm-objdump of LLVM 22 (it knows every target the tests build)."""
+    for name in ("llvm-objdump-22", "llvm-objdump"):
+        if shutil.which(name):
+            return name
+    raise SystemExit("FAIL: no llvm-objdump-22 or llvm-objdump on PATH")
+
+
+def step_instructions(text):
+    """(function, mnemonic, operands, line) of each instruction of the step
+    functions (tinyml_entry_*, not the microkernels) in an
+    `llvm-objdump -d --no-show-raw-insn` listing."""
+    function = None
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            function = m.group(1) if m.group(1).startswith("tinyml_entry_") else None
+            continue
+        fields = line.split("\t")
+        if function and len(fields) >= 2:
+            yield function, fields[1].strip(), fields[2].strip() if len(fields) > 2 else "", line
