@@ -18,7 +18,8 @@
  * the clamp.  Results are bit-exact with the Linalg path they replace.
  *
  * The f32 kinds (x86-64 only for now) replace a float conv2d,
- * depthwise_conv2d or matmul (constant weights, zero points 0) and the
+ * depthwise_conv2d or matmul (constant weights, zero points 0; a
+ * matmul's B may also come at run time: matmul_f32 below) and the
  * per-channel ops after it, each optional but in this order: a multiply,
  * an add (BatchNorm as the ONNX importer writes it, or a matmul's bias) and
  * a clamp (ReLU, ReLU6).  The kernel sums bias + x * w with FMAs, then
@@ -63,6 +64,7 @@ typedef enum tinyml_uk_kind {
   TINYML_UK_PWDWPW_F32 = 7,    /* a 1x1 conv, then TINYML_UK_DWPW_F32 on its result */
   TINYML_UK_CONVCAT_F32 = 8,   /* two f32 convs of one input, channels concatenated */
   TINYML_UK_CONVPOOL_F32 = 9,  /* an f32 conv, then TINYML_UK_MAXPOOL_F32 on its result */
+  TINYML_UK_MATMUL_F32 = 10,   /* an f32 matmul whose B comes at run time; see "f32 kinds" */
 } tinyml_uk_kind_t;
 
 /* Every field is an int32 so the layout is the same on every target. */
@@ -186,6 +188,19 @@ typedef struct tinyml_uk_params {
  * tinyml_uk_window_cols(blob) im2col columns of the conv's k floats.
  * Bands are of the pool's output pixels; each computes the conv rows its
  * windows need, so the conv's result never goes to memory.
+ *
+ * `tinyml_uk_matmul_f32(a, blob, out, scratch, wg, count, b)` is a
+ * float tosa.matmul [1, M, K] x [1, K, N] whose B is not a constant
+ * (lib/compiler/tosa/uk_matmul.c), with the per-channel ops after it as
+ * for a conv: the blob is a conv's header (kind TINYML_UK_MATMUL_F32,
+ * batch = ih = oh = 1, iw = ow = M, ic = k = K, oc = N, 1x1 window) and
+ * its bias, scale and offset, with no weights (weights_off is the blob's
+ * end).  Workgroups take bands of 32-column groups of B (total = ceil(
+ * oc_padded / 32), as an f32 conv's channel bands) on every row of A;
+ * scratch_bytes = 4 * K * 32: one group of B at a time, packed there at
+ * run time as a conv's weights with oc_padded = the group's padded width
+ * (backends/x86/matmul_f32.c).  Each output is the bias, then the FMAs in
+ * k order with exact partial sums between tap chunks, whatever the band.
  *
  * `tinyml_uk_convcat_f32(in, blob, out, scratch, wg, count)` is two f32
  * convs of the same input whose results a concat on channels joins

@@ -4,7 +4,8 @@
  *   func.call @tinyml_uk_<kind>(in, blob, out, scratch, %c0_i32, %c1_i32)
  *       {tinyml.workgroups = W}
  *
- * (the *_add_f32 kinds have a seventh, the residual) whose kernel computes band wg
+ * (the *_add_f32 kinds have a seventh, the residual; matmul_f32 its B)
+ * whose kernel computes band wg
  * of count of the output pixels itself
  * (lib/ukernels/uk_abi.h).  On a target with threads the call becomes one
  * phase of W workgroups: it gets the function's workgroup index and

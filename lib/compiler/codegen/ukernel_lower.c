@@ -8,7 +8,8 @@
  *       {tinyml.workgroups = W}
  *
  * (a kernel with a third operand, the residual of conv_add_f32,
- * dwpw_add_f32 or pwdwpw_add_f32, gets it as a seventh pointer argument)
+ * dwpw_add_f32 or pwdwpw_add_f32, or matmul_f32's B, gets it as a seventh
+ * pointer argument)
  * with the pointers taken as !llvm.ptr, so one declaration serves every
  * shape.  The last two arguments are the workgroup and the workgroup count
  * (lib/ukernels/uk_abi.h): here the whole output.  W is how many bands of
@@ -25,6 +26,7 @@
 #include "../../common/status.h"
 #include "../../common/strbuf.h"
 #include "../tosa/uk_dwpw.h"
+#include "../tosa/uk_matmul.h"
 #include "../tosa/ukernel_op.h"
 #include "ukernel_lower.h"
 
@@ -117,7 +119,8 @@ static int64_t rows(MlirType t) {
 /* The output is NHWC with channels last (a matmul's [b, M, N] is M pixels
  * of N channels); the input's last dimension is the conv's input channels.
  * Bands are of pixels, or for an f32 conv with more channels than pixels
- * of 32 channels (uk_abi.h).  A depthwise conv fused with its 1x1 conv
+ * of 32 channels (uk_abi.h), as a run-time-B matmul's always are (each
+ * band packs its own columns of B).  A depthwise conv fused with its 1x1 conv
  * (dwpw) and a whole block (pwdwpw) count the last 1x1 conv's outputs
  * times the input's channels, a lower bound of their work; a block has
  * bands of at least TC_PWDWPW_ROWS / 2 input rows: each band computes
@@ -128,8 +131,8 @@ static int64_t uk_work(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   int64_t outs = numel(mlirValueGetType(mlirOperationGetResult(uk, 0)));
   const int conv = strncmp(kind, "conv", 4) == 0, dwpw = strncmp(kind, "dwpw", 4) == 0;
-  const int block = strncmp(kind, "pwdwpw", 6) == 0;
-  return outs * (conv || dwpw || block ? last_dim(in) : 9);
+  const int block = strncmp(kind, "pwdwpw", 6) == 0, mm = strcmp(kind, TC_UK_MATMUL_F32) == 0;
+  return outs * (conv || dwpw || block || mm ? last_dim(in) : 9);
 }
 
 static int64_t useful_bands(MlirOperation uk, const char *kind) {
@@ -141,6 +144,7 @@ static int64_t useful_bands(MlirOperation uk, const char *kind) {
   const int conv = strncmp(kind, "conv", 4) == 0;
   const int block = strncmp(kind, "pwdwpw", 6) == 0;
   if (conv && strstr(kind, "f32") && chans > pixels) most = (chans + 31) / 32;
+  if (strcmp(kind, TC_UK_MATMUL_F32) == 0) most = (chans + 31) / 32;
   if (block) most = rows(in) / (TC_PWDWPW_ROWS / 2);
   int64_t n = uk_work(uk, kind) / UK_BAND_WORK;
   if (n > most) n = most;

@@ -1,5 +1,6 @@
 /* Matching an f32 chain (uk_match_f32.h): a float conv2d,
- * depthwise_conv2d or matmul with constant weights and zero points 0, and
+ * depthwise_conv2d or matmul with constant weights (a matmul's may come
+ * at run time) and zero points 0, and
  * the per-channel ops after it that the kernel applies as it stores
  * (uk_abi.h, "f32 kinds"): a multiply, an add, a clamp, each optional, in
  * that order.  The ONNX importer puts a transpose to NCHW between the conv
@@ -48,20 +49,23 @@ static int match_conv_f32(tc_uk_chain_t *c) {
   return 1;
 }
 
-/* matmul [1,M,K] x const [1,K,N]: a 1x1 conv over M pixels. */
+/* matmul [1,M,K] x [1,K,N]: a 1x1 conv over M pixels.  With B a
+ * constant, its weights are packed now (TINYML_UK_CONV_F32); otherwise
+ * the kernel packs B at run time (TINYML_UK_MATMUL_F32, uk_abi.h), which
+ * needs static shapes. */
 static int match_matmul_f32(tc_uk_chain_t *c) {
   MlirOperation op = c->conv;
   if (!tc_op_is(op, "tosa.matmul") || mlirOperationGetNumOperands(op) != 4) return 0;
   MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
   MlirValue y = mlirOperationGetResult(op, 0);
   c->weights = tc_uk_const_attr(w);
-  if (!tc_uk_is_f32(x) || !tc_uk_is_f32(w) || !tc_uk_is_f32(y) || mlirAttributeIsNull(c->weights) ||
+  if (!tc_uk_is_f32(x) || !tc_uk_is_f32(w) || !tc_uk_is_f32(y) ||
       !mlirAttributeIsNull(tc_uk_const_attr(x)) || tc_uk_dim(x, 0) != 1 || tc_uk_dim(w, 0) != 1 ||
       !const_f32_zero(mlirOperationGetOperand(op, 2)) ||
       !const_f32_zero(mlirOperationGetOperand(op, 3)))
     return 0;
   tinyml_uk_params_t *p = &c->p;
-  p->kind = TINYML_UK_CONV_F32;
+  p->kind = mlirAttributeIsNull(c->weights) ? TINYML_UK_MATMUL_F32 : TINYML_UK_CONV_F32;
   p->batch = p->ih = p->oh = 1;
   p->iw = p->ow = (int32_t)tc_uk_dim(x, 1);
   p->ic = (int32_t)tc_uk_dim(x, 2);
@@ -70,7 +74,8 @@ static int match_matmul_f32(tc_uk_chain_t *c) {
   c->w_transposed = 1;
   c->acc = y;
   c->chan_axis = 2;
-  return tc_uk_dim(w, 1) == p->ic && p->iw > 0 && p->ic > 0 && p->oc > 0;
+  return tc_uk_dim(w, 1) == p->ic && tc_uk_dim(y, 1) == p->iw && tc_uk_dim(y, 2) == p->oc &&
+         p->iw > 0 && p->ic > 0 && p->oc > 0;
 }
 
 /* A constant operand of a per-channel op on `like`: its shape is like's

@@ -18,6 +18,7 @@
 #include "../../common/status.h"
 #include "uk_match_f32.h"
 #include "uk_match_s8.h"
+#include "uk_matmul.h"
 #include "uk_pack.h"
 #include "uk_pool.h"
 #include "ukernel_op.h"
@@ -55,12 +56,20 @@ static int rewrite(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *target,
  * otherwise the result takes the last op's type (reshapes keep the
  * element order, so the bytes are the same). */
 static int rewrite_f32(MlirContext ctx, tc_uk_chain_t *c, const tinyml_allocator_t *a) {
-  MlirValue blob = tc_uk_blob_f32(ctx, c, a, c->conv);
+  const int mm = c->p.kind == TINYML_UK_MATMUL_F32;
+  MlirValue blob =
+      mm ? tc_uk_blob_matmul_f32(ctx, c, a, c->conv) : tc_uk_blob_f32(ctx, c, a, c->conv);
   if (mlirValueIsNull(blob)) return 0;
   MlirOperation typed = mlirOperationIsNull(c->transpose) ? c->last : c->conv;
   MlirType t = mlirValueGetType(mlirOperationGetResult(typed, 0));
-  const char *kind = c->p.kind == TINYML_UK_CONV_F32 ? "conv_f32" : "depthwise_f32";
+  const char *kind = mm                                 ? TC_UK_MATMUL_F32
+                     : c->p.kind == TINYML_UK_CONV_F32 ? "conv_f32"
+                                                       : "depthwise_f32";
   MlirOperation uk = make_uk(ctx, c, blob, t, kind);
+  if (mm) { /* B, which the kernel packs at run time, as its third operand */
+    MlirValue ops[3] = {mlirOperationGetOperand(uk, 0), blob, mlirOperationGetOperand(c->conv, 1)};
+    mlirOperationSetOperands(uk, 3, ops);
+  }
   for (int i = c->n_epi; i-- > 0;) tc_uk_take_loc(uk, c->epi[i]);
   tc_uk_take_loc(uk, c->conv);
   MlirValue result = mlirOperationGetResult(uk, 0);
