@@ -224,12 +224,13 @@ static void check_model(const char *path, unsigned min_split) {
 
 /* threads_mix.mlir splits 5 phases on x86-64, with and without AVX-512:
  * the add, the mul, the exp with the transpose, the reduction and the
- * matmul.  With AVX-512 its 96x160x72 matmul (k folds away, 72 columns
- * leave a strip of 8 outside the strip loop, whose packed panel is a
- * stack buffer written by one top-level loop and read by the next) must
- * still split its two full strips: distribute.c keeps only the remainder's
- * loops in one unsplit phase (it kept the whole dispatch on one thread,
- * 4 split phases).  Checked for the variant this CPU loads and for the
+ * matmul.  Its 96x160x72 matmul of two inputs is a microkernel call on
+ * x86-64 (tinyml_uk_matmul_f32), split into bands of 32 columns of B
+ * (3: 32, 32 and 8), one phase as before.  On the Linalg path (other
+ * targets) 72 columns leave a strip of 8 outside the strip loop, whose
+ * packed panel is a stack buffer written by one top-level loop and read
+ * by the next, and distribute.c keeps only the remainder's loops in one
+ * unsplit phase.  Checked for the variant this CPU loads and for the
  * AVX2 baseline; other targets' counts are not measured: at least 4. */
 static int check_mix_module(tinyml_blob_t *blob, const char *path) {
   tinyml_module_t *m = api_load_blob(blob);
