@@ -18,13 +18,13 @@ enum { MM_GROUP = 32 };
 /* Lays out the blob; returns its size, or 0 when a field would not fit. */
 static size_t layout(tc_uk_chain_t *c) {
   tinyml_uk_params_t *p = &c->p;
-  if (p->ic > (1 << 24) || p->oc > (1 << 20)) return 0;
+  if (p->ic > (1 << 23) || p->oc > (1 << 20)) return 0;
   p->version = TINYML_UK_VERSION;
   p->k = p->k_padded = p->ic;
   p->k_block = 1;
   p->oc_block = 16;
   p->oc_padded = round_up(p->oc, 8);
-  p->scratch_bytes = 4 * MM_GROUP * p->k; /* < 2^31: k <= 2^24 */
+  p->scratch_bytes = 4 * MM_GROUP * p->k; /* at most 2^30: k <= 2^23 */
   const int32_t chan = 4 * round_up(p->oc_padded, 16);
   int32_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 64);
   p->bias_off = off;
