@@ -4,13 +4,16 @@ fill_f32): a conv's multiply and add by per-channel constants become
 weights w * scale and a bias bias * scale + offset, and the kernels skip
 the identity scale and offset that are left.
 
-Finite BatchNorm: a 1x1 conv (the tile's store-only epilogue), a 3x3 one
-on Winograd (the scale goes into g), a depthwise conv with ReLU6 (its
-clamp-only epilogue) and a ResNet block's end (the residual add's
-identity path) must agree with the Linalg path within test_ukernels_f32's
-tolerance, AVX-512 and AVX2 bit for bit (its check_f32).  A bias left
-unscaled or an offset added twice is off by about |bias| or |offset|,
-far past it.
+Finite BatchNorm: a 1x1 conv (the AVX-512 tile's store-only epilogue),
+one with ReLU6 (its clamp-only one), a 3x3 one on Winograd (the scale
+goes into g), a depthwise conv with ReLU6 (its clamp-only epilogue) and a
+ResNet block's end without Winograd (the tile's residual identity path)
+must agree with the Linalg path within test_ukernels_f32's tolerance,
+AVX-512 and AVX2 bit for bit (its check_f32).  The ReLU6 cases' scales
+lie in [-8, 8], so that the upper bound clips.  A bias left unscaled or
+an offset added twice is off by about |bias| or |offset|, far past the
+tolerance; a clamp or residual lost on the AVX-512 identity paths makes
+its bits differ from AVX2's, whose epilogue has no such path.
 
 A non-finite scale must not be folded: with channel 0's scale +inf and a
 zero among its weights, TOSA gives sum * inf = +-inf where a folded
