@@ -5,6 +5,30 @@
  * vectors x 2 pixels. */
 #include "depthwise_f32.h"
 
+/* Whether x * sc + of is x on the lanes of m: scale 1, offset -0.0, as
+ * where BatchNorm was folded into the weights (uk_pack.c, fill_f32). */
+UK_INLINE int dw_identity(__m512 sc, __m512 of, __mmask16 m) {
+  return !(_mm512_mask_cmp_ps_mask(m, sc, _mm512_set1_ps(1.0f), _CMP_NEQ_UQ) |
+           _mm512_mask_cmpneq_epi32_mask(m, _mm512_castps_si512(of), _mm512_set1_epi32(INT32_MIN)));
+}
+
+/* The epilogue, less the scale and offset when `id` (a constant in each
+ * caller's variant, so that no test runs per vector): the clamp, 2 ops
+ * instead of fepi16_v's 4; the same bits, as x * 1 + -0.0 is x. */
+UK_INLINE __m512 dw_epi(__m512 a, __m512 sc, __m512 of, __m512 lo, __m512 hi, int id) {
+  return id ? _mm512_min_ps(hi, _mm512_max_ps(lo, a)) : fepi16_v(a, sc, of, 0, 0, lo, hi);
+}
+
+/* dw_block's stores (dw_epi). */
+UK_INLINE void dw_store(int np, int nv, int id, __m512 (*a)[4], const __m512 *sc,
+                        const __m512 *of, const __mmask16 *m, __m512 lo, __m512 hi, float *d,
+                        int32_t dstep) {
+  for (int i = 0; i < np; ++i)
+    for (int v = 0; v < nv; ++v)
+      _mm512_mask_storeu_ps(d + (size_t)i * dstep + 16 * v, m[v],
+                            dw_epi(a[i][v], sc[v], of[v], lo, hi, id));
+}
+
 /* Depthwise: np pixels (xstep floats apart) x nv vectors of 16 channels
  * from channel c0 (negative for the head of a shifted pixel, dw_head,
  * whose x and arrays' addresses then lie before their starts: UK_AT),
@@ -42,12 +66,12 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 first, __m
     sc[v] = _mm512_maskz_loadu_ps(m[v], scale + 16 * v);
     of[v] = _mm512_maskz_loadu_ps(m[v], offset + 16 * v);
   }
-  float *d = UK_AT(dst, c0);
-  for (int i = 0; i < np; ++i)
-    for (int v = 0; v < nv; ++v) {
-      __m512 r = fepi16_v(a[i][v], sc[v], of[v], 0, 0, lo, hi);
-      _mm512_mask_storeu_ps(d + (size_t)i * dstep + 16 * v, m[v], r);
-    }
+  int id = 1;
+  for (int v = 0; v < nv; ++v) id &= dw_identity(sc[v], of[v], m[v]);
+  if (id)
+    dw_store(np, nv, 1, a, sc, of, m, lo, hi, UK_AT(dst, c0), dstep);
+  else
+    dw_store(np, nv, 0, a, sc, of, m, lo, hi, UK_AT(dst, c0), dstep);
 }
 
 /* The channel the pixel's first 16-channel block starts at: 0, or when
@@ -105,6 +129,17 @@ __attribute__((noinline)) void ukf_dw_avx512(const ukf_ctx_t *c, int np, const f
     dw_all(c, 1, x, xstep, xo, wo, taps, dst);
 }
 
+/* dw_block3's stores (dw_epi): its np pixels, and the border ones when
+ * el, er. */
+UK_INLINE void dw_store3(int np, int el, int er, int id, __mmask16 m, const __m512 *a, __m512 bl,
+                         __m512 br, __m512 sc, __m512 of, __m512 lo, __m512 hi, float *d,
+                         int32_t dstep) {
+  for (int i = 0; i < np; ++i)
+    _mm512_mask_storeu_ps(d + (size_t)i * dstep, m, dw_epi(a[i], sc, of, lo, hi, id));
+  if (el) _mm512_mask_storeu_ps(d - dstep, m, dw_epi(bl, sc, of, lo, hi, id));
+  if (er) _mm512_mask_storeu_ps(d + (size_t)np * dstep, m, dw_epi(br, sc, of, lo, hi, id));
+}
+
 /* dw_block's one-vector case where the taps come in kernel rows of 3
  * whose input columns are xstep apart (xo[t + 1] == xo[t] + xstep: a
  * 3-wide window at stride 1, dil 1, or stride 2, dil 2 across): each of a row's np + 2 input vectors
@@ -141,10 +176,10 @@ UK_INLINE void dw_block3(const ukf_ctx_t *c, int np, int el, int er, __mmask16 m
   const __m512 sc = _mm512_maskz_loadu_ps(m, UK_AT(c->scale, c0));
   const __m512 of = _mm512_maskz_loadu_ps(m, UK_AT(c->offset, c0));
   float *d = UK_AT(dst, c0);
-  for (int i = 0; i < np; ++i)
-    _mm512_mask_storeu_ps(d + (size_t)i * dstep, m, fepi16_v(a[i], sc, of, 0, 0, lo, hi));
-  if (el) _mm512_mask_storeu_ps(d - dstep, m, fepi16_v(bl, sc, of, 0, 0, lo, hi));
-  if (er) _mm512_mask_storeu_ps(d + (size_t)np * dstep, m, fepi16_v(br, sc, of, 0, 0, lo, hi));
+  if (dw_identity(sc, of, m))
+    dw_store3(np, el, er, 1, m, a, bl, br, sc, of, lo, hi, d, dstep);
+  else
+    dw_store3(np, el, er, 0, m, a, bl, br, sc, of, lo, hi, d, dstep);
 }
 
 /* np pixels (DW_NP_MIN..DW_NP), all channels, 16 at a time: the chunk's

@@ -4,6 +4,7 @@
 #include "uk_pack.h"
 
 #include <mlir-c/BuiltinAttributes.h>
+#include <math.h>
 #include <string.h>
 
 #include "../../common/alloc.h"
@@ -286,22 +287,75 @@ static int64_t f32_w_at(const tinyml_uk_params_t *p, int64_t k, int64_t t, int32
   return k0 * ocp + o0 * kc + (t - k0) * width + (o - o0);
 }
 
+/* A folded weight (fill_f32): w * s, one rounding, when `s` is given;
+ * *finite stays 1 while every result is finite. */
+static float fold_w(float w, const float *s, int32_t o, int *finite) {
+  if (!s) return w;
+  w *= s[o];
+  *finite &= isfinite(w) != 0;
+  return w;
+}
+
 /* U, (m + 2)^2 matrices of ic taps, each packed as a conv's weights with
- * k = ic. */
-static void fill_wino(const tc_uk_chain_t *c, float *w) {
+ * k = ic.  The scale `s` (or none) goes into g, before the transform: U
+ * is then the transform of the same folded taps a direct conv would take,
+ * and its own rounding stays the only one after the fold's. */
+static int fill_wino(const tc_uk_chain_t *c, const float *s, float *w) {
   const tinyml_uk_params_t *p = &c->p;
   const int64_t plane = (int64_t)p->ic * p->oc_padded;
   const int nn = (p->wino_m + 2) * (p->wino_m + 2);
+  int finite = 1;
   for (int32_t o = 0; o < p->oc; ++o)
     for (int32_t i = 0; i < p->ic; ++i) {
       float g[9], u[36];
       for (int32_t t = 0; t < 9; ++t)
-        g[t] = tc_uk_f32_at(c->weights, ((int64_t)o * 9 + t) * p->ic + i);
+        g[t] = fold_w(tc_uk_f32_at(c->weights, ((int64_t)o * 9 + t) * p->ic + i), s, o, &finite);
       tc_wino_filter(g, p->wino_m, u);
       for (int xi = 0; xi < nn; ++xi) w[xi * plane + f32_w_at(p, p->ic, i, o)] = u[xi];
     }
+  return finite;
 }
 
+/* The weights, each times s[its channel] when `s` is given; returns
+ * whether every folded weight is finite. */
+static int fill_f32_weights(const tc_uk_chain_t *c, const float *s, float *w) {
+  const tinyml_uk_params_t *p = &c->p;
+  int finite = 1;
+  if (p->kind != TINYML_UK_CONV_F32) { /* depthwise: tap t of channel o at t * ic + o */
+    for (int32_t i = 0; i < p->k; ++i)
+      w[i] = fold_w(tc_uk_f32_at(c->weights, i), s, i % p->ic, &finite);
+    return finite;
+  }
+  if (p->wino_tiles) return fill_wino(c, s, w);
+  const int64_t k = p->k;
+  for (int32_t o = 0; o < p->oc; ++o)
+    for (int64_t t = 0; t < k; ++t)
+      w[f32_w_at(p, k, t, o)] = fold_w(
+          tc_uk_f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t), s, o, &finite);
+  return finite;
+}
+
+/* Whether every channel's scale and offset are finite, and each folded
+ * bias (bias * scale + offset, by fmaf: one rounding) too: then so is the
+ * chain's TOSA result up to the rounding the fold moves.  An inf or NaN
+ * scale stays in the epilogue, where TOSA applies it: with scale inf,
+ * weights {0, 1} and inputs {1, 1} give 1 * inf = inf, but folded, 0 * inf
+ * is a NaN weight and the sum NaN. */
+static int foldable(const tinyml_uk_params_t *p, const float *bias, const float *scale,
+                    const float *offset) {
+  for (int32_t o = 0; o < p->oc; ++o)
+    if (!isfinite(scale[o]) || !isfinite(offset[o]) ||
+        !isfinite(fmaf(bias[o], scale[o], offset[o])))
+      return 0;
+  return 1;
+}
+
+/* BatchNorm's scale and offset folded into the weights and the bias, as
+ * onnxruntime's ConvBNFusion does: (x . w + b) * s + f becomes x . (w * s)
+ * + (b * s + f), and the blob's scale 1 and offset -0.0 let the kernels
+ * skip both (x * 1 + -0.0 is x).  Only when every value stays finite
+ * (foldable, fill_f32_weights); else the weights are packed again as
+ * they are. */
 static void fill_f32(const tc_uk_chain_t *c, uint8_t *blob) {
   const tinyml_uk_params_t *p = &c->p;
   float *bias = (float *)(void *)(blob + p->bias_off);
@@ -318,19 +372,16 @@ static void fill_f32(const tc_uk_chain_t *c, uint8_t *blob) {
     scale[o] = in && ns ? tc_uk_f32_at(c->scale, ns == 1 ? 0 : o) : 1.0f;
     offset[o] = in && no ? tc_uk_f32_at(c->offset, no == 1 ? 0 : o) : -0.0f;
   }
-  if (p->kind != TINYML_UK_CONV_F32) {
-    for (int32_t i = 0; i < p->k; ++i) w[i] = tc_uk_f32_at(c->weights, i);
-    return;
+  int fold = (ns || no) && foldable(p, bias, scale, offset);
+  if (!fill_f32_weights(c, fold ? scale : NULL, w)) {
+    fold = 0;
+    fill_f32_weights(c, NULL, w);
   }
-  const int64_t k = p->k;
-  if (p->wino_tiles) {
-    fill_wino(c, w);
-    return;
+  for (int32_t o = 0; fold && o < p->oc; ++o) {
+    bias[o] = fmaf(bias[o], scale[o], offset[o]);
+    scale[o] = 1.0f;
+    offset[o] = -0.0f;
   }
-  for (int32_t o = 0; o < p->oc; ++o)
-    for (int64_t t = 0; t < k; ++t)
-      w[f32_w_at(p, k, t, o)] =
-          tc_uk_f32_at(c->weights, c->w_transposed ? t * p->oc + o : o * k + t);
 }
 
 MlirValue tc_uk_blob_f32(MlirContext ctx, tc_uk_chain_t *c, const tinyml_allocator_t *a,
