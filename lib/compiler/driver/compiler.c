@@ -81,6 +81,11 @@ static tinyml_status_t import_and_partition(session_t *s, const void *model,
   if (!st)
     st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), "builtin.module(canonicalize)",
                          &s->diag, s->a, "canonicalizing TOSA");
+  /* The canonicaliser just dropped the dead ops after any dead kernel;
+   * erasing one may leave its producers, another kernel among them, dead. */
+  while (!st && s->target.ukernels && tc_uk_erase_dead(m))
+    st = tc_run_pipeline(s->ctx, mlirModuleGetOperation(m), "builtin.module(canonicalize)",
+                         &s->diag, s->a, "canonicalizing TOSA");
   if (!st) tc_layout_sink(m);
   /* The residual adds meet their conv in NHWC only now, and only once the
    * canonicaliser has dropped the transposes the sink left unused.  Other

@@ -84,6 +84,29 @@ unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind
   return n;
 }
 
+unsigned tc_uk_erase_dead(MlirModule m) {
+  unsigned n = 0;
+  for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
+       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
+    if (!tc_op_is(f, "func.func")) continue;
+    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+    if (mlirBlockIsNull(b)) continue;
+    /* Start over after each: a kernel that fed only the erased one is
+     * dead now, and may sit before it. */
+    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
+      if (tc_op_is(op, TC_UKERNEL_OP) &&
+          mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0)))) {
+        mlirOperationDestroy(op);
+        ++n;
+        op = mlirBlockGetFirstOperation(b);
+      } else {
+        op = mlirOperationGetNextInBlock(op);
+      }
+    }
+  }
+  return n;
+}
+
 MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
                            int64_t scratch, MlirOperation before, const tinyml_allocator_t *al) {
   MlirValue none = {NULL};

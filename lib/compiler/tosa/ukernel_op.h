@@ -64,6 +64,15 @@ typedef int (*tc_uk_fuse_fn)(const tc_uk_pass_t *pass, MlirOperation op);
 unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
                         const char *kind2, tc_uk_fuse_fn fuse);
 
+/* Erases every TC_UKERNEL_OP at the top level of each function whose
+ * result nothing uses, and returns how many.  The op is unregistered, so
+ * the canonicaliser keeps it as if it had side effects, and a kernel with
+ * no output has nothing to lower to (ukernel_lower.c).  Importers make
+ * such ops: a QDQ ONNX model's Gemm leaves a dequantized float matmul
+ * beside the int8 conv that computes the result.  Their operands' own
+ * producers go at the next canonicalisation. */
+unsigned tc_uk_erase_dead(MlirModule m);
+
 /* Blob `da` retagged (kind, scratch_bytes, next_off), then blob `ca` at
  * a 64-byte boundary, as a constant before `before`; null when too large
  * or out of memory. */
