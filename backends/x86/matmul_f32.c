@@ -37,8 +37,8 @@ UK_INLINE void mm_row(const float *src, float *dst, int32_t n, int32_t w) {
  * chunk, then panel of 16 (the last 8 wide where ocp says so), then tap.
  * Rows are ldb floats apart (2 KB for N = 512), two lines a row in a 4 KB
  * page, which the hardware prefetchers do not follow: each row fetches
- * the one MM_AHEAD rows on (the 512^3 matmul's packs, about 7% of its
- * time, ran 1-1.5% faster overall). */
+ * the one MM_AHEAD rows on (the 512^3 matmul's packs, 3-7% of its
+ * time by two measures in docs/PERF.md, ran 1-1.5% faster overall). */
 static void mm_pack(const float *b, int32_t k, int32_t ldb, int32_t o0, int32_t n, int32_t ocp,
                     float *dst) {
   for (int32_t k0 = 0; k0 < k; k0 += KC) {
@@ -46,8 +46,9 @@ static void mm_pack(const float *b, int32_t k, int32_t ldb, int32_t o0, int32_t 
     for (int32_t j = 0; j < ocp; j += 16) {
       const int32_t w = ocp - j < 16 ? ocp - j : 16, valid = n - j < w ? n - j : w;
       float *d = dst + (size_t)k0 * ocp + (size_t)j * kc;
-      const float *s = b + (size_t)k0 * ldb + o0 + j;
-      for (int32_t t = 0; t < kc; ++t, d += w, s += ldb) {
+      const float *s0 = b + (size_t)k0 * ldb + o0 + j;
+      for (int32_t t = 0; t < kc; ++t, d += w) {
+        const float *s = s0 + (size_t)t * ldb; /* never past B's last row */
         _mm_prefetch((const char *)UK_AT(s, (ptrdiff_t)MM_AHEAD * ldb), _MM_HINT_T0);
         _mm_prefetch((const char *)UK_AT(s, (ptrdiff_t)MM_AHEAD * ldb + 15), _MM_HINT_T0);
         mm_row(s, d, valid, w);

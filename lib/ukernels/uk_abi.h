@@ -23,8 +23,12 @@
  * per-channel ops after it, each optional but in this order: a multiply,
  * an add (BatchNorm as the ONNX importer writes it, or a matmul's bias) and
  * a clamp (ReLU, ReLU6).  The kernel sums bias + x * w with FMAs, then
- * rounds the multiply, the add and the clamp one at a time as TOSA does,
- * so results differ from the Linalg path only by the order of summation.
+ * rounds the multiply, the add and the clamp one at a time as TOSA does.
+ * Where every value stays finite, the compiler folds the multiply and the
+ * add into the weights and the bias as it packs them (uk_pack.c,
+ * fill_f32: w * s, fmaf(b, s, f)), as onnxruntime's ConvBNFusion does;
+ * then scale is 1 and offset -0.0, and results differ from the Linalg
+ * path by where those two round and by the order of summation.
  * The f32 max pool kind (lib/compiler/tosa/uk_pool.c) replaces a float
  * tosa.max_pool2d, bit for bit. */
 #ifndef TINYML_UKERNELS_UK_ABI_H
@@ -117,8 +121,9 @@ typedef struct tinyml_uk_params {
  * - act_min, act_max: the bits of the float clamp bounds (-inf and +inf
  *   when there is no clamp);
  * - bias_off, mult_off, shift_off: float bias[], scale[] (the multiply; 1
- *   when none) and offset[] (the add; -0.0 when none, which adds exactly
- *   nothing), each round_up(oc_padded, 16) long; in_zp, out_zp, round_off
+ *   when none or folded into the weights) and offset[] (the add; -0.0 when
+ *   none or folded into the bias, which adds exactly nothing), each
+ *   round_up(oc_padded, 16) long; in_zp, out_zp, round_off
  *   and chan_off are 0;
  * - conv: k_padded = k, k_block = 1, oc_block = 16, oc_padded =
  *   round_up(oc, 8); weights_off holds float panels of 16 channels (the

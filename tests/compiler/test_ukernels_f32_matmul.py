@@ -14,9 +14,10 @@ in.  The kernel modules also run on 3 threads (workgroups take bands of
 32 columns of B, each packing its own) and must give the same bits.  The
 shapes cover K over one tap chunk of 512 (two and three chunks), N that
 is no multiple of 32 or 16 (a last panel 8 wide, a last group of 11
-columns), few rows, and an add and a clamp after the matmul, which the
+columns), few taps, and an add and a clamp after the matmul, which the
 kernel applies.  A batch-2 matmul must keep the Linalg path (the kernel
-takes batch 1).  The AVX-512 modules run only where the CPU has AVX-512.
+takes batch 1), and so must one of fewer than 384 rows (MIN_ROWS).
+The AVX-512 modules run only where the CPU has AVX-512.
 
 usage: test_ukernels_f32_matmul.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
 """
@@ -28,6 +29,8 @@ import sys
 
 from uk_common import AVX512, const, host_avx512, kernel_symbols, run
 
+# uk_match_f32.c's MM_MIN_ROWS: fewer rows of A keep the Linalg path.
+MIN_ROWS = 384
 BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"), ("linalg", "+fma", None)]
 
 
@@ -58,14 +61,15 @@ def case(rng, name, batch, m, k, n, bias_relu=False):
 def cases(rng):
     return [
         # three tap chunks (512 + 512 + 76); groups of 32, the last of 11
-        # columns in one 16-wide panel; 37 rows: tiles of 12 and 13 pixels
-        case(rng, "mm_k1100_n203", 1, 37, 1100, 203),
+        # columns in one 16-wide panel; 384 rows (MIN_ROWS), tiles of 12
+        case(rng, "mm_k1100_n43", 1, 384, 1100, 43),
         # two chunks (512 + 8); 40 columns: a group of 16 + 16, then one
         # of an 8-wide panel; the add and the clamp in the kernel
-        case(rng, "mm_k520_n40_bias_relu", 1, 13, 520, 40, bias_relu=True),
-        # a single row, a single tap, fewer columns than a panel
-        case(rng, "mm_m1_k1_n3", 1, 1, 1, 3),
-        case(rng, "mm_m5_k7_n24", 1, 5, 7, 24),
+        case(rng, "mm_k520_n40_bias_relu", 1, 400, 520, 40, bias_relu=True),
+        # a single tap, fewer columns than a panel; 390 rows: tiles of
+        # fewer than 12 at the end
+        case(rng, "mm_m385_k1_n3", 1, 385, 1, 3),
+        case(rng, "mm_m390_k7_n24", 1, 390, 7, 24),
     ]
 
 
@@ -94,11 +98,11 @@ def write_floats(path, values):
         f.write(struct.pack(f"<{len(values)}f", *values))
 
 
-def check_symbols(syms, isa, batch):
-    if isa is None or batch != 1:
+def check_symbols(syms, isa, batch, m):
+    if isa is None or batch != 1 or m < MIN_ROWS:
         if "tinyml_uk_" in syms:
-            raise RuntimeError(f"{'+fma' if isa is None else 'batch 2'} still uses a "
-                               f"microkernel:\n{syms}")
+            why = "+fma" if isa is None else "batch 2" if batch != 1 else f"{m} rows"
+            raise RuntimeError(f"{why} still uses a microkernel:\n{syms}")
         return
     other = "avx2" if isa == "avx512" else "avx512"
     if ("tinyml_uk_matmul_f32" not in syms or f"ukf_tile_{isa}" not in syms or
@@ -119,7 +123,7 @@ def check(exes, work, c, rng, have_avx512):
     outs = {}
     for tag, features, isa in BUILDS:
         extra = ["--features", features]
-        check_symbols(kernel_symbols(compile_exe, nm, src, work, extra), isa, batch)
+        check_symbols(kernel_symbols(compile_exe, nm, src, work, extra), isa, batch, m)
         if tag == "avx512" and not have_avx512:
             continue
         mod = os.path.join(work, f"{name}.{tag}.tmlm")
@@ -152,7 +156,8 @@ def main():
     have_avx512, _ = host_avx512()
     rng = random.Random(27)
     failures = 0
-    for c in cases(rng) + [case(rng, "mm_batch2_linalg", 2, 6, 20, 40)]:
+    for c in cases(rng) + [case(rng, "mm_batch2_linalg", 2, 6, 20, 40),
+                           case(rng, "mm_m383_linalg", 1, 383, 20, 40)]:
         try:
             check((compile_exe, run_exe, nm), work, c, rng, have_avx512)
             print(f"PASS {c[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))

@@ -49,16 +49,24 @@ static int match_conv_f32(tc_uk_chain_t *c) {
   return 1;
 }
 
+/* The fewest rows of A for which a run-time B goes to the kernel: its
+ * pack reads and writes all of B once a call, which the tile repays only
+ * over enough rows.  K = N = 512, `taskset -c 1 tinyml-run --bench`
+ * against the Linalg path: M 1-128 0.6-40% slower, 256 level, 384 1-4%
+ * faster, 512 5%, 1024 20% (docs/PERF.md, "The 512^3 matmul on Intel"). */
+enum { MM_MIN_ROWS = 384 };
+
 /* matmul [1,M,K] x [1,K,N]: a 1x1 conv over M pixels.  With B a
  * constant, its weights are packed now (TINYML_UK_CONV_F32); otherwise
  * the kernel packs B at run time (TINYML_UK_MATMUL_F32, uk_abi.h), which
- * needs static shapes. */
+ * needs static shapes and MM_MIN_ROWS rows. */
 static int match_matmul_f32(tc_uk_chain_t *c) {
   MlirOperation op = c->conv;
   if (!tc_op_is(op, "tosa.matmul") || mlirOperationGetNumOperands(op) != 4) return 0;
   MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1);
   MlirValue y = mlirOperationGetResult(op, 0);
   c->weights = tc_uk_const_attr(w);
+  if (mlirAttributeIsNull(c->weights) && tc_uk_dim(x, 1) < MM_MIN_ROWS) return 0;
   if (!tc_uk_is_f32(x) || !tc_uk_is_f32(w) || !tc_uk_is_f32(y) ||
       !mlirAttributeIsNull(tc_uk_const_attr(x)) || tc_uk_dim(x, 0) != 1 || tc_uk_dim(w, 0) != 1 ||
       !const_f32_zero(mlirOperationGetOperand(op, 2)) ||

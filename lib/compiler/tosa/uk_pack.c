@@ -311,7 +311,12 @@ static int fill_wino(const tc_uk_chain_t *c, const float *s, float *w) {
       for (int32_t t = 0; t < 9; ++t)
         g[t] = fold_w(tc_uk_f32_at(c->weights, ((int64_t)o * 9 + t) * p->ic + i), s, o, &finite);
       tc_wino_filter(g, p->wino_m, u);
-      for (int xi = 0; xi < nn; ++xi) w[xi * plane + f32_w_at(p, p->ic, i, o)] = u[xi];
+      for (int xi = 0; xi < nn; ++xi) {
+        /* F(2x2)'s U reaches 2.25x its largest tap: finite folded taps
+         * may still overflow. */
+        finite &= isfinite(u[xi]) != 0;
+        w[xi * plane + f32_w_at(p, p->ic, i, o)] = u[xi];
+      }
     }
   return finite;
 }
