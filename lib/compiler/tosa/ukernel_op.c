@@ -63,17 +63,20 @@ int tc_uk_kind_is(MlirOperation op, const char *kind) {
          mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str(kind));
 }
 
-unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
-                        const char *kind2, tc_uk_fuse_fn fuse) {
+/* Calls `visit` on each function's top-level ops in order, and starts
+ * the function over after each op it changed: a change may erase ops
+ * around the visited one, or make one before it matter.  Returns the
+ * changes. */
+typedef int (*top_op_fn)(MlirOperation op, void *arg);
+static unsigned walk_top_ops(MlirModule m, top_op_fn visit, void *arg) {
   unsigned n = 0;
   for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
        !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
     if (!tc_op_is(f, "func.func")) continue;
     MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
     if (mlirBlockIsNull(b)) continue;
-    /* A fusion erases ops around `op`: start over after each. */
     for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
-      if ((tc_uk_kind_is(op, kind) || (kind2 && tc_uk_kind_is(op, kind2))) && fuse(pass, op)) {
+      if (visit(op, arg)) {
         ++n;
         op = mlirBlockGetFirstOperation(b);
       } else {
@@ -84,28 +87,37 @@ unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind
   return n;
 }
 
-unsigned tc_uk_erase_dead(MlirModule m) {
-  unsigned n = 0;
-  for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
-       !mlirOperationIsNull(f); f = mlirOperationGetNextInBlock(f)) {
-    if (!tc_op_is(f, "func.func")) continue;
-    MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
-    if (mlirBlockIsNull(b)) continue;
-    /* Start over after each: a kernel that fed only the erased one is
-     * dead now, and may sit before it. */
-    for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);) {
-      if (tc_op_is(op, TC_UKERNEL_OP) &&
-          mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0)))) {
-        mlirOperationDestroy(op);
-        ++n;
-        op = mlirBlockGetFirstOperation(b);
-      } else {
-        op = mlirOperationGetNextInBlock(op);
-      }
-    }
-  }
-  return n;
+typedef struct fuse_walk {
+  const tc_uk_pass_t *pass;
+  const char *kind, *kind2;
+  tc_uk_fuse_fn fuse;
+} fuse_walk_t;
+
+/* A fusion erases ops around `op`. */
+static int fuse_one(MlirOperation op, void *arg) {
+  const fuse_walk_t *w = arg;
+  return (tc_uk_kind_is(op, w->kind) || (w->kind2 && tc_uk_kind_is(op, w->kind2))) &&
+         w->fuse(w->pass, op);
 }
+
+unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
+                        const char *kind2, tc_uk_fuse_fn fuse) {
+  fuse_walk_t w = {pass, kind, kind2, fuse};
+  return walk_top_ops(m, fuse_one, &w);
+}
+
+/* A kernel that fed only the erased one is dead now, and may sit before
+ * it. */
+static int erase_if_dead(MlirOperation op, void *arg) {
+  (void)arg;
+  if (!tc_op_is(op, TC_UKERNEL_OP) ||
+      !mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, 0))))
+    return 0;
+  mlirOperationDestroy(op);
+  return 1;
+}
+
+unsigned tc_uk_erase_dead(MlirModule m) { return walk_top_ops(m, erase_if_dead, NULL); }
 
 MlirValue tc_uk_fused_blob(MlirContext ctx, MlirAttribute da, MlirAttribute ca, int32_t kind,
                            int64_t scratch, MlirOperation before, const tinyml_allocator_t *al) {
