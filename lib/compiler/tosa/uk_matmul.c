@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../common/alloc.h"
+#include "uk_pack.h"
 #include "uk_read.h"
 #include "ukernel_op.h"
 
@@ -25,13 +26,7 @@ static size_t layout(tc_uk_chain_t *c) {
   p->oc_block = 16;
   p->oc_padded = round_up(p->oc, 8);
   p->scratch_bytes = 4 * MM_GROUP * p->k; /* at most 2^30: k <= 2^23 */
-  const int32_t chan = 4 * round_up(p->oc_padded, 16);
-  int32_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 64);
-  p->bias_off = off;
-  p->mult_off = off += chan;
-  p->shift_off = off += chan;
-  p->weights_off = round_up(off + chan, 64);
-  p->round_off = p->chan_off = 0;
+  p->weights_off = tc_uk_f32_chan_layout(p);
   memcpy(&p->act_min, &c->lo, 4);
   memcpy(&p->act_max, &c->hi, 4);
   return (size_t)p->weights_off;

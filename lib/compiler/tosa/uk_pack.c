@@ -228,6 +228,16 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *t,
   return tc_uk_blob_const(ctx, blob, size, a, before);
 }
 
+int32_t tc_uk_f32_chan_layout(tinyml_uk_params_t *p) {
+  const int32_t chan = 4 * round_up(p->oc_padded, 16);
+  int32_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 64);
+  p->bias_off = off;
+  p->mult_off = off += chan;
+  p->shift_off = off += chan;
+  p->round_off = p->chan_off = 0;
+  return round_up(off + chan, 64);
+}
+
 enum { F32_MB = TINYML_UK_F32_BLOCK }; /* pixels per im2col block */
 
 /* Lays out an f32 blob (uk_abi.h, "f32 kinds"); returns its size, or 0. */
@@ -265,14 +275,7 @@ static size_t layout_f32(tc_uk_chain_t *c) {
     p->oc_block = 1;
     p->oc_padded = p->oc;
   }
-  int64_t chan = (int64_t)round_up(p->oc_padded, 16) * 4;
-  int64_t off = round_up((int32_t)sizeof(tinyml_uk_params_t), 64);
-  p->bias_off = (int32_t)off;
-  p->mult_off = (int32_t)(off += chan);
-  p->shift_off = (int32_t)(off += chan);
-  off += chan;
-  p->weights_off = (int32_t)((off + 63) / 64 * 64);
-  p->round_off = p->chan_off = 0;
+  p->weights_off = tc_uk_f32_chan_layout(p);
   memcpy(&p->act_min, &c->lo, 4);
   memcpy(&p->act_max, &c->hi, 4);
   int64_t total = p->weights_off + 4 * wfloats;

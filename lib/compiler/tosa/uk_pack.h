@@ -17,4 +17,12 @@ MlirValue tc_uk_blob_s8(MlirContext ctx, tc_uk_chain_t *c, const tc_target_t *ta
 MlirValue tc_uk_blob_f32(MlirContext ctx, tc_uk_chain_t *c, const tinyml_allocator_t *a,
                          MlirOperation before);
 
+/* Places an f32 blob's per-channel arrays (uk_abi.h, "f32 kinds"): bias,
+ * scale and offset, round_up(oc_padded, 16) floats each, one after the
+ * other from the first 64-aligned byte after the header; sets p's
+ * bias_off, mult_off and shift_off (round_off and chan_off: 0) and
+ * returns the first 64-aligned byte after them, where the weights go.
+ * p->oc_padded must be at most 2^20 + 16. */
+int32_t tc_uk_f32_chan_layout(tinyml_uk_params_t *p);
+
 #endif
