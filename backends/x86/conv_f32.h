@@ -109,13 +109,15 @@ UK_INLINE int fband_channels(const tinyml_uk_params_t *p, int64_t w_floats) {
   return p->oc > p->batch * p->oh * p->ow && w_floats >= BAND_W_FLOATS;
 }
 
-/* Workgroup wg's 32-channel band [*o_lo, *o_hi); returns whether it has any. */
+/* Workgroup wg's band of channel groups [*o_lo, *o_hi) (uk_abi.h,
+ * TINYML_UK_F32_GROUP); returns whether it has any. */
 UK_INLINE int fchannel_band(const tinyml_uk_params_t *p, int32_t wg, int32_t count,
                             int32_t *o_lo, int32_t *o_hi) {
+  const int32_t g = TINYML_UK_F32_GROUP;
   int32_t a, b;
-  uk_split((p->oc_padded + 31) / 32, wg, count, &a, &b);
-  *o_lo = a * 32;
-  *o_hi = b * 32 < p->oc_padded ? b * 32 : p->oc_padded;
+  uk_split((p->oc_padded + g - 1) / g, wg, count, &a, &b);
+  *o_lo = a * g;
+  *o_hi = b * g < p->oc_padded ? b * g : p->oc_padded;
   return a < b;
 }
 

@@ -4,10 +4,10 @@
  *
  * A matmul [1, M, K] x [1, K, N] is a 1x1 conv over M pixels whose
  * weights are B, but B is only known now, so each workgroup packs it
- * here, 32 columns at a time (a group: one AVX-512 tile's two panels, two
- * AVX2 tiles), into its scratch in the layout the tiles read (uk_abi.h,
- * "f32 kinds", for a conv of those 32 channels), then runs every row of A
- * through the group.  Workgroups take bands of groups (fchannel_band), so
+ * here, TINYML_UK_F32_GROUP (32) columns at a time (a group: one AVX-512
+ * tile's two panels, two AVX2 tiles), into its scratch in the layout the
+ * tiles read (uk_abi.h, "f32 kinds", for a conv of those 32 channels),
+ * then runs every row of A through the group.  Workgroups take bands of groups (fchannel_band), so
  * each packs only its own columns and none waits for another.  A group's
  * K x 32 packed floats (64 KB for K = 512) stay in L2 while A's rows pass
  * under them.
@@ -18,7 +18,7 @@
  * the ISA's tile. */
 #include "conv_f32.h"
 
-enum { MM_GROUP = 32, MM_AHEAD = 16 };
+enum { MM_AHEAD = 16 };
 
 /* One panel row: n of B's floats, then zeros up to w (the panel's width). */
 UK_INLINE void mm_row(const float *src, float *dst, int32_t n, int32_t w) {
@@ -58,7 +58,7 @@ static void mm_pack(const float *b, int32_t k, int32_t ldb, int32_t o0, int32_t 
 }
 
 /* in: A [M][K]; b: B [K][N]; out: [M][N].  Workgroup wg of count packs
- * and computes its band of 32-column groups (uk_abi.h, workgroups). */
+ * and computes its band of column groups (uk_abi.h, workgroups). */
 void tinyml_uk_matmul_f32(const float *in, const void *blob, float *out, void *scratch,
                           int32_t wg, int32_t count, const float *b) {
   const ukf_ctx_t c = ukf_ctx(blob);
@@ -67,12 +67,13 @@ void tinyml_uk_matmul_f32(const float *in, const void *blob, float *out, void *s
   if (!fchannel_band(p, wg, count, &o_lo, &o_hi)) return;
   float *w = (float *)uk_scratch(scratch, p, wg);
   const int32_t m = p->batch * p->oh * p->ow, k = p->k, n = p->oc;
-  for (int32_t g = o_lo; g < o_hi; g += MM_GROUP) {
+  const int32_t width = TINYML_UK_F32_GROUP;
+  for (int32_t g = o_lo; g < o_hi; g += width) {
     /* The group as a conv of its own channels: the tiles find its
      * weights, bias and epilogue from channel 0. */
     tinyml_uk_params_t q = *p;
-    q.oc = n - g < MM_GROUP ? n - g : MM_GROUP;
-    q.oc_padded = p->oc_padded - g < MM_GROUP ? p->oc_padded - g : MM_GROUP;
+    q.oc = n - g < width ? n - g : width;
+    q.oc_padded = p->oc_padded - g < width ? p->oc_padded - g : width;
     mm_pack(b, k, n, g, q.oc, q.oc_padded, w);
     ukf_ctx_t d = c;
     d.p = &q;

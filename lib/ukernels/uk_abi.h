@@ -46,7 +46,8 @@
  * flattened; total = batch * oh * ow): [lo(wg), lo(wg + 1)) with
  * lo(w) = w * (total / count) + min(w, total % count) (uk_band); an f32
  * conv with more output channels than pixels bands its channels instead,
- * in groups of 32 (total = ceil(oc_padded / 32)), on every pixel, so that
+ * in groups of TINYML_UK_F32_GROUP (total = ceil(oc_padded /
+ * TINYML_UK_F32_GROUP)), on every pixel, so that
  * each band reads only its part of the weights.  Calls for
  * wg = 0..count-1 may run on different threads and together write every
  * output once; wg >= count writes nothing.  Each output element is computed
@@ -200,9 +201,10 @@ typedef struct tinyml_uk_params {
  * for a conv: the blob is a conv's header (kind TINYML_UK_MATMUL_F32,
  * batch = ih = oh = 1, iw = ow = M, ic = k = K, oc = N, 1x1 window) and
  * its bias, scale and offset, with no weights (weights_off is the blob's
- * end).  Workgroups take bands of 32-column groups of B (total = ceil(
- * oc_padded / 32), as an f32 conv's channel bands) on every row of A;
- * scratch_bytes = 4 * K * 32: one group of B at a time, packed there at
+ * end).  Workgroups take bands of TINYML_UK_F32_GROUP-column groups of
+ * B (total = ceil(oc_padded / TINYML_UK_F32_GROUP), as an f32 conv's
+ * channel bands) on every row of A; scratch_bytes = 4 * K *
+ * TINYML_UK_F32_GROUP: one group of B at a time, packed there at
  * run time as a conv's weights with oc_padded = the group's padded width
  * (backends/x86/matmul_f32.c).  Each output is the bias, then the FMAs in
  * k order with exact partial sums between tap chunks, whatever the band.
@@ -223,6 +225,14 @@ enum { TINYML_UK_F32_KC = 512 };
 static inline int32_t tinyml_uk_f32_chunk(int32_t k, int32_t k0) {
   return k - k0 < TINYML_UK_F32_KC ? k - k0 : TINYML_UK_F32_KC;
 }
+
+/* Channels per group of an f32 conv's channel bands, and columns of B per
+ * group of the run-time-B matmul (workgroups above): a workgroup takes
+ * whole groups, the last one cut at oc_padded.  The compiler counts a
+ * call's useful bands and sizes the matmul's scratch by it, and the
+ * kernels band by it, so all must agree.  32 is one AVX-512 register
+ * tile's two 16-channel panels (two AVX2 tiles). */
+enum { TINYML_UK_F32_GROUP = 32 };
 
 /* Whether conv `p` reads its input rows as its im2col columns (1x1,
  * stride 1, no padding); such a conv has no scratch of its own. */

@@ -119,9 +119,10 @@ static int64_t rows(MlirType t) {
 /* The output is NHWC with channels last (a matmul's [b, M, N] is M pixels
  * of N channels); the input's last dimension is the conv's input channels.
  * Bands are of pixels, or for an f32 conv with more channels than pixels
- * of 32 channels (uk_abi.h), as a run-time-B matmul's always are (each
- * band packs its own columns of B).  A depthwise conv fused with its 1x1 conv
- * (dwpw) and a whole block (pwdwpw) count the last 1x1 conv's outputs
+ * of TINYML_UK_F32_GROUP channels (uk_abi.h), as a run-time-B matmul's
+ * always are (each band packs its own columns of B).  A depthwise conv
+ * fused with its 1x1 conv (dwpw) and a whole block (pwdwpw) count the
+ * last 1x1 conv's outputs
  * times the input's channels, a lower bound of their work; a block has
  * bands of at least TC_PWDWPW_ROWS / 2 input rows: each band computes
  * again the expansion rows its first output row shares with the band
@@ -143,8 +144,9 @@ static int64_t useful_bands(MlirOperation uk, const char *kind) {
   int64_t pixels = outs / chans, most = pixels;
   const int conv = strncmp(kind, "conv", 4) == 0;
   const int block = strncmp(kind, "pwdwpw", 6) == 0;
-  if (conv && strstr(kind, "f32") && chans > pixels) most = (chans + 31) / 32;
-  if (strcmp(kind, TC_UK_MATMUL_F32) == 0) most = (chans + 31) / 32;
+  const int64_t groups = (chans + TINYML_UK_F32_GROUP - 1) / TINYML_UK_F32_GROUP;
+  if (conv && strstr(kind, "f32") && chans > pixels) most = groups;
+  if (strcmp(kind, TC_UK_MATMUL_F32) == 0) most = groups;
   if (block) most = rows(in) / (TC_PWDWPW_ROWS / 2);
   int64_t n = uk_work(uk, kind) / UK_BAND_WORK;
   if (n > most) n = most;

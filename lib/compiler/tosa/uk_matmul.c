@@ -1,7 +1,7 @@
 /* The blob of an f32 matmul whose B comes at run time (uk_matmul.h): a
  * 1x1 conv's header and per-channel arrays (uk_abi.h, "f32 kinds"), but
- * no weights, which the kernel packs from B into its scratch, 32 columns
- * at a time (backends/x86/matmul_f32.c). */
+ * no weights, which the kernel packs from B into its scratch,
+ * TINYML_UK_F32_GROUP columns at a time (backends/x86/matmul_f32.c). */
 #include "uk_matmul.h"
 
 #include <string.h>
@@ -13,9 +13,6 @@
 
 static int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
-/* Columns of B a workgroup packs at a time (the kernel's group). */
-enum { MM_GROUP = 32 };
-
 /* Lays out the blob; returns its size, or 0 when a field would not fit. */
 static size_t layout(tc_uk_chain_t *c) {
   tinyml_uk_params_t *p = &c->p;
@@ -25,7 +22,7 @@ static size_t layout(tc_uk_chain_t *c) {
   p->k_block = 1;
   p->oc_block = 16;
   p->oc_padded = round_up(p->oc, 8);
-  p->scratch_bytes = 4 * MM_GROUP * p->k; /* at most 2^30: k <= 2^23 */
+  p->scratch_bytes = 4 * TINYML_UK_F32_GROUP * p->k; /* at most 2^30: k <= 2^23 */
   p->weights_off = tc_uk_f32_chan_layout(p);
   memcpy(&p->act_min, &c->lo, 4);
   memcpy(&p->act_max, &c->hi, 4);
