@@ -39,18 +39,6 @@ typedef struct ftile_w {
   ptrdiff_t anext; /* floats from the first panel's row t to line t of the next tile's taps */
 } ftile_w_t;
 
-/* Whether a tile's scale and offset change nothing on its `valid`
- * lanes: x * 1 and x + -0.0 are x (SqueezeNet-1.1 has no BatchNorm). */
-UK_INLINE int ftile_identity(int nv, const __m512 *sc, const __m512 *of, const __mmask16 *m) {
-  __mmask16 moves = 0;
-  for (int v = 0; v < nv; ++v) {
-    moves |= _mm512_mask_cmp_ps_mask(m[v], sc[v], _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
-    moves |= _mm512_mask_cmpneq_epi32_mask(m[v], _mm512_castps_si512(of[v]),
-                                           _mm512_set1_epi32(INT32_MIN));
-  }
-  return moves == 0;
-}
-
 /* What each tap prefetches besides its panels' rows `ahead` (ftile_w_t)
  * into L1: nothing more (FPF_NEXT), also a line of the next tile's rows
  * (FPF_ROWS, rows_ahead), or the same rows into L2 only (FPF_L2: convs of
@@ -125,7 +113,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
    * and branches a tile. */
   const float *res = last ? c->res : 0;
   const float *const out0 = c->out0;
-  if (res && ftile_identity(nv, sc, of, m)) { /* fepi16_v less the identity's 2 ops */
+  if (res && fepi16_identity(nv, sc, of, m)) { /* fepi16_v less the identity's 2 ops */
 #pragma GCC unroll 12
     for (int i = 0; i < np; ++i)
       for (int v = 0; v < nv; ++v) {
@@ -153,7 +141,7 @@ UK_INLINE void ftile(const ukf_ctx_t *c, int np, int nv, const float *a, int32_t
    * interleaves its ops vector by vector: done step by step over all the
    * accumulators, MobileNetV2 ran 1% slower. */
   const int hi_inf = !(c->hi < __builtin_inff()), lo_inf = !(c->lo > -__builtin_inff());
-  const int identity = last && ftile_identity(nv, sc, of, m);
+  const int identity = last && fepi16_identity(nv, sc, of, m);
   /* With BatchNorm folded into the weights (uk_pack.c, fill_f32) most
    * tiles are identities: ReLU6 keeps its clamp (2 ops), a projection
    * stores (0 ops), a ReLU its max (1 op). */

@@ -5,13 +5,6 @@
  * vectors x 2 pixels. */
 #include "depthwise_f32.h"
 
-/* Whether x * sc + of is x on the lanes of m: scale 1, offset -0.0, as
- * where BatchNorm was folded into the weights (uk_pack.c, fill_f32). */
-UK_INLINE int dw_identity(__m512 sc, __m512 of, __mmask16 m) {
-  return !(_mm512_mask_cmp_ps_mask(m, sc, _mm512_set1_ps(1.0f), _CMP_NEQ_UQ) |
-           _mm512_mask_cmpneq_epi32_mask(m, _mm512_castps_si512(of), _mm512_set1_epi32(INT32_MIN)));
-}
-
 /* The epilogue, less the scale and offset when `id` (a constant in each
  * caller's variant, so that no test runs per vector): the clamp, 2 ops
  * instead of fepi16_v's 4; the same bits, as x * 1 + -0.0 is x. */
@@ -66,9 +59,7 @@ UK_INLINE void dw_block(const ukf_ctx_t *c, int np, int nv, __mmask16 first, __m
     sc[v] = _mm512_maskz_loadu_ps(m[v], scale + 16 * v);
     of[v] = _mm512_maskz_loadu_ps(m[v], offset + 16 * v);
   }
-  int id = 1;
-  for (int v = 0; v < nv; ++v) id &= dw_identity(sc[v], of[v], m[v]);
-  if (id)
+  if (fepi16_identity(nv, sc, of, m))
     dw_store(np, nv, 1, a, sc, of, m, lo, hi, UK_AT(dst, c0), dstep);
   else
     dw_store(np, nv, 0, a, sc, of, m, lo, hi, UK_AT(dst, c0), dstep);
@@ -176,7 +167,7 @@ UK_INLINE void dw_block3(const ukf_ctx_t *c, int np, int el, int er, __mmask16 m
   const __m512 sc = _mm512_maskz_loadu_ps(m, UK_AT(c->scale, c0));
   const __m512 of = _mm512_maskz_loadu_ps(m, UK_AT(c->offset, c0));
   float *d = UK_AT(dst, c0);
-  if (dw_identity(sc, of, m))
+  if (fepi16_identity(1, &sc, &of, &m))
     dw_store3(np, el, er, 1, m, a, bl, br, sc, of, lo, hi, d, dstep);
   else
     dw_store3(np, el, er, 0, m, a, bl, br, sc, of, lo, hi, d, dstep);

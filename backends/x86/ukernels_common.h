@@ -288,6 +288,21 @@ UK_INLINE __m512 fepi16_v(__m512 v, __m512 scale, __m512 offset, const float *re
   if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res));
   return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
 }
+
+/* Whether fepi16_v's scale and offset change nothing on the lanes of
+ * m[v], v < nv: every scale is 1 and every offset -0.0 (x * 1 + -0.0 is
+ * x, bit for bit), as uk_pack.c's fill_f32 leaves them where it folded a
+ * BatchNorm into the weights, and for a conv with neither.  +0.0 is not:
+ * -0.0 + +0.0 is +0.0.  The kernels then skip both, one test a tile. */
+UK_INLINE int fepi16_identity(int nv, const __m512 *sc, const __m512 *of, const __mmask16 *m) {
+  __mmask16 moves = 0;
+  for (int v = 0; v < nv; ++v) {
+    moves |= _mm512_mask_cmp_ps_mask(m[v], sc[v], _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
+    moves |= _mm512_mask_cmpneq_epi32_mask(m[v], _mm512_castps_si512(of[v]),
+                                           _mm512_set1_epi32(INT32_MIN));
+  }
+  return moves == 0;
+}
 #endif
 
 #if defined(__AVX512F__)
