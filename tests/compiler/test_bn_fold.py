@@ -22,6 +22,11 @@ be NaN where Linalg's is, the same infinity where Linalg's is one, and
 within the tolerance elsewhere, for the 1x1 and Winograd convs and the
 depthwise one.
 
+The results alone cannot tell a fold from none (the unfolded kernels are
+within the tolerance too), so each case also reads its kernel's blob in
+the module's constants (check_blob): folded, its scale array is all 1.0
+and its offset all -0.0; the non-finite cases' keep scale +inf and NaN.
+
 usage: test_bn_fold.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
 """
 import math
@@ -33,7 +38,8 @@ import sys
 
 from uk_common import const, host_avx512, run
 from test_ukernels_f32 import (check_f32, check_f32_symbols, f32_conv_case, f32_modules,
-                               direct, f32_residual_case, floats, fvals, run_cases, wino)
+                               f32_module_text, direct, f32_residual_case, floats, fvals,
+                               run_cases, wino)
 
 
 def replace_const(case, name, values):
@@ -77,6 +83,64 @@ def non_finite(rng, case):
     return replace_const(replace_const(case, "w", w), "sc", sc)
 
 
+UK_ABI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
+                      "ukernels", "uk_abi.h")
+F32_KINDS = (3, 4)  # TINYML_UK_CONV_F32, TINYML_UK_DEPTHWISE_F32
+ONE, NEG_ZERO, INF = 0x3F800000, 0x80000000, 0x7F800000
+
+
+def blob_arrays(mod, oc):
+    """The scale and offset bits (oc uint32 each) of every f32 conv or
+    depthwise blob of oc channels in the module's constants: a
+    tinyml_uk_params_t (uk_abi.h, 38 int32s) starting with the version and
+    its kind, whose arrays lie where tc_uk_f32_chan_layout puts them (bias,
+    scale, offset, round_up(oc_padded, 16) floats each, the first
+    64-aligned after the header)."""
+    version = int(open(UK_ABI).read().split("#define TINYML_UK_VERSION ")[1].split()[0])
+    raw, found = open(mod, "rb").read(), []
+    for kind in F32_KINDS:
+        head, at = struct.pack("<2i", version, kind), 0
+        while (at := raw.find(head, at)) >= 0:
+            f = struct.unpack_from("<38i", raw, at) if at + 152 <= len(raw) else None
+            start, at = at, at + 4
+            if not f or f[8] != oc:
+                continue
+            chan = 4 * (-(-f[23] // 16) * 16)
+            if (f[26] % 64, f[27] - f[26], f[28] - f[27], f[26] >= 152) != (0, chan, chan, True):
+                continue
+            found.append((struct.unpack_from(f"<{oc}I", raw, start + f[27]),
+                          struct.unpack_from(f"<{oc}I", raw, start + f[28])))
+    return found
+
+
+def check_blob(exes, work, case, folded):
+    """The case's kernel blob (compiled for AVX2) has BatchNorm folded into
+    its weights (scale all 1.0, offset all -0.0) or, when not `folded`,
+    keeps channel 0's scale +inf and channel 1's NaN."""
+    src = os.path.join(work, case[0] + ".blob.mlir")
+    with open(src, "w") as f:
+        f.write(f32_module_text(case))
+    mod = os.path.join(work, case[0] + ".blob.tmlm")
+    mode = case[9] if len(case) > 9 else None
+    run([exes[0], src, "-o", mod, "--features", "+avx2,+fma"] +
+        (["--no-winograd"] if mode == "direct" else []))
+    blobs = blob_arrays(mod, case[2][3])
+    if len(blobs) != 1:
+        raise RuntimeError(f"want one f32 kernel blob of {case[2][3]} channels, found {len(blobs)}")
+    scale, offset = blobs[0]
+    if folded and (set(scale) != {ONE} or set(offset) != {NEG_ZERO}):
+        raise RuntimeError(f"not folded: blob scale {[hex(v) for v in scale[:4]]}..., "
+                           f"offset {[hex(v) for v in offset[:4]]}...")
+    if not folded and (scale[0] != INF or (scale[1] & INF) != INF or not scale[1] & 0x7FFFFF):
+        raise RuntimeError(f"folded: blob scale {[hex(v) for v in scale[:4]]}..., "
+                           "want +inf and NaN first")
+
+
+def check_folded(exes, work, case, rng, have_avx512):
+    check_blob(exes, work, case, True)
+    check_f32(exes, work, case, rng, have_avx512)
+
+
 def same_class(a, b, tol):
     if math.isnan(b):
         return math.isnan(a)
@@ -86,6 +150,7 @@ def same_class(a, b, tol):
 
 
 def check_non_finite(exes, work, case, rng, have_avx512):
+    check_blob(exes, work, case, False)
     kind = case[5]
     mods = f32_modules(exes, work, case, have_avx512,
                        lambda syms, isa: check_f32_symbols(syms, kind, isa))
@@ -130,7 +195,7 @@ def main():
     have_avx512, _ = host_avx512()
     exes = (compile_exe, run_exe, nm)
     rng = random.Random(27)
-    failures = run_cases(check_f32, finite_cases(rng), exes, work, rng, have_avx512)
+    failures = run_cases(check_folded, finite_cases(rng), exes, work, rng, have_avx512)
     failures += run_cases(check_non_finite, non_finite_cases(rng), exes, work, rng, have_avx512)
     print(f"bn_fold: {failures} failure(s)")
     return 1 if failures else 0
