@@ -11,8 +11,11 @@ here, and the kernel modules must give the Linalg path's bits exactly:
 each output is 0, then the FMAs in k order, with exact partial sums
 between the kernel's tap chunks, which is the order the Linalg path sums
 in.  The kernel modules also run on 3 threads (workgroups take bands of
-32 columns of B, each packing its own) and must give the same bits.  The
-shapes cover K over one tap chunk of 512 (two and three chunks), N that
+32 columns of B, each packing its own) and must give the same bits; with
+more than 32 columns the kernel's step must be split across workgroups
+(uk_common.py's check_split, from tinyml-run --info), or the 3-thread
+run would compare one band with itself.  The shapes cover K over one
+tap chunk of 512 (two and three chunks), N that
 is no multiple of 32 or 16 (a last panel 8 wide, a last group of 11
 columns), few taps, and an add and a clamp after the matmul, which the
 kernel applies.  A batch-2 matmul must keep the Linalg path (the kernel
@@ -27,11 +30,14 @@ import shutil
 import struct
 import sys
 
-from uk_common import AVX512, const, host_avx512, kernel_symbols, run
+from uk_common import AVX512, check_split, const, host_avx512, kernel_symbols, run
+from test_ukernels_f32 import run_cases
 
 # uk_match_f32.c's MM_MIN_ROWS: fewer rows of A keep the Linalg path.
 MIN_ROWS = 384
 BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"), ("linalg", "+fma", None)]
+# uk_abi.h's TINYML_UK_F32_GROUP: columns of B per band of a workgroup.
+GROUP = 32
 
 
 def fvals(rng, n):
@@ -128,6 +134,8 @@ def check(exes, work, c, rng, have_avx512):
             continue
         mod = os.path.join(work, f"{name}.{tag}.tmlm")
         run([compile_exe, src, "-o", mod, *extra])
+        if isa and batch == 1 and m >= MIN_ROWS and n > GROUP:
+            check_split(run_exe, mod)
         for threads in ((1, 3) if isa else (1,)):
             od = f"{mod}.t{threads}.out"
             run([run_exe, mod, "--input", ins[0], "--input", ins[1], "--output-dir", od,
@@ -155,15 +163,9 @@ def main():
     os.makedirs(work)
     have_avx512, _ = host_avx512()
     rng = random.Random(27)
-    failures = 0
-    for c in cases(rng) + [case(rng, "mm_batch2_linalg", 2, 6, 20, 40),
-                           case(rng, "mm_m383_linalg", 1, 383, 20, 40)]:
-        try:
-            check((compile_exe, run_exe, nm), work, c, rng, have_avx512)
-            print(f"PASS {c[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
-        except RuntimeError as e:
-            failures += 1
-            print(f"FAIL {c[0]}: {e}")
+    all_cases = cases(rng) + [case(rng, "mm_batch2_linalg", 2, 6, 20, 40),
+                              case(rng, "mm_m383_linalg", 1, 383, 20, 40)]
+    failures = run_cases(check, all_cases, (compile_exe, run_exe, nm), work, rng, have_avx512)
     print(f"ukernels (f32 matmul, B at run time): {failures} failure(s)")
     return 1 if failures else 0
 
