@@ -27,6 +27,8 @@ enum { MR = 12, KC = TINYML_UK_F32_KC, OC_TILE = 32 };
 #else
 enum { MR = 6, KC = TINYML_UK_F32_KC, OC_TILE = 16 };
 #endif
+/* A tile spanning two channel bands would race (fchannel_band). */
+_Static_assert(TINYML_UK_F32_GROUP % OC_TILE == 0, "a channel group is whole register tiles");
 
 /* FB_MAX: pixels per run, at most (bounds the output pointer list).
  * FP_MAX: pieces per tap chunk when reading in place. */

@@ -7,10 +7,10 @@
  * here, TINYML_UK_F32_GROUP (32) columns at a time (a group: one AVX-512
  * tile's two panels, two AVX2 tiles), into its scratch in the layout the
  * tiles read (uk_abi.h, "f32 kinds", for a conv of those 32 channels),
- * then runs every row of A through the group.  Workgroups take bands of groups (fchannel_band), so
- * each packs only its own columns and none waits for another.  A group's
- * K x 32 packed floats (64 KB for K = 512) stay in L2 while A's rows pass
- * under them.
+ * then runs every row of A through the group.  Workgroups take bands
+ * of groups (fchannel_band), so each packs only its own columns and none
+ * waits for another.  A group's K x 32 packed floats (64 KB for K =
+ * 512) stay in L2 while A's rows pass under them.
  *
  * Each output is the bias (0 for a bare matmul), then the FMAs in k order
  * with partial sums stored between tap chunks as exact floats, as the

@@ -25,7 +25,7 @@ depthwise one.
 The results alone cannot tell a fold from none (the unfolded kernels are
 within the tolerance too), so each case also reads its kernel's blob in
 the module's constants (check_blob): folded, its scale array is all 1.0
-and its offset all -0.0; the non-finite cases' keep scale +inf and NaN.
+and its offset all -0.0; the non-finite cases keep scale +inf and NaN.
 
 usage: test_bn_fold.py TINYML_COMPILE TINYML_RUN NM WORK_DIR
 """

@@ -62,7 +62,11 @@ def split_extra(name):
 def check_split(run_exe, mod):
     """The module's kernel step is shared by threads (tinyml-run --info)."""
     info = subprocess.run([run_exe, "--info", mod], capture_output=True, text=True, check=True)
-    if "parallel_steps: 0 of" in info.stdout:
+    m = re.search(r"^parallel_steps: (\d+) of \d+", info.stdout, re.M)
+    if not m:
+        raise RuntimeError(f"{os.path.basename(mod)}: --info has no parallel_steps line:\n"
+                           f"{info.stdout}")
+    if int(m.group(1)) == 0:
         raise RuntimeError(f"{os.path.basename(mod)}: no step is split:\n{info.stdout}")
 
 

@@ -22,7 +22,8 @@ MlirValue tc_uk_blob_f32(MlirContext ctx, tc_uk_chain_t *c, const tinyml_allocat
  * other from the first 64-aligned byte after the header; sets p's
  * bias_off, mult_off and shift_off (round_off and chan_off: 0) and
  * returns the first 64-aligned byte after them, where the weights go.
- * p->oc_padded must be at most 2^20 + 16. */
+ * p->oc_padded must be at most 2^20 + 16 (both callers refuse oc over
+ * 2^20), so no offset overflows. */
 int32_t tc_uk_f32_chan_layout(tinyml_uk_params_t *p);
 
 #endif

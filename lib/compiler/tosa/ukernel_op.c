@@ -63,11 +63,14 @@ int tc_uk_kind_is(MlirOperation op, const char *kind) {
          mlirStringRefEqual(mlirStringAttrGetValue(k), tc_str(kind));
 }
 
-/* Calls `visit` on each function's top-level ops in order, and starts
- * the function over after each op it changed: a change may erase ops
- * around the visited one, or make one before it matter.  Returns the
- * changes. */
+/* Changes `op` (fuses or erases it, then returns 1) or leaves the IR as
+ * it is (returns 0): a 1 without a change would never end the walk. */
 typedef int (*top_op_fn)(MlirOperation op, void *arg);
+
+/* Calls `visit` on each function's top-level ops in order, and starts
+ * the function over after each change: a fusion erases ops around the
+ * visited one, and an erased kernel may leave one before it that fed
+ * only it dead.  Returns the changes. */
 static unsigned walk_top_ops(MlirModule m, top_op_fn visit, void *arg) {
   unsigned n = 0;
   for (MlirOperation f = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
@@ -93,8 +96,7 @@ typedef struct fuse_walk {
   tc_uk_fuse_fn fuse;
 } fuse_walk_t;
 
-/* A fusion erases ops around `op`. */
-static int fuse_one(MlirOperation op, void *arg) {
+static int fuse_matching(MlirOperation op, void *arg) {
   const fuse_walk_t *w = arg;
   return (tc_uk_kind_is(op, w->kind) || (w->kind2 && tc_uk_kind_is(op, w->kind2))) &&
          w->fuse(w->pass, op);
@@ -103,11 +105,9 @@ static int fuse_one(MlirOperation op, void *arg) {
 unsigned tc_uk_fuse_all(const tc_uk_pass_t *pass, MlirModule m, const char *kind,
                         const char *kind2, tc_uk_fuse_fn fuse) {
   fuse_walk_t w = {pass, kind, kind2, fuse};
-  return walk_top_ops(m, fuse_one, &w);
+  return walk_top_ops(m, fuse_matching, &w);
 }
 
-/* A kernel that fed only the erased one is dead now, and may sit before
- * it. */
 static int erase_if_dead(MlirOperation op, void *arg) {
   (void)arg;
   if (!tc_op_is(op, TC_UKERNEL_OP) ||
