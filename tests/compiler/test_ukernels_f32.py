@@ -337,10 +337,14 @@ def f32_cases(rng):
         # k = 648 in place: the first tap chunk ends inside kernel row 2; dilated rows
         c(rng, "f32_conv_inplace_k648", 1, 9, 16, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
           bn=True),
-        # interior rows batched (conv_f32.c, finplace_t): 4 rows of 26 a batch, over
+        # interior rows batched (conv_f32.c, finplace_t): 4 rows of 28 a batch, over
         # two tap chunks and two images
-        direct(c(rng, "f32_conv_row_batches", 2, 9, 28, 64, 40, 3, 3, (1, 1), (1, 1),
+        direct(c(rng, "f32_conv_row_batches", 2, 9, 30, 64, 40, 3, 3, (1, 1), (1, 1),
                  (1, 1, 1, 1), bn=True)),
+        # stride 2, 28 -> 14: 13 interior pixels a row would fill two half tiles in
+        # place (conv_f32.c, finplace_pays), so every pixel is gathered into im2col blocks
+        c(rng, "f32_conv_s2_rows_gathered", 1, 8, 28, 40, 72, 3, 3, (2, 2), (1, 1),
+          (1, 1, 1, 1), bn=True),
         # rows of 128 interior pixels: longer than a batch, split across two
         c(rng, "f32_conv_long_rows", 1, 4, 130, 8, 20, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1)),
         # rows of 9 interior pixels: read in place, in tiles shorter than the AVX-512 one
