@@ -122,12 +122,11 @@ static int64_t rows(MlirType t) {
  * of TINYML_UK_F32_GROUP channels (uk_abi.h), as a run-time-B matmul's
  * always are (each band packs its own columns of B).  A depthwise conv
  * fused with its 1x1 conv (dwpw) and a whole block (pwdwpw) count the
- * last 1x1 conv's outputs
- * times the input's channels, a lower bound of their work; a block has
- * bands of at least TC_PWDWPW_ROWS / 2 input rows: each band computes
- * again the expansion rows its first output row shares with the band
- * before (two for a 3x3 window at stride 1, one in seven of a 14-row
- * band's). */
+ * last 1x1 conv's outputs times the input's channels, a lower bound of
+ * their work; a block has bands of at least TC_PWDWPW_ROWS / 2 input rows:
+ * each band computes again the expansion rows its first output row shares
+ * with the band before (two for a 3x3 window at stride 1, one in seven of
+ * a 14-row band's). */
 static int64_t uk_work(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   int64_t outs = numel(mlirValueGetType(mlirOperationGetResult(uk, 0)));
