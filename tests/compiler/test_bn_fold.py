@@ -36,10 +36,9 @@ import shutil
 import struct
 import sys
 
-from uk_common import const, host_avx512, run
+from uk_common import const, host_avx512, run, run_cases
 from test_ukernels_f32 import (check_f32, check_f32_symbols, f32_conv_case, f32_modules,
-                               f32_module_text, direct, f32_residual_case, floats, fvals,
-                               run_cases, wino)
+                               f32_module_text, direct, f32_residual_case, floats, fvals, wino)
 
 
 def replace_const(case, name, values):

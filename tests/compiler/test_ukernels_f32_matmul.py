@@ -30,8 +30,7 @@ import shutil
 import struct
 import sys
 
-from uk_common import AVX512, check_split, const, host_avx512, kernel_symbols, run
-from test_ukernels_f32 import run_cases
+from uk_common import AVX512, check_split, const, host_avx512, kernel_symbols, run, run_cases
 
 # uk_match_f32.c's MM_MIN_ROWS: fewer rows of A keep the Linalg path.
 MIN_ROWS = 384

@@ -1,8 +1,9 @@
 """What the microkernel tests share (test_ukernels.py, the int8 kernels;
-test_ukernels_f32.py, the f32 kernels and max pools): TOSA text, running
-the tools, split checks, kernel symbols and the host's AVX-512; and the
-codegen tests (test_elementwise_vec.py, test_rvv_codegen.py): objdump and
-the step functions' instructions."""
+test_ukernels_f32.py, the f32 kernels and max pools; test_bn_fold.py and
+test_ukernels_f32_matmul.py): TOSA text, running the tools and the cases,
+split checks, kernel symbols and the host's AVX-512; and the codegen tests
+(test_elementwise_vec.py, test_rvv_codegen.py): objdump and the step
+functions' instructions."""
 import os
 import re
 import shutil
@@ -68,6 +69,20 @@ def check_split(run_exe, mod):
                            f"{info.stdout}")
     if int(m.group(1)) == 0:
         raise RuntimeError(f"{os.path.basename(mod)}: no step is split:\n{info.stdout}")
+
+
+def run_cases(check, cases, exes, work, rng, have_avx512):
+    """check(exes, work, case, rng, have_avx512) on each case, a line each;
+    returns how many failed."""
+    failures = 0
+    for case in cases:
+        try:
+            check(exes, work, case, rng, have_avx512)
+            print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
+        except RuntimeError as e:
+            failures += 1
+            print(f"FAIL {case[0]}: {e}")
+    return failures
 
 
 def kernel_symbols(compile_exe, nm, src, work, extra):
