@@ -47,16 +47,16 @@
  * lo(w) = w * (total / count) + min(w, total % count) (uk_band); an f32
  * conv with more output channels than pixels bands its channels instead,
  * in groups of TINYML_UK_F32_GROUP (total = ceil(oc_padded /
- * TINYML_UK_F32_GROUP)), on every pixel, so that
- * each band reads only its part of the weights.  Calls for
- * wg = 0..count-1 may run on different threads and together write every
- * output once; wg >= count writes nothing.  Each output element is computed
- * by the same arithmetic in the same order whatever the band, so results do
- * not depend on count.  Workgroup wg uses scratch bytes [wg * stride,
- * wg * stride + scratch_bytes), stride = TINYML_UK_SCRATCH_STRIDE(
- * scratch_bytes): the compiler sizes the scratch argument for the most
- * workgroups it gives the call (its dispatch's useful workgroup count) and
- * never passes a larger count. */
+ * TINYML_UK_F32_GROUP)), on every pixel, so that each band reads only its
+ * part of the weights.  Calls for wg = 0..count-1 may run on different
+ * threads and together write every output once; wg >= count writes
+ * nothing.  Each output element is computed by the same arithmetic in the
+ * same order whatever the band, so results do not depend on count.
+ * Workgroup wg uses scratch bytes [wg * stride, wg * stride +
+ * scratch_bytes), stride = TINYML_UK_SCRATCH_STRIDE(scratch_bytes): the
+ * compiler sizes the scratch argument for the most workgroups it gives the
+ * call (its dispatch's useful workgroup count) and never passes a larger
+ * count. */
 #define TINYML_UK_SCRATCH_STRIDE(bytes) (((int64_t)(bytes) + 63) & ~(int64_t)63)
 
 typedef enum tinyml_uk_kind {

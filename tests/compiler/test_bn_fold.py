@@ -36,10 +36,9 @@ import shutil
 import struct
 import sys
 
-from uk_common import const, host_avx512, run
+from uk_common import c_int, const, host_avx512, run, run_cases, uk_blobs
 from test_ukernels_f32 import (check_f32, check_f32_symbols, f32_conv_case, f32_modules,
-                               f32_module_text, direct, f32_residual_case, floats, fvals,
-                               run_cases, wino)
+                               f32_module_text, direct, f32_residual_case, floats, fvals, wino)
 
 
 def replace_const(case, name, values):
@@ -83,33 +82,24 @@ def non_finite(rng, case):
     return replace_const(replace_const(case, "w", w), "sc", sc)
 
 
-UK_ABI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
-                      "ukernels", "uk_abi.h")
-F32_KINDS = (3, 4)  # TINYML_UK_CONV_F32, TINYML_UK_DEPTHWISE_F32
+F32_KINDS = (c_int("TINYML_UK_CONV_F32"), c_int("TINYML_UK_DEPTHWISE_F32"))
 ONE, NEG_ZERO, INF = 0x3F800000, 0x80000000, 0x7F800000
 
 
 def blob_arrays(mod, oc):
     """The scale and offset bits (oc uint32 each) of every f32 conv or
-    depthwise blob of oc channels in the module's constants: a
-    tinyml_uk_params_t (uk_abi.h, 38 int32s) starting with the version and
-    its kind, whose arrays lie where tc_uk_f32_chan_layout puts them (bias,
-    scale, offset, round_up(oc_padded, 16) floats each, the first
-    64-aligned after the header)."""
-    version = int(open(UK_ABI).read().split("#define TINYML_UK_VERSION ")[1].split()[0])
+    depthwise blob of oc channels in the module's constants (uk_blobs),
+    whose arrays lie where tc_uk_f32_chan_layout puts them (bias, scale,
+    offset, round_up(oc_padded, 16) floats each, the first 64-aligned
+    after the header)."""
     raw, found = open(mod, "rb").read(), []
-    for kind in F32_KINDS:
-        head, at = struct.pack("<2i", version, kind), 0
-        while (at := raw.find(head, at)) >= 0:
-            f = struct.unpack_from("<38i", raw, at) if at + 152 <= len(raw) else None
-            start, at = at, at + 4
-            if not f or f[8] != oc:
-                continue
-            chan = 4 * (-(-f[23] // 16) * 16)
-            if (f[26] % 64, f[27] - f[26], f[28] - f[27], f[26] >= 152) != (0, chan, chan, True):
-                continue
-            found.append((struct.unpack_from(f"<{oc}I", raw, start + f[27]),
-                          struct.unpack_from(f"<{oc}I", raw, start + f[28])))
+    for at, p in uk_blobs(raw, F32_KINDS):
+        chan = 4 * (-(-p.oc_padded // 16) * 16)
+        if p.oc != oc or (p.bias_off % 64, p.mult_off - p.bias_off, p.shift_off - p.mult_off,
+                          p.bias_off >= 4 * len(p)) != (0, chan, chan, True):
+            continue
+        found.append((struct.unpack_from(f"<{oc}I", raw, at + p.mult_off),
+                      struct.unpack_from(f"<{oc}I", raw, at + p.shift_off)))
     return found
 
 

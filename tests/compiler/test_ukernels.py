@@ -35,11 +35,10 @@ usage: test_ukernels.py TINYML_COMPILE TINYML_RUN NM WORK_DIR [PART/PARTS]
 import os
 import random
 import shutil
-import struct
 import sys
 
-from uk_common import (AVX512, check_split, const, dims, host_avx512, kernel_symbols, out_size,
-                       run, scalar, split_extra)
+from uk_common import (AVX512, c_int, check_split, const, dims, host_avx512, kernel_symbols,
+                       out_size, run, scalar, split_extra, uk_blobs)
 
 
 def rescale_chain(rng, acc, acc_shape, oc, per_channel, clamp, shifts=None, mults=None):
@@ -140,25 +139,16 @@ def int8_isa(compile_exe, nm, src, work, extra):
     return got.pop() if got else None
 
 
-UK_ABI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
-                      "ukernels", "uk_abi.h")
-
-
 def dot4_flags(mod):
-    """The dot4 field of every int8 conv blob in a module's constants: each
-    is a tinyml_uk_params_t (uk_abi.h, all int32) starting with the version
-    and kind 1, found by its k = kh * kw * ic and the x86 packing (8 x 2)."""
-    version = int(open(UK_ABI).read().split("#define TINYML_UK_VERSION ")[1].split()[0])
-    raw = open(mod, "rb").read()
-    head, flags, at = struct.pack("<2i", version, 1), [], 0
-    while (at := raw.find(head, at)) >= 0:
-        f = struct.unpack_from("<37i", raw, at) if at + 148 <= len(raw) else None
-        at += 4
-        # dot4, the 37th field: 0, or the offset of the second bias, just
-        # before the weights (round_up(oc_padded, 16) int32s).
-        if (f and f[21] == f[9] * f[10] * f[5] and (f[24], f[25]) == (8, 2)
-                and f[36] in (0, f[29] - 4 * (-(-f[23] // 16) * 16))):
-            flags.append(1 if f[36] else 0)
+    """The dot4 field of every int8 conv blob in a module's constants
+    (uk_blobs), found by its k = kh * kw * ic and the x86 packing (8 x 2)."""
+    flags = []
+    for _, p in uk_blobs(open(mod, "rb").read(), [c_int("TINYML_UK_CONV")]):
+        # dot4: 0, or the offset of the second bias, just before the
+        # weights (round_up(oc_padded, 16) int32s).
+        if (p.k == p.kh * p.kw * p.ic and (p.oc_block, p.k_block) == (8, 2)
+                and p.dot4 in (0, p.weights_off - 4 * (-(-p.oc_padded // 16) * 16))):
+            flags.append(1 if p.dot4 else 0)
     return flags
 
 

@@ -57,7 +57,7 @@ import subprocess
 import sys
 
 from uk_common import (AVX512, check_split, const, dims, host_avx512, kernel_symbols, out_size,
-                       run, scalar, split_extra)
+                       run, run_cases, scalar, split_extra)
 
 
 def fvals(rng, n):
@@ -750,20 +750,6 @@ def check_maxpool_refused(exes, work, case):
         f.write(f32_module_text(case))
     if "tinyml_uk_" in kernel_symbols(compile_exe, nm, src, work, ["--features", AVX512]):
         raise RuntimeError("a NaN-ignoring max pool got the kernel")
-
-
-def run_cases(check, cases, exes, work, rng, have_avx512):
-    """check(exes, work, case, rng, have_avx512) on each case, a line each;
-    returns how many failed."""
-    failures = 0
-    for case in cases:
-        try:
-            check(exes, work, case, rng, have_avx512)
-            print(f"PASS {case[0]}" + ("" if have_avx512 else " (AVX-512 not run: no avx512f)"))
-        except RuntimeError as e:
-            failures += 1
-            print(f"FAIL {case[0]}: {e}")
-    return failures
 
 
 def run_maxpools(exes, work, have_avx512):

@@ -30,14 +30,14 @@ import shutil
 import struct
 import sys
 
-from uk_common import AVX512, check_split, const, host_avx512, kernel_symbols, run
-from test_ukernels_f32 import run_cases
+from uk_common import (AVX512, ROOT, c_int, check_split, const, host_avx512, kernel_symbols,
+                       run, run_cases)
 
-# uk_match_f32.c's MM_MIN_ROWS: fewer rows of A keep the Linalg path.
-MIN_ROWS = 384
+# Fewer rows of A keep the Linalg path.
+MIN_ROWS = c_int("MM_MIN_ROWS", os.path.join(ROOT, "lib", "compiler", "tosa", "uk_match_f32.c"))
 BUILDS = [("avx512", AVX512, "avx512"), ("avx2", "+avx2,+fma", "avx2"), ("linalg", "+fma", None)]
-# uk_abi.h's TINYML_UK_F32_GROUP: columns of B per band of a workgroup.
-GROUP = 32
+# Columns of B per band of a workgroup.
+GROUP = c_int("TINYML_UK_F32_GROUP")
 
 
 def fvals(rng, n):
@@ -164,7 +164,7 @@ def main():
     have_avx512, _ = host_avx512()
     rng = random.Random(27)
     all_cases = cases(rng) + [case(rng, "mm_batch2_linalg", 2, 6, 20, 40),
-                              case(rng, "mm_m383_linalg", 1, 383, 20, 40)]
+                              case(rng, f"mm_m{MIN_ROWS - 1}_linalg", 1, MIN_ROWS - 1, 20, 40)]
     failures = run_cases(check, all_cases, (compile_exe, run_exe, nm), work, rng, have_avx512)
     print(f"ukernels (f32 matmul, B at run time): {failures} failure(s)")
     return 1 if failures else 0

@@ -122,12 +122,11 @@ static int64_t rows(MlirType t) {
  * of TINYML_UK_F32_GROUP channels (uk_abi.h), as a run-time-B matmul's
  * always are (each band packs its own columns of B).  A depthwise conv
  * fused with its 1x1 conv (dwpw) and a whole block (pwdwpw) count the
- * last 1x1 conv's outputs
- * times the input's channels, a lower bound of their work; a block has
- * bands of at least TC_PWDWPW_ROWS / 2 input rows: each band computes
- * again the expansion rows its first output row shares with the band
- * before (two for a 3x3 window at stride 1, one in seven of a 14-row
- * band's). */
+ * last 1x1 conv's outputs times the input's channels, a lower bound of
+ * their work; a block has bands of at least TC_PWDWPW_ROWS / 2 input rows:
+ * each band computes again the expansion rows its first output row shares
+ * with the band before (two for a 3x3 window at stride 1, one in seven of
+ * a 14-row band's). */
 static int64_t uk_work(MlirOperation uk, const char *kind) {
   MlirType in = mlirValueGetType(mlirOperationGetOperand(uk, 0));
   int64_t outs = numel(mlirValueGetType(mlirOperationGetResult(uk, 0)));
@@ -142,12 +141,11 @@ static int64_t useful_bands(MlirOperation uk, const char *kind) {
   int64_t outs = numel(out), chans = last_dim(out);
   if (outs <= 0 || chans <= 0) return 1;
   int64_t pixels = outs / chans, most = pixels;
-  const int conv = strncmp(kind, "conv", 4) == 0;
-  const int block = strncmp(kind, "pwdwpw", 6) == 0;
-  const int64_t groups = (chans + TINYML_UK_F32_GROUP - 1) / TINYML_UK_F32_GROUP;
-  if (conv && strstr(kind, "f32") && chans > pixels) most = groups;
-  if (strcmp(kind, TC_UK_MATMUL_F32) == 0) most = groups;
-  if (block) most = rows(in) / (TC_PWDWPW_ROWS / 2);
+  const int f32_conv = strncmp(kind, "conv", 4) == 0 && strstr(kind, "f32");
+  const int mm = strcmp(kind, TC_UK_MATMUL_F32) == 0;
+  if (mm || (f32_conv && chans > pixels))
+    most = (chans + TINYML_UK_F32_GROUP - 1) / TINYML_UK_F32_GROUP;
+  if (strncmp(kind, "pwdwpw", 6) == 0) most = rows(in) / (TC_PWDWPW_ROWS / 2);
   int64_t n = uk_work(uk, kind) / UK_BAND_WORK;
   if (n > most) n = most;
   return n < 1 ? 1 : n > UK_MAX_BANDS ? UK_MAX_BANDS : n;
