@@ -204,15 +204,16 @@ static void finplace_add(const ukf_ctx_t *c, finplace_t *b, const float *a, int3
   }
 }
 
-/* Whether a row's n interior pixels read in place fill their tiles: a
- * run's tiles never take pixels of the next row, so 13 or 14 of them (a
- * stride-2 conv's 28 -> 14 rows) make two half tiles, each fetching its
- * weights from L2 for half the multiply-adds; gathered, the same pixels
- * fill tiles of MR, and ResNet-50's two 28 -> 14 convs ran 7-9% faster.
- * Rows of 8 pixels fill a tile well enough (SqueezeNet's 13x13 layers
- * have 11), and sparing their im2col matters most when channel bands
- * each gather every pixel.  Wide rows fill their tiles (conv1's 109 of
- * 120), and gathering its 3-channel taps cost conv1 40%. */
+/* Whether a row's n interior pixels are read in place.  A run's tiles
+ * never take the next row's pixels, so the run must fill its tiles to at
+ * least 3/4 of MR; otherwise every pixel goes through the im2col blocks,
+ * whose tiles are full.  A stride-2 conv's 28 -> 14 rows (13 interior
+ * pixels) made two half tiles, each fetching its weights from L2 for half
+ * the multiply-adds: gathered, ResNet-50's two such convs ran 7-9% faster.
+ * Kept in place: SqueezeNet's 13x13 layers (11 of 12), conv1's 109 of 120
+ * (gathering its 3-channel taps cost it 40%); sparing im2col matters most
+ * when channel bands each gather every pixel.  With AVX2's MR of 6, a
+ * single short tile still needs a whole MR of pixels. */
 static int finplace_pays(int32_t n) {
   const int32_t tiles = (n + MR - 1) / MR;
   return n >= (MR < 8 ? MR : 8) && 4 * n >= 3 * tiles * MR;
