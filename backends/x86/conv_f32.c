@@ -11,11 +11,11 @@
  *   im2col copy, which costs as much as the FMAs when k is small (27 for a
  *   3-channel 3x3 conv);
  * - an im2col column in scratch, for pixels that touch the padding, or
- *   all pixels when rows have fewer than 8 interior pixels (or than a
- *   tile, if that is smaller).  These
- *   are gathered from many rows into blocks, so that they too fill whole
- *   tiles (a 1-pixel tile has too few accumulators to hide FMA latency);
- *   each tile row then has its own output pointer.
+ *   all pixels when a row's interior ones would fill their tiles poorly
+ *   (finplace_pays).  These are gathered from many rows into blocks, so
+ *   that they too fill whole tiles (a 1-pixel tile has too few
+ *   accumulators to hide FMA latency); each tile row then has its own
+ *   output pointer.
  * The loop nest over runs of pixels (fgemm_runs) is tap chunk (KC taps of
  * a tile's panels, 32-64 KB, stay in cache across the runs' tiles) > panel
  * > run > tile, taps innermost; interior rows read in place go in batches
@@ -204,24 +204,26 @@ static void finplace_add(const ukf_ctx_t *c, finplace_t *b, const float *a, int3
   }
 }
 
-/* Whether a row's n interior pixels are read in place.  A run's tiles
- * never take the next row's pixels, so the run must fill its tiles to at
- * least 3/4 of MR; otherwise every pixel goes through the im2col blocks,
- * whose tiles are full.  A stride-2 conv's 28 -> 14 rows (13 interior
- * pixels) made two half tiles, each fetching its weights from L2 for half
- * the multiply-adds: gathered, ResNet-50's two such convs ran 7-9% faster.
- * Kept in place: SqueezeNet's 13x13 layers (11 of 12), conv1's 109 of 120
- * (gathering its 3-channel taps cost it 40%); sparing im2col matters most
- * when channel bands each gather every pixel.  With AVX2's MR of 6, a
- * single short tile still needs a whole MR of pixels. */
-static int finplace_pays(int32_t n) {
+/* Whether a row's n interior pixels are read in place, in a call over
+ * `rows` output rows.  A run's tiles never take the next row's pixels, so
+ * the run must fill its tiles to at least 3/4 of MR; otherwise every pixel
+ * goes through the im2col blocks, whose tiles are full.  A stride-2 conv's
+ * 28 -> 14 rows (13 interior pixels) made two half tiles, each fetching its
+ * weights from L2 for half the multiply-adds: gathered, ResNet-50's two
+ * such convs took 6-8% less time.  Kept in place: SqueezeNet's 13x13
+ * layers (11 of 12), conv1's 109 of 120 (gathering its 3-channel taps cost
+ * it 40%), and every row of a one-row call (the window paths' first convs,
+ * pwdwpw_f32 and convpool_f32), whose blocks could hold no other row's
+ * pixels; sparing im2col matters most when channel bands each gather every
+ * pixel.  A run still needs MR pixels, or 8 if MR is more (AVX2's 6). */
+static int finplace_pays(int32_t n, int32_t rows) {
   const int32_t tiles = (n + MR - 1) / MR;
-  return n >= (MR < 8 ? MR : 8) && 4 * n >= 3 * tiles * MR;
+  return n >= (MR < 8 ? MR : 8) && (rows == 1 || 4 * n >= 3 * tiles * MR);
 }
 
 /* Output pixels [lo, hi) (batch * oh rows, flattened) into channels
- * [o_lo, o_hi), row by row: interior runs read in place when rows have at
- * least a tile of them, every other pixel goes through gathered im2col
+ * [o_lo, o_hi), row by row: interior runs read in place where
+ * finplace_pays says so, every other pixel goes through gathered im2col
  * blocks of up to `ccap` columns in `cols` (ccap 0: the input rows are
  * the columns).  Pixel (r, ox) goes to out + ((r - row0) * ow + ox) *
  * pitch, so a caller may point `out` at row row0's place (pwdwpw_f32's
@@ -247,16 +249,22 @@ void conv_pixels(const ukf_ctx_t *c, const float *in, float *out, int32_t row0, 
   g.cap = ccap < FB_MAX ? ccap : FB_MAX;
   int32_t x_lo, x_hi;
   finterior(p, &x_lo, &x_hi);
-  const int inplace = p->dil_w == 1 && p->kh <= FP_MAX && finplace_pays(x_hi - x_lo);
+  const int32_t r1 = uk_rows_end(p, lo, hi);
+  const int inplace =
+      p->dil_w == 1 && p->kh <= FP_MAX && finplace_pays(x_hi - x_lo, r1 - lo / p->ow);
   finplace_t batch;
   batch.nr = 0;
   batch.n = 0;
   batch.lda = p->stride_w * ic;
-  const int32_t r1 = uk_rows_end(p, lo, hi);
   for (int32_t r = lo / p->ow; r < r1; ++r) {
     const int32_t oy = r % p->oh, iy0 = oy * p->stride_h - p->pad_top;
     const float *img = in + (size_t)(r / p->oh) * p->ih * p->iw * ic;
-    const int row_in = inplace && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih;
+    const int inside = iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->ih;
+    const int row_in = inplace && inside;
+    if (row_in)
+      UK_PATH(conv_f32_inplace);
+    else if (inside)
+      UK_PATH(conv_f32_gathered);
     int32_t x0, x1;
     uk_row_span(p, r, lo, hi, &x0, &x1);
     for (int32_t ox = x0; ox < x1;) {

@@ -24,7 +24,8 @@
  * strings for the failures' messages. */
 #define UK_PATHS(X)                                                                      \
   X(dw_s8_generic) X(dw_s8_map) X(dw_s8_rows) X(dw_s8_pixels) X(dw_s8_pair) X(pwk_band) \
-  X(pwk_cols) X(dw_f32_rows3) X(dw_f32_block) X(dw_f32_edges) X(dw_f32_window_row)
+  X(pwk_cols) X(dw_f32_rows3) X(dw_f32_block) X(dw_f32_edges) X(dw_f32_window_row)      \
+  X(conv_f32_inplace) X(conv_f32_gathered)
 #define UKP_ENUM(n) UKP_##n,
 #define UKP_NAME(n) #n,
 enum uk_path { UK_PATHS(UKP_ENUM) UKP_COUNT };
@@ -45,6 +46,9 @@ static long hits[UKP_COUNT];
 #include "backends/x86/window_rows.c"
 #include "backends/x86/depthwise_f32.c"
 #include "backends/x86/depthwise_f32_avx512.c"
+#include "backends/x86/conv_f32.c"
+#include "backends/x86/conv_f32_avx512.c"
+#include "backends/x86/wino_f32.c"
 
 int isa_tests(void);
 
@@ -381,12 +385,100 @@ static void test_dw_f32_stride2(void **state) {
   ONLY_DW_F32(BIT(dw_f32_block) | BIT(dw_f32_window_row));
 }
 
+/* ---- the f32 conv (tinyml_uk_conv_f32) --------------------------------- */
+
+/* Weight (tap t, channel o)'s place in an f32 conv blob's panels
+ * (uk_abi.h, "f32 kinds"): tap chunk, then panel of 16 (or 8), then tap. */
+static size_t f32_w_at(const tinyml_uk_params_t *p, int32_t t, int32_t o) {
+  const int32_t k0 = t / TINYML_UK_F32_KC * TINYML_UK_F32_KC, o0 = o / 16 * 16;
+  const int32_t kc = tinyml_uk_f32_chunk(p->k, k0);
+  const int32_t n = p->oc_padded - o0 < 16 ? p->oc_padded - o0 : 16;
+  return (size_t)k0 * p->oc_padded + (size_t)o0 * kc + (size_t)(t - k0) * n + (o - o0);
+}
+
+/* Runs an f32 conv (bias, scale 1, offset -0.0, no clamp) from a blob as
+ * uk_pack.c lays it out, im2col scratch for TINYML_UK_F32_BLOCK pixels;
+ * small integers, so every sum is exact and the reference plain. */
+static void conv_f32_check(const tinyml_uk_params_t *lp, int32_t wgs) {
+  tinyml_uk_params_t p = *lp;
+  const float inf = __builtin_inff(), ninf = -inf;
+  const int32_t pixels = p.oh * p.ow;
+  p.kind = TINYML_UK_CONV_F32;
+  p.k = p.k_padded = p.kh * p.kw * p.ic;
+  p.k_block = 1;
+  p.oc_block = 16;
+  p.oc_padded = (p.oc + 7) / 8 * 8;
+  const int32_t n16 = (p.oc_padded + 15) / 16 * 16;
+  p.scratch_bytes = 4 * p.k * (pixels < TINYML_UK_F32_BLOCK ? pixels : TINYML_UK_F32_BLOCK);
+  p.in_zp = p.out_zp = 0;
+  memcpy(&p.act_min, &ninf, 4);
+  memcpy(&p.act_max, &inf, 4);
+  p.bias_off = 256;
+  p.mult_off = p.bias_off + 4 * n16;
+  p.shift_off = p.mult_off + 4 * n16;
+  p.weights_off = (p.shift_off + 4 * n16 + 63) / 64 * 64;
+  const size_t wn = (size_t)p.k * p.oc_padded;
+  float *b = aligned_alloc(64, ((size_t)p.weights_off + wn * 4 + 63) / 64 * 64);
+  memset(b, 0, (size_t)p.weights_off + wn * 4);
+  memcpy(b, &p, sizeof(p));
+  float *bias = b + p.bias_off / 4, *w = b + p.weights_off / 4;
+  for (int32_t o = 0; o < n16; ++o) {
+    bias[o] = o < p.oc ? (float)rnd(-50, 50) : 0.0f;
+    b[p.mult_off / 4 + o] = 1.0f;
+    b[p.shift_off / 4 + o] = -0.0f;
+  }
+  for (int32_t t = 0; t < p.k; ++t)
+    for (int32_t o = 0; o < p.oc; ++o) w[f32_w_at(&p, t, o)] = (float)rnd(-8, 8);
+  const size_t ni = (size_t)p.ih * p.iw * p.ic, no = (size_t)pixels * p.oc;
+  float *in = aligned_alloc(64, (ni * 4 + 63) / 64 * 64), *out = malloc(no * 4),
+        *ref = malloc(no * 4);
+  void *scratch = aligned_alloc(64, (size_t)wgs * TINYML_UK_SCRATCH_STRIDE(p.scratch_bytes));
+  for (size_t i = 0; i < ni; ++i) in[i] = (float)rnd(-20, 20);
+  memset(hits, 0, sizeof(hits));
+  for (int32_t wg = 0; wg < wgs; ++wg) tinyml_uk_conv_f32(in, b, out, scratch, wg, wgs);
+  const int32_t taps = p.kh * p.kw;
+  for (int32_t q = 0; q < pixels; ++q)
+    for (int32_t o = 0; o < p.oc; ++o) {
+      float acc = bias[o];
+      for (int32_t t = 0; t < taps; ++t)
+        for (int32_t ch = 0; ch < p.ic; ++ch) {
+          const long at = in_at(&p, q / p.ow, q % p.ow, t, ch);
+          if (at >= 0) acc += in[at] * w[f32_w_at(&p, t * p.ic + ch, o)];
+        }
+      ref[(size_t)q * p.oc + o] = acc;
+    }
+  assert_memory_equal(out, ref, no * 4);
+  free(b), free(in), free(out), free(ref), free(scratch);
+}
+#define ONLY_CONV_F32(want) only(UKP_conv_f32_inplace, UKP_conv_f32_gathered, want)
+
+/* Interior pixels read in place or gathered (conv_f32.c, finplace_pays):
+ * a stride-1 3x3 conv's 28 of 30 (3 tiles of 12 hold 28: in place); a
+ * stride-2 one's 13 of 14 (two half tiles in place: every pixel
+ * gathered); 11 of 13 at stride 1 (one tile nearly full: in place). */
+static void test_conv_f32_rows(void **state) {
+  (void)state;
+  tinyml_uk_params_t p = layer(6, 30, 24, 40, 3, 1);
+  conv_f32_check(&p, 1);
+  ONLY_CONV_F32(BIT(conv_f32_inplace));
+  p = layer(8, 28, 24, 40, 3, 2);
+  p.pad_top = p.pad_left = 1; /* 28 -> 14 as ONNX pads it: 13 interior pixels */
+  conv_f32_check(&p, 1);
+  ONLY_CONV_F32(BIT(conv_f32_gathered));
+  conv_f32_check(&p, 3);
+  ONLY_CONV_F32(BIT(conv_f32_gathered));
+  p = layer(13, 13, 16, 24, 3, 1);
+  conv_f32_check(&p, 2);
+  ONLY_CONV_F32(BIT(conv_f32_inplace));
+}
+
 int isa_tests(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dw_s8_map),     cmocka_unit_test(test_dw_s8_rows),
       cmocka_unit_test(test_dw_s8_pixels),  cmocka_unit_test(test_dw_s8_generic),
       cmocka_unit_test(test_pwk_band),      cmocka_unit_test(test_pwk_cols),
       cmocka_unit_test(test_dw_f32_rows3),  cmocka_unit_test(test_dw_f32_stride2),
+      cmocka_unit_test(test_conv_f32_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
