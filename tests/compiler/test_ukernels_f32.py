@@ -333,9 +333,9 @@ def f32_cases(rng):
         c(rng, "f32_conv_first_3ch", 2, 33, 40, 3, 20, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1),
           bn=True, relu6=True),
         # 7x7/2, pad 3: 7 pieces per tap chunk
-        c(rng, "f32_conv7x7_3ch", 1, 30, 40, 3, 24, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3)),
+        c(rng, "f32_conv7x7_3ch", 1, 30, 44, 3, 24, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3)),
         # k = 648 in place: the first tap chunk ends inside kernel row 2; dilated rows
-        c(rng, "f32_conv_inplace_k648", 1, 9, 16, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
+        c(rng, "f32_conv_inplace_k648", 1, 9, 20, 72, 36, 3, 3, (1, 1), (2, 1), (2, 2, 1, 1),
           bn=True),
         # interior rows batched (conv_f32.c, finplace_t): 4 rows of 28 a batch, over
         # two tap chunks and two images

@@ -16,7 +16,8 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_ukernels_f32 import check_maxpool, host_avx512, maxpool_case, run_cases  # noqa: E402
+from test_ukernels_f32 import check_maxpool, maxpool_case  # noqa: E402
+from uk_common import host_avx512, run_cases  # noqa: E402
 
 
 def cases():

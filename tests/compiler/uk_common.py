@@ -56,7 +56,7 @@ def c_int(name, path=UK_ABI):
     instead of leaving a stale copy here."""
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", open(path).read(), flags=re.S)
     found = re.findall(rf"^[ \t]*#define[ \t]+{name}[ \t]+(-?\d+)[ \t]*$|"
-                       rf"\b{name}[ \t]*=[ \t]*(-?\d+)\b", text, re.M)
+                       rf"\b{name}[ \t]*=[ \t]*(-?\d+)[ \t]*(?=[,}}\n])", text, re.M)
     if len(found) != 1:
         raise RuntimeError(f"{os.path.basename(path)} defines {name} as an integer "
                            f"{len(found)} times, not once")
