@@ -310,29 +310,41 @@ static void test_pwk_cols(void **state) {
 
 /* ---- the f32 depthwise conv (tinyml_uk_depthwise_f32) ------------------ */
 
+/* An f32 blob as uk_pack.c lays it out (uk_abi.h, "f32 kinds") for the
+ * header p, whose epilogue it makes the identity (no zero points, scale 1,
+ * offset -0.0, no clamp): bias, scale and offset arrays of n16 floats (the
+ * bias random for the first `valid` channels, else 0), then wfloats of
+ * weights, zero, for the caller to fill.  Sets p's offsets; free() it. */
+static float *f32_blob(tinyml_uk_params_t *p, int32_t valid, int32_t n16, size_t wfloats) {
+  const float inf = __builtin_inff(), ninf = -inf;
+  p->in_zp = p->out_zp = 0;
+  memcpy(&p->act_min, &ninf, 4);
+  memcpy(&p->act_max, &inf, 4);
+  p->bias_off = 256;
+  p->mult_off = p->bias_off + 4 * n16;
+  p->shift_off = p->mult_off + 4 * n16;
+  p->weights_off = (p->shift_off + 4 * n16 + 63) / 64 * 64;
+  const size_t bytes = (size_t)p->weights_off + wfloats * 4;
+  float *b = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  memset(b, 0, bytes);
+  memcpy(b, p, sizeof(*p));
+  for (int32_t o = 0; o < n16; ++o) {
+    b[p->bias_off / 4 + o] = o < valid ? (float)rnd(-50, 50) : 0.0f;
+    b[p->mult_off / 4 + o] = 1.0f;
+    b[p->shift_off / 4 + o] = -0.0f;
+  }
+  return b;
+}
+
 /* Runs an f32 layer (bias, no scale, offset or clamp) from a blob as
  * uk_pack.c lays it out; small integers throughout, so every sum is exact
  * in any order and the reference is plain. */
 static void dw_f32_check(const tinyml_uk_params_t *lp, int32_t wgs) {
   tinyml_uk_params_t p = *lp;
   const int32_t n16 = (p.ic + 15) / 16 * 16, taps = p.kh * p.kw;
-  const float inf = __builtin_inff(), ninf = -inf;
   p.kind = TINYML_UK_DEPTHWISE_F32;
-  p.in_zp = p.out_zp = 0;
-  memcpy(&p.act_min, &ninf, 4);
-  memcpy(&p.act_max, &inf, 4);
-  p.bias_off = 256;
-  p.mult_off = p.bias_off + 4 * n16;
-  p.shift_off = p.mult_off + 4 * n16;
-  p.weights_off = (p.shift_off + 4 * n16 + 63) / 64 * 64;
-  float *b = aligned_alloc(64, ((size_t)p.weights_off + (size_t)taps * p.ic * 4 + 63) / 64 * 64);
-  memcpy(b, &p, sizeof(p));
+  float *b = f32_blob(&p, p.ic, n16, (size_t)taps * p.ic);
   float *bias = b + p.bias_off / 4, *w = b + p.weights_off / 4;
-  for (int32_t o = 0; o < n16; ++o) {
-    bias[o] = o < p.ic ? (float)rnd(-50, 50) : 0.0f;
-    b[p.mult_off / 4 + o] = 1.0f;
-    b[p.shift_off / 4 + o] = -0.0f;
-  }
   for (int32_t i = 0; i < taps * p.ic; ++i) w[i] = (float)rnd(-8, 8);
   const size_t ni = (size_t)p.ih * p.iw * p.ic, no = (size_t)p.oh * p.ow * p.ic;
   float *in = aligned_alloc(64, (ni * 4 + 63) / 64 * 64), *out = malloc(no * 4),
@@ -401,7 +413,6 @@ static size_t f32_w_at(const tinyml_uk_params_t *p, int32_t t, int32_t o) {
  * small integers, so every sum is exact and the reference plain. */
 static void conv_f32_check(const tinyml_uk_params_t *lp, int32_t wgs) {
   tinyml_uk_params_t p = *lp;
-  const float inf = __builtin_inff(), ninf = -inf;
   const int32_t pixels = p.oh * p.ow;
   p.kind = TINYML_UK_CONV_F32;
   p.k = p.k_padded = p.kh * p.kw * p.ic;
@@ -410,23 +421,8 @@ static void conv_f32_check(const tinyml_uk_params_t *lp, int32_t wgs) {
   p.oc_padded = (p.oc + 7) / 8 * 8;
   const int32_t n16 = (p.oc_padded + 15) / 16 * 16;
   p.scratch_bytes = 4 * p.k * (pixels < TINYML_UK_F32_BLOCK ? pixels : TINYML_UK_F32_BLOCK);
-  p.in_zp = p.out_zp = 0;
-  memcpy(&p.act_min, &ninf, 4);
-  memcpy(&p.act_max, &inf, 4);
-  p.bias_off = 256;
-  p.mult_off = p.bias_off + 4 * n16;
-  p.shift_off = p.mult_off + 4 * n16;
-  p.weights_off = (p.shift_off + 4 * n16 + 63) / 64 * 64;
-  const size_t wn = (size_t)p.k * p.oc_padded;
-  float *b = aligned_alloc(64, ((size_t)p.weights_off + wn * 4 + 63) / 64 * 64);
-  memset(b, 0, (size_t)p.weights_off + wn * 4);
-  memcpy(b, &p, sizeof(p));
+  float *b = f32_blob(&p, p.oc, n16, (size_t)p.k * p.oc_padded);
   float *bias = b + p.bias_off / 4, *w = b + p.weights_off / 4;
-  for (int32_t o = 0; o < n16; ++o) {
-    bias[o] = o < p.oc ? (float)rnd(-50, 50) : 0.0f;
-    b[p.mult_off / 4 + o] = 1.0f;
-    b[p.shift_off / 4 + o] = -0.0f;
-  }
   for (int32_t t = 0; t < p.k; ++t)
     for (int32_t o = 0; o < p.oc; ++o) w[f32_w_at(&p, t, o)] = (float)rnd(-8, 8);
   const size_t ni = (size_t)p.ih * p.iw * p.ic, no = (size_t)pixels * p.oc;
