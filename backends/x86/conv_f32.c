@@ -215,7 +215,8 @@ static void finplace_add(const ukf_ctx_t *c, finplace_t *b, const float *a, int3
  * it 40%), and every row of a one-row call (the window paths' first convs,
  * pwdwpw_f32 and convpool_f32), whose blocks could hold no other row's
  * pixels; sparing im2col matters most when channel bands each gather every
- * pixel.  A run still needs MR pixels, or 8 if MR is more (AVX2's 6). */
+ * pixel.  A run still needs min(MR, 8) pixels (6 on AVX2, whose one
+ * short tile would pass the 3/4 test with 5). */
 static int finplace_pays(int32_t n, int32_t rows) {
   const int32_t tiles = (n + MR - 1) / MR;
   return n >= (MR < 8 ? MR : 8) && (rows == 1 || 4 * n >= 3 * tiles * MR);
